@@ -1,0 +1,124 @@
+# Makefile: the one entry point of mts — build, test, check (sanitizers), fuzz, bench, deps, demo, install.
+#
+# Every component lives in its own folder with a `module.mk` fragment that
+# declares its programs and tests through the `program`, `unittest` and
+# `fuzzer` macros below, so adding an agent never means editing this file.
+
+BUILD    ?= build
+CC       ?= cc
+PROTOC_C ?= protoc-c
+PREFIX   ?= /usr/local
+
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE -fno-strict-aliasing
+CPPFLAGS += -I. -Icommon -I$(BUILD)/proto
+LDFLAGS  += -Wl,--as-needed
+LDLIBS   += -lnng -lprotobuf-c -lsodium -linih -lpthread
+
+ifeq ($(SAN),1)
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+.DEFAULT_GOAL := all
+.PHONY: all test check fuzz bench deps demo install clean format
+
+# --- generated protobuf-c code -------------------------------------------
+PROTOS   := $(wildcard proto/*.proto)
+PROTO_C  := $(PROTOS:proto/%.proto=$(BUILD)/proto/%.pb-c.c)
+PROTO_H  := $(PROTO_C:.c=.h)
+
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto $(PROTOS)
+	@mkdir -p $(BUILD)/proto
+	$(PROTOC_C) --proto_path=proto --c_out=$(BUILD)/proto $<
+
+# --- the shared library every program links --------------------------------
+COMMON_SRCS := $(wildcard common/*.c)
+COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/obj/%.o) $(PROTO_C:$(BUILD)/%.c=$(BUILD)/obj/%.o)
+COMMON_LIB  := $(BUILD)/libmtscommon.a
+
+$(COMMON_LIB): $(COMMON_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c | $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/proto/%.o: $(BUILD)/proto/%.c | $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(filter-out -Werror -Wshadow,$(CFLAGS)) -c -o $@ $<
+
+objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+# $(call program,NAME,SOURCES,EXTRA_LIBS): an installed binary $(BUILD)/bin/NAME.
+define program
+BINS += $(BUILD)/bin/$(1)
+$(BUILD)/bin/$(1): $(call objs,$(2)) $(COMMON_LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $(call objs,$(2)) $(COMMON_LIB) $(3) $$(LDLIBS)
+endef
+
+# $(call testprog,NAME,SOURCES,EXTRA_LIBS): a helper binary used only by tests.
+define testprog
+TESTPROGS += $(BUILD)/tests/$(1)
+$(BUILD)/tests/$(1): $(call objs,$(2)) $(COMMON_LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $(call objs,$(2)) $(COMMON_LIB) $(3) $$(LDLIBS)
+endef
+
+# $(call unittest,NAME,SOURCES,EXTRA_LIBS): a cmocka suite run by `make test`.
+define unittest
+UNITTESTS += $(BUILD)/tests/unit/$(1)
+$(BUILD)/tests/unit/$(1): $(call objs,$(2)) $(COMMON_LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $(call objs,$(2)) $(COMMON_LIB) $(3) -lcmocka $$(LDLIBS)
+endef
+
+# $(call fuzzer,NAME,SOURCES,EXTRA_LIBS): a libFuzzer target built by `make fuzz` (clang).
+define fuzzer
+FUZZERS += $(BUILD)/fuzz/$(1)
+$(BUILD)/fuzz/$(1): $(2) $(COMMON_SRCS) $(PROTO_C)
+	@mkdir -p $$(@D)
+	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o $$@ $(2) $(COMMON_SRCS) $(PROTO_C) $(3) $(LDLIBS)
+endef
+
+include $(sort $(wildcard common/module.mk agents/*/module.mk init/module.mk cli/module.mk tests/*/module.mk))
+
+all: $(BINS) $(TESTPROGS) $(UNITTESTS)
+
+# `make test` installs what is missing, builds, and runs every suite; its last
+# line is `N passed, N failed`.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(abspath $(BUILD)) tests/run
+
+check:
+	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 test
+
+fuzz: $(FUZZERS)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(abspath $(BUILD)) tests/bench/run
+
+deps:
+	@scripts/install-deps
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(abspath $(BUILD)) scripts/demo
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mts/seccomp
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 config/seccomp/*.policy $(DESTDIR)$(PREFIX)/share/mts/seccomp/ 2>/dev/null || true
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

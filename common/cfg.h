@@ -1,0 +1,82 @@
+/* cfg.h: mts.conf — INI text parsed (libinih) against a schema, typed getters, and a printer. */
+#ifndef MTS_CFG_H
+#define MTS_CFG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum mts_cfg_type {
+	MTS_CFG_STR,
+	MTS_CFG_INT,	  /* signed decimal */
+	MTS_CFG_BOOL,	  /* yes/no, true/false, on/off, 1/0 */
+	MTS_CFG_DURATION, /* 500ms, 2s, 5m, 1h, 7d; stored in ms */
+	MTS_CFG_SIZE,	  /* 4096, 64K, 4M, 1G; stored in bytes */
+	MTS_CFG_LIST,	  /* whitespace- or comma-separated words */
+	MTS_CFG_PLAIN,	  /* marker entry {"sec", "", MTS_CFG_PLAIN}: [sec]
+			     takes only its own keys, no "*" keys */
+};
+
+/* One known key. section "*" matches every section that has no schema entry
+ * of its own for that key (the per-agent keys init understands). */
+struct mts_cfg_schema {
+	const char *section;
+	const char *key;
+	enum mts_cfg_type type;
+	const char *def; /* default, NULL = none */
+	const char *help;
+};
+
+struct mts_cfg_entry {
+	char *section;
+	char *key;
+	char *value;
+	int line;
+};
+
+/* A parsed file: the entries as written, in order. */
+struct mts_cfg {
+	char *file;
+	const struct mts_cfg_schema *schema;
+	struct mts_cfg_entry *e;
+	size_t n;
+	char **sections; /* every [section] seen, in order */
+	size_t nsections;
+};
+
+/* The schema of mts.conf (common/confschema.c). */
+extern const struct mts_cfg_schema mts_conf_schema[];
+
+/* Parses text. Unknown keys, duplicate keys and values of the wrong type are
+ * errors reported as "FILE:LINE: what" in err. Returns 0 and a new cfg (the
+ * caller frees it with mts_cfg_free) or a negative mts_err. */
+int mts_cfg_parse(const char *text, const char *file,
+    const struct mts_cfg_schema *schema, struct mts_cfg **out, char *err,
+    size_t errlen);
+/* Reads the file at path (at most 1 MiB) and parses it. */
+int mts_cfg_load(const char *path, const struct mts_cfg_schema *schema,
+    struct mts_cfg **out, char *err, size_t errlen);
+void mts_cfg_free(struct mts_cfg *);
+
+int mts_cfg_has_section(const struct mts_cfg *, const char *section);
+/* The value as written, or the schema default, or NULL. */
+const char *mts_cfg_str(const struct mts_cfg *, const char *section,
+    const char *key);
+/* The line of an entry (0 when it comes from the default). */
+int mts_cfg_line(const struct mts_cfg *, const char *section, const char *key);
+int64_t mts_cfg_int(const struct mts_cfg *, const char *, const char *);
+int mts_cfg_bool(const struct mts_cfg *, const char *, const char *);
+/* Splits a list value into a NULL-terminated array (free with mts_cfg_list_free). */
+char **mts_cfg_list(const struct mts_cfg *, const char *, const char *);
+void mts_cfg_list_free(char **);
+
+/* Prints the effective configuration (every section seen plus every schema
+ * section, all known keys with their effective values); it parses again. */
+void mts_cfg_print(const struct mts_cfg *, FILE *);
+
+/* Value parsers shared with the CLI; 0 or -MTS_ERR_INVAL. */
+int mts_parse_int(const char *, int64_t *);
+int mts_parse_bool(const char *, int *);
+int mts_parse_duration(const char *, int64_t *ms);
+int mts_parse_size(const char *, int64_t *bytes);
+
+#endif

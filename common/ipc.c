@@ -1,0 +1,709 @@
+/* ipc.c: nng + protobuf-c glue: raw REP servers (so one loop can hold many requests for group commit), REQ clients, PUB/SUB feeds. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/pubsub0/pub.h>
+#include <nng/protocol/pubsub0/sub.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <nng/transport/ipc/ipc.h>
+
+#include "buf.h"
+#include "ipc.h"
+#include "log.h"
+#include "mtserr.h"
+#include "types.pb-c.h"
+#include "xmalloc.h"
+
+/*
+ * A listening ipc:// endpoint that can heal itself. Debian's nng 1.5.2 has a
+ * bug (nng issue 1518, fixed upstream after 1.5.2): a client that disconnects
+ * during the SP handshake makes the listener stop accepting for good, so one
+ * client killed at the wrong moment would cut an agent off from every future
+ * caller. Each listener therefore probes itself (mts_ipc_listener_check) and
+ * is replaced when the handshake goes unanswered.
+ */
+struct mts_ipc_listener {
+	nng_socket sock;
+	nng_listener l;
+	uint16_t peer_proto; /* SP protocol number a client speaks */
+	char path[256];
+	atomic_uint attached;  /* pipes that joined the socket so far */
+	unsigned probe_mark;   /* attached when the probe was sent */
+	int probe_fd;	       /* the outstanding probe, or -1 */
+};
+
+struct mts_pub {
+	nng_socket sock;
+	struct mts_ipc_listener lst;
+};
+
+struct mts_ipc_server {
+	nng_socket sock;
+	struct mts_ipc_listener lst;
+	const struct mts_ipc_service *svc;
+	void *ctx;
+	int fd;
+};
+
+/* A request in flight: the raw REP header routes the reply back. */
+struct mts_ipc_call {
+	struct mts_ipc_server *srv;
+	uint8_t hdr[64];
+	size_t hdrlen;
+	uid_t uid;
+	gid_t gid;
+};
+
+struct mts_ipc_client {
+	nng_socket sock;
+	int timeout_ms;
+	char path[256];
+};
+
+int
+mts_path_join(char *out, size_t outlen, const char *dir, const char *name)
+{
+	int n = snprintf(out, outlen, "%s/%s", dir, name);
+
+	return (n < 0 || (size_t)n >= outlen) ? -MTS_ERR_TOOBIG : 0;
+}
+
+/* --- generic envelope access --------------------------------------------- */
+
+uint32_t
+mts_pb_oneof_case(const ProtobufCMessage *msg)
+{
+	const ProtobufCMessageDescriptor *d = msg->descriptor;
+	unsigned i;
+
+	for (i = 0; i < d->n_fields; i++)
+		if (d->fields[i].flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+			return *(const uint32_t *)((const char *)msg +
+			    d->fields[i].quantifier_offset);
+	return 0;
+}
+
+static void *
+field_ptr(const ProtobufCMessage *msg, const char *name,
+    ProtobufCType type)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(msg->descriptor,
+		name);
+
+	if (f == NULL || f->type != type)
+		return NULL;
+	return (char *)msg + f->offset;
+}
+
+void
+mts_pb_set_version(ProtobufCMessage *msg)
+{
+	uint32_t *v = field_ptr(msg, "version", PROTOBUF_C_TYPE_UINT32);
+
+	if (v != NULL)
+		*v = MTS_IPC_VERSION;
+}
+
+static uint32_t
+pb_version(const ProtobufCMessage *msg)
+{
+	uint32_t *v = field_ptr(msg, "version", PROTOBUF_C_TYPE_UINT32);
+
+	return v ? *v : 0;
+}
+
+int
+mts_pb_reply_error(const ProtobufCMessage *reply, const char **msg)
+{
+	Mts__Error **e = field_ptr(reply, "error", PROTOBUF_C_TYPE_MESSAGE);
+
+	if (msg != NULL)
+		*msg = "";
+	if (e == NULL || *e == NULL)
+		return 0;
+	if (msg != NULL && (*e)->message != NULL)
+		*msg = (*e)->message;
+	return (*e)->code;
+}
+
+/* Packs msg into a fresh nng message; NULL on allocation failure. */
+static nng_msg *
+pack_msg(const ProtobufCMessage *msg, const void *hdr, size_t hdrlen)
+{
+	size_t len = protobuf_c_message_get_packed_size(msg);
+	nng_msg *m;
+
+	if (nng_msg_alloc(&m, len) != 0)
+		return NULL;
+	protobuf_c_message_pack(msg, nng_msg_body(m));
+	if (hdrlen > 0 && nng_msg_header_append(m, hdr, hdrlen) != 0) {
+		nng_msg_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* --- listeners -------------------------------------------------------------- */
+
+static int
+listen_ipc(struct mts_ipc_listener *lst, nng_socket s, const char *path,
+    uint16_t peer_proto, char *err, size_t errlen)
+{
+	char url[300];
+	int r;
+
+	lst->sock = s;
+	lst->peer_proto = peer_proto;
+	if (snprintf(lst->path, sizeof(lst->path), "%s", path) >=
+	    (int)sizeof(lst->path)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		return -1;
+	}
+	snprintf(url, sizeof(url), "ipc://%s", path);
+	if (unlink(path) < 0 && errno != ENOENT) {
+		snprintf(err, errlen, "%s: cannot remove stale socket: %s",
+		    path, strerror(errno));
+		return -1;
+	}
+	if ((r = nng_listener_create(&lst->l, s, url)) != 0 ||
+	    (r = nng_listener_set_int(lst->l, NNG_OPT_IPC_PERMISSIONS,
+		 0660)) != 0 ||
+	    (r = nng_listener_start(lst->l, 0)) != 0) {
+		snprintf(err, errlen, "listen on %s: %s", url, nng_strerror(r));
+		return -1;
+	}
+	return 0;
+}
+
+/* nng calls this (on its own thread) whenever a pipe joins the socket. */
+static void
+pipe_attached(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct mts_ipc_listener *lst = arg;
+
+	atomic_fetch_add(&lst->attached, 1);
+}
+
+/* Starts listening, with the self-check armed. */
+static int
+listener_open(struct mts_ipc_listener *lst, nng_socket s, const char *path,
+    uint16_t peer_proto, char *err, size_t errlen)
+{
+	lst->probe_fd = -1;
+	atomic_init(&lst->attached, 0);
+	nng_pipe_notify(s, NNG_PIPE_EV_ADD_POST, pipe_attached, lst);
+	return listen_ipc(lst, s, path, peer_proto, err, errlen);
+}
+
+/* Opens a probe connection and sends the SP handshake; the listener is
+ * healthy if some pipe joins the socket before the next check. */
+static void
+probe_start(struct mts_ipc_listener *lst)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	uint8_t hello[8] = {0, 'S', 'P', 0, 0, 0, 0, 0};
+	size_t len = strlen(lst->path);
+	int fd;
+
+	if (len >= sizeof(sun.sun_path))
+		return;
+	memcpy(sun.sun_path, lst->path, len + 1);
+	mts_put_u16be(hello + 4, lst->peer_proto);
+	lst->probe_mark = atomic_load(&lst->attached);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    write(fd, hello, sizeof(hello)) != sizeof(hello)) {
+		close(fd);
+		return;
+	}
+	lst->probe_fd = fd;
+}
+
+int
+mts_ipc_listener_check(struct mts_ipc_listener *lst)
+{
+	char err[256], path[sizeof(lst->path)];
+	int wedged, rc = 0;
+
+	if (lst->probe_fd >= 0) {
+		wedged = atomic_load(&lst->attached) == lst->probe_mark;
+		close(lst->probe_fd);
+		lst->probe_fd = -1;
+		if (wedged) {
+			log_warnx("%s: listener stopped accepting; replacing it",
+			    lst->path);
+			nng_listener_close(lst->l);
+			memcpy(path, lst->path, sizeof(path));
+			if (listen_ipc(lst, lst->sock, path,
+				lst->peer_proto, err, sizeof(err)) < 0) {
+				log_warnx("%s", err);
+				return -MTS_ERR_IO;
+			}
+			rc = 1;
+		}
+	}
+	probe_start(lst);
+	return rc;
+}
+
+/* --- server -------------------------------------------------------------- */
+
+int
+mts_ipc_recv_fd(nng_socket s, int *fd)
+{
+	return nng_socket_get_int(s, NNG_OPT_RECVFD, fd) == 0 ? 0
+							       : -MTS_ERR_IO;
+}
+
+struct mts_ipc_server *
+mts_ipc_server_open(const char *path, const struct mts_ipc_service *svc,
+    void *ctx, char *err, size_t errlen)
+{
+	struct mts_ipc_server *srv = xcalloc(1, sizeof(*srv));
+	int r;
+
+	srv->svc = svc;
+	srv->ctx = ctx;
+	if ((r = nng_rep0_open_raw(&srv->sock)) != 0) {
+		snprintf(err, errlen, "rep socket: %s", nng_strerror(r));
+		free(srv);
+		return NULL;
+	}
+	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ,
+	    svc->maxmsg ? svc->maxmsg : MTS_IPC_DEFAULT_MAXMSG);
+	if (listener_open(&srv->lst, srv->sock, path, 0x30 /* req0 */, err,
+		errlen) < 0 ||
+	    mts_ipc_recv_fd(srv->sock, &srv->fd) < 0) {
+		nng_close(srv->sock);
+		free(srv);
+		return NULL;
+	}
+	return srv;
+}
+
+void
+mts_ipc_server_close(struct mts_ipc_server *srv)
+{
+	if (srv == NULL)
+		return;
+	nng_close(srv->sock);
+	if (srv->lst.probe_fd >= 0)
+		close(srv->lst.probe_fd);
+	unlink(srv->lst.path);
+	free(srv);
+}
+
+int
+mts_ipc_server_check(struct mts_ipc_server *srv)
+{
+	return mts_ipc_listener_check(&srv->lst);
+}
+
+int
+mts_ipc_server_fd(struct mts_ipc_server *srv)
+{
+	return srv->fd;
+}
+
+uid_t
+mts_ipc_call_uid(const struct mts_ipc_call *c)
+{
+	return c->uid;
+}
+
+gid_t
+mts_ipc_call_gid(const struct mts_ipc_call *c)
+{
+	return c->gid;
+}
+
+void
+mts_ipc_call_drop(struct mts_ipc_call *call)
+{
+	free(call);
+}
+
+void
+mts_ipc_reply(struct mts_ipc_call *call, ProtobufCMessage *msg)
+{
+	nng_msg *m;
+
+	mts_pb_set_version(msg);
+	m = pack_msg(msg, call->hdr, call->hdrlen);
+	if (m == NULL) {
+		log_warnx("%s: cannot allocate reply", call->srv->svc->name);
+	} else if (nng_sendmsg(call->srv->sock, m, NNG_FLAG_NONBLOCK) != 0) {
+		/* The caller went away or its queue is full: it times out. */
+		nng_msg_free(m);
+	}
+	free(call);
+}
+
+void
+mts_ipc_reply_error(struct mts_ipc_call *call, int code, const char *fmt, ...)
+{
+	const ProtobufCMessageDescriptor *d = call->srv->svc->reply;
+	ProtobufCMessage *reply = xcalloc(1, d->sizeof_message);
+	Mts__Error e = MTS__ERROR__INIT, **slot;
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	protobuf_c_message_init(d, reply);
+	e.code = code < 0 ? -code : code;
+	e.message = text;
+	slot = field_ptr(reply, "error", PROTOBUF_C_TYPE_MESSAGE);
+	if (slot != NULL)
+		*slot = &e;
+	mts_ipc_reply(call, reply);
+	free(reply);
+}
+
+static void
+peer_creds(nng_msg *m, uid_t *uid, gid_t *gid)
+{
+	nng_pipe p = nng_msg_get_pipe(m);
+	uint64_t u = (uint64_t)-1, g = (uint64_t)-1;
+
+	/* Unknown credentials map to uid/gid -1, which no ACL contains. */
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &u) != 0)
+		u = (uint64_t)-1;
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_GID, &g) != 0)
+		g = (uint64_t)-1;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+}
+
+static const struct mts_ipc_route *
+find_route(const struct mts_ipc_service *svc, uint32_t type)
+{
+	size_t i;
+
+	for (i = 0; i < svc->nroutes; i++)
+		if (svc->routes[i].type == type)
+			return &svc->routes[i];
+	return NULL;
+}
+
+/* Decodes, authorizes and dispatches one request. The dispatcher owns the
+ * unpacked message and frees it once the handler returns. */
+static void
+dispatch(struct mts_ipc_server *srv, nng_msg *m)
+{
+	const struct mts_ipc_service *svc = srv->svc;
+	const struct mts_ipc_route *route;
+	struct mts_ipc_call *call;
+	ProtobufCMessage *req;
+	uint32_t classes, type, version;
+	size_t len = nng_msg_len(m);
+
+	if (nng_msg_header_len(m) > sizeof(call->hdr)) {
+		log_warnx("%s: request with oversized routing header dropped",
+		    svc->name);
+		nng_msg_free(m);
+		return;
+	}
+	call = xcalloc(1, sizeof(*call));
+	call->srv = srv;
+	call->hdrlen = nng_msg_header_len(m);
+	memcpy(call->hdr, nng_msg_header(m), call->hdrlen);
+	peer_creds(m, &call->uid, &call->gid);
+	req = protobuf_c_message_unpack(svc->request, NULL, len,
+	    nng_msg_body(m));
+	nng_msg_free(m);
+	if (req == NULL) {
+		log_debug("%s: malformed request of %zu bytes from uid %u",
+		    svc->name, len, (unsigned)call->uid);
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "malformed request (%zu bytes): not a %s message", len,
+		    svc->request->name);
+		return;
+	}
+	version = pb_version(req);
+	type = mts_pb_oneof_case(req);
+	route = find_route(svc, type);
+	if (version != MTS_IPC_VERSION) {
+		mts_ipc_reply_error(call, MTS_ERR_VERSION,
+		    "unsupported protocol version %u (this server speaks %u)",
+		    version, MTS_IPC_VERSION);
+	} else if (route == NULL) {
+		mts_ipc_reply_error(call, MTS_ERR_UNIMPL,
+		    "unknown request type %u for %s", type, svc->name);
+	} else {
+		classes = svc->classify ? svc->classify(srv->ctx, call->uid,
+						   call->gid)
+					: MTS_IPC_ANY;
+		if ((classes & route->allow) == 0) {
+			log_info("%s: denied %s to uid %u gid %u", svc->name,
+			    route->name, (unsigned)call->uid,
+			    (unsigned)call->gid);
+			mts_ipc_reply_error(call, MTS_ERR_DENIED,
+			    "uid %u is not allowed to call %s on %s",
+			    (unsigned)call->uid, route->name, svc->name);
+		} else {
+			route->fn(srv->ctx, req, call);
+		}
+	}
+	protobuf_c_message_free_unpacked(req, NULL);
+}
+
+int
+mts_ipc_server_drain(struct mts_ipc_server *srv, int max)
+{
+	nng_msg *m;
+	int n = 0;
+
+	while (n < max && nng_recvmsg(srv->sock, &m, NNG_FLAG_NONBLOCK) == 0) {
+		dispatch(srv, m);
+		n++;
+	}
+	return n;
+}
+
+/* --- client -------------------------------------------------------------- */
+
+struct mts_ipc_client *
+mts_ipc_client_open(const char *path, int timeout_ms, char *err,
+    size_t errlen)
+{
+	struct mts_ipc_client *c = xcalloc(1, sizeof(*c));
+	char url[300];
+	int r;
+
+	c->timeout_ms = timeout_ms;
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	snprintf(url, sizeof(url), "ipc://%s", path);
+	if ((r = nng_req0_open(&c->sock)) != 0) {
+		snprintf(err, errlen, "req socket: %s", nng_strerror(r));
+		free(c);
+		return NULL;
+	}
+	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, timeout_ms);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, timeout_ms);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 10);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 200);
+	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 256u << 20);
+	/* Non-blocking dial: the server may start after the client. */
+	if ((r = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+		snprintf(err, errlen, "dial %s: %s", url, nng_strerror(r));
+		nng_close(c->sock);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void
+mts_ipc_client_close(struct mts_ipc_client *c)
+{
+	if (c == NULL)
+		return;
+	nng_close(c->sock);
+	free(c);
+}
+
+static int
+nng_to_mts(int r)
+{
+	switch (r) {
+	case NNG_ETIMEDOUT:
+		return -MTS_ERR_TIMEOUT;
+	case NNG_EMSGSIZE:
+		return -MTS_ERR_TOOBIG;
+	default:
+		return -MTS_ERR_IO;
+	}
+}
+
+int
+mts_ipc_client_call_raw(struct mts_ipc_client *c, const void *buf,
+    size_t len, uint8_t **out, size_t *outlen)
+{
+	nng_msg *m;
+	int r;
+
+	if ((r = nng_msg_alloc(&m, len)) != 0)
+		return -MTS_ERR_IO;
+	if (len)
+		memcpy(nng_msg_body(m), buf, len);
+	if ((r = nng_sendmsg(c->sock, m, 0)) != 0) {
+		nng_msg_free(m);
+		return nng_to_mts(r);
+	}
+	if ((r = nng_recvmsg(c->sock, &m, 0)) != 0)
+		return nng_to_mts(r);
+	*outlen = nng_msg_len(m);
+	*out = xmemdup(nng_msg_body(m), *outlen);
+	nng_msg_free(m);
+	return 0;
+}
+
+int
+mts_ipc_client_call(struct mts_ipc_client *c, ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply,
+    char *err, size_t errlen)
+{
+	ProtobufCMessage *rep;
+	const char *text;
+	nng_msg *m;
+	int r, code;
+
+	*reply = NULL;
+	mts_pb_set_version(req);
+	if ((m = pack_msg(req, NULL, 0)) == NULL)
+		return -MTS_ERR_IO;
+	if ((r = nng_sendmsg(c->sock, m, 0)) != 0) {
+		nng_msg_free(m);
+		snprintf(err, errlen, "cannot reach %s: %s", c->path,
+		    nng_strerror(r));
+		return nng_to_mts(r);
+	}
+	if ((r = nng_recvmsg(c->sock, &m, 0)) != 0) {
+		snprintf(err, errlen, "no reply from %s within %d ms: %s",
+		    c->path, c->timeout_ms, nng_strerror(r));
+		return nng_to_mts(r);
+	}
+	rep = protobuf_c_message_unpack(reply_desc, NULL, nng_msg_len(m),
+	    nng_msg_body(m));
+	nng_msg_free(m);
+	if (rep == NULL) {
+		snprintf(err, errlen, "malformed reply from %s", c->path);
+		return -MTS_ERR_INVAL;
+	}
+	code = mts_pb_reply_error(rep, &text);
+	if (code != 0) {
+		snprintf(err, errlen, "%s", text);
+		protobuf_c_message_free_unpacked(rep, NULL);
+		return -code;
+	}
+	*reply = rep;
+	return 0;
+}
+
+/* --- change feeds ---------------------------------------------------------- */
+
+struct mts_pub *
+mts_pub_open(const char *path, char *err, size_t errlen)
+{
+	struct mts_pub *pub = xcalloc(1, sizeof(*pub));
+	int r;
+
+	if ((r = nng_pub0_open(&pub->sock)) != 0) {
+		snprintf(err, errlen, "pub socket: %s", nng_strerror(r));
+		free(pub);
+		return NULL;
+	}
+	if (listener_open(&pub->lst, pub->sock, path, 0x21 /* sub0 */, err,
+		errlen) < 0) {
+		nng_close(pub->sock);
+		free(pub);
+		return NULL;
+	}
+	return pub;
+}
+
+void
+mts_pub_close(struct mts_pub *pub)
+{
+	if (pub == NULL)
+		return;
+	nng_close(pub->sock);
+	if (pub->lst.probe_fd >= 0)
+		close(pub->lst.probe_fd);
+	unlink(pub->lst.path);
+	free(pub);
+}
+
+int
+mts_pub_check(struct mts_pub *pub)
+{
+	return mts_ipc_listener_check(&pub->lst);
+}
+
+int
+mts_pub_send(struct mts_pub *pub, const void *topic, size_t tlen,
+    const ProtobufCMessage *body)
+{
+	nng_socket s = pub->sock;
+	size_t blen = protobuf_c_message_get_packed_size(body);
+	nng_msg *m;
+	uint8_t *p;
+
+	if (tlen > UINT32_MAX || nng_msg_alloc(&m, tlen + blen + 4) != 0)
+		return -MTS_ERR_IO;
+	p = nng_msg_body(m);
+	memcpy(p, topic, tlen);
+	protobuf_c_message_pack(body, p + tlen);
+	mts_put_u32be(p + tlen + blen, (uint32_t)tlen);
+	if (nng_sendmsg(s, m, NNG_FLAG_NONBLOCK) != 0) {
+		nng_msg_free(m);
+		return -MTS_ERR_IO;
+	}
+	return 0;
+}
+
+int
+mts_sub_open(const char *path, const void *prefix, size_t plen,
+    nng_socket *s, char *err, size_t errlen)
+{
+	char url[300];
+	int r;
+
+	snprintf(url, sizeof(url), "ipc://%s", path);
+	if ((r = nng_sub0_open(s)) != 0) {
+		snprintf(err, errlen, "sub socket: %s", nng_strerror(r));
+		return -MTS_ERR_IO;
+	}
+	nng_socket_set_ms(*s, NNG_OPT_RECONNMINT, 10);
+	nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 200);
+	nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, 64u << 20);
+	nng_socket_set_int(*s, NNG_OPT_RECVBUF, 1024);
+	if ((r = nng_socket_set(*s, NNG_OPT_SUB_SUBSCRIBE, prefix, plen)) != 0 ||
+	    (r = nng_dial(*s, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+		snprintf(err, errlen, "subscribe %s: %s", url, nng_strerror(r));
+		nng_close(*s);
+		return -MTS_ERR_IO;
+	}
+	return 0;
+}
+
+int
+mts_sub_recv(nng_socket s, const ProtobufCMessageDescriptor *desc,
+    ProtobufCMessage **body, int flags)
+{
+	nng_msg *m;
+	uint8_t *p;
+	size_t len;
+	uint32_t tlen;
+	int r;
+
+	*body = NULL;
+	if ((r = nng_recvmsg(s, &m, flags)) != 0)
+		return (r == NNG_EAGAIN || r == NNG_ETIMEDOUT)
+			   ? -MTS_ERR_TIMEOUT
+			   : -MTS_ERR_IO;
+	p = nng_msg_body(m);
+	len = nng_msg_len(m);
+	if (len < 4 || (tlen = mts_get_u32be(p + len - 4)) > len - 4) {
+		nng_msg_free(m);
+		return -MTS_ERR_INVAL;
+	}
+	*body = protobuf_c_message_unpack(desc, NULL, len - 4 - tlen, p + tlen);
+	nng_msg_free(m);
+	return *body ? 0 : -MTS_ERR_INVAL;
+}

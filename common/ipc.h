@@ -1,0 +1,122 @@
+/* ipc.h: local IPC glue — nng REP servers with a dispatch table and peer-uid authorization, REQ clients with deadlines, PUB/SUB. */
+#ifndef MTS_IPC_H
+#define MTS_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <nng/nng.h>
+#include <protobuf-c/protobuf-c.h>
+
+#define MTS_IPC_VERSION 1
+#define MTS_IPC_DEFAULT_MAXMSG (4u << 20)
+
+/* Caller classes: a server maps a peer uid/gid to a bitmask of these, and a
+ * route lists the classes it accepts. Agents define their own meanings for
+ * the bits (e.g. statestore: read, write, merge). */
+#define MTS_IPC_ANY 0xffffffffu
+
+struct mts_ipc_call; /* a received request awaiting its reply */
+
+typedef void (*mts_ipc_handler_fn)(void *ctx, const ProtobufCMessage *req,
+    struct mts_ipc_call *call);
+
+/* One row of a dispatch table: the oneof case of the request body. */
+struct mts_ipc_route {
+	uint32_t type;
+	const char *name;
+	uint32_t allow; /* classes allowed to call it */
+	mts_ipc_handler_fn fn;
+};
+
+struct mts_ipc_service {
+	const char *name; /* for log lines */
+	const ProtobufCMessageDescriptor *request;
+	const ProtobufCMessageDescriptor *reply;
+	const struct mts_ipc_route *routes;
+	size_t nroutes;
+	/* Maps the kernel-reported peer credentials to caller classes. */
+	uint32_t (*classify)(void *ctx, uid_t uid, gid_t gid);
+	size_t maxmsg; /* 0 = MTS_IPC_DEFAULT_MAXMSG */
+};
+
+struct mts_ipc_server;
+
+/* Listens on ipc://path (mode 0660, stale file removed). ctx is passed to
+ * every handler. Returns NULL with err filled on failure. */
+struct mts_ipc_server *mts_ipc_server_open(const char *path,
+    const struct mts_ipc_service *svc, void *ctx, char *err, size_t errlen);
+void mts_ipc_server_close(struct mts_ipc_server *);
+/* A file descriptor that polls readable when requests are waiting. */
+int mts_ipc_server_fd(struct mts_ipc_server *);
+/* Replaces the listener if the probe sent at the previous call was never
+ * accepted (see ipc.c), then sends a new probe; call about once a second.
+ * 0 healthy (or first call), 1 replaced, <0 error. */
+int mts_ipc_server_check(struct mts_ipc_server *);
+/* Receives and dispatches every waiting request without blocking; returns
+ * how many were handled. Handlers may reply at once or keep the call. */
+int mts_ipc_server_drain(struct mts_ipc_server *, int max);
+
+/* The caller's uid/gid as the kernel reported them. */
+uid_t mts_ipc_call_uid(const struct mts_ipc_call *);
+gid_t mts_ipc_call_gid(const struct mts_ipc_call *);
+/* Sends the reply (packed from msg, whose `version` is set here) and frees
+ * the call. msg stays owned by the caller. */
+void mts_ipc_reply(struct mts_ipc_call *, ProtobufCMessage *msg);
+/* Sends a Reply with only `error` set, and frees the call. */
+void mts_ipc_reply_error(struct mts_ipc_call *, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Frees a call without replying (the client will time out). */
+void mts_ipc_call_drop(struct mts_ipc_call *);
+
+/* Client side: a REQ socket dialled to ipc://path. */
+struct mts_ipc_client;
+
+struct mts_ipc_client *mts_ipc_client_open(const char *path, int timeout_ms,
+    char *err, size_t errlen);
+void mts_ipc_client_close(struct mts_ipc_client *);
+/* Sends req (its `version` is set here) and waits for the reply until the
+ * deadline. On 0, *reply is the unpacked Reply, which the caller frees with
+ * protobuf_c_message_free_unpacked. A Reply carrying an error returns that
+ * code negated, with its message in err, and no *reply. */
+int mts_ipc_client_call(struct mts_ipc_client *, ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply,
+    char *err, size_t errlen);
+
+/* Raw helpers, for tests that must send malformed bytes. */
+int mts_ipc_client_call_raw(struct mts_ipc_client *, const void *buf,
+    size_t len, uint8_t **out, size_t *outlen);
+
+/* Change feeds: PUB/SUB, message = topic || packed body || u32be topic length. */
+struct mts_pub;
+
+struct mts_pub *mts_pub_open(const char *path, char *err, size_t errlen);
+void mts_pub_close(struct mts_pub *);
+/* Same as mts_ipc_server_check, for the feed's listener. */
+int mts_pub_check(struct mts_pub *);
+int mts_pub_send(struct mts_pub *, const void *topic, size_t tlen,
+    const ProtobufCMessage *body);
+int mts_sub_open(const char *path, const void *prefix, size_t plen,
+    nng_socket *s, char *err, size_t errlen);
+/* Receives one message (flags: 0 or NNG_FLAG_NONBLOCK); on 0 *body is the
+ * unpacked message (caller frees). -MTS_ERR_TIMEOUT when nothing came. */
+int mts_sub_recv(nng_socket s, const ProtobufCMessageDescriptor *desc,
+    ProtobufCMessage **body, int flags);
+
+struct mts_ipc_listener;
+int mts_ipc_listener_check(struct mts_ipc_listener *);
+
+/* Fills fd with the socket's receive-ready descriptor. */
+int mts_ipc_recv_fd(nng_socket s, int *fd);
+
+/* Generic envelope access, by the field names of proto/types.proto. */
+uint32_t mts_pb_oneof_case(const ProtobufCMessage *msg);
+void mts_pb_set_version(ProtobufCMessage *msg);
+/* The Reply's error code (0 when absent) and message. */
+int mts_pb_reply_error(const ProtobufCMessage *reply, const char **msg);
+
+/* Joins dir and name into out; -MTS_ERR_TOOBIG if it does not fit. */
+int mts_path_join(char *out, size_t outlen, const char *dir, const char *name);
+
+#endif

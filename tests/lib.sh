@@ -1,0 +1,47 @@
+# tests/lib.sh: helpers sourced by integration and netns test scripts (verdict lines, waits, temp dirs).
+#
+# A test script prints "PASS: name" or "FAIL: name" per check (tests/run
+# counts them) and exits non-zero if any check failed.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+BIN=$BUILD/bin
+T_FAILED=0
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; T_FAILED=1; }
+
+# check NAME CMD...: PASS if the command succeeds, FAIL otherwise.
+check() {
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# wait_for SECONDS CMD...: polls CMD every 50 ms until it succeeds; 1 on timeout.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	while ! "$@" 2>/dev/null; do
+		[ $SECONDS -ge $deadline ] && return 1
+		sleep 0.05
+	done
+}
+
+# A fresh scratch directory removed at exit (kept when KEEP=1).
+t_tmpdir() {
+	T_DIR=$(mktemp -d /tmp/mts-test.XXXXXX)
+	[ "${KEEP:-0}" = 1 ] || trap 't_cleanup' EXIT
+}
+
+T_PIDS=()
+t_cleanup() {
+	local p
+	for p in "${T_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ -n "${T_DIR:-}" ] && rm -rf "$T_DIR"
+}
+
+t_done() {
+	exit $T_FAILED
+}

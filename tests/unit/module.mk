@@ -1,0 +1,3 @@
+# tests/unit/module.mk: unit suites of common/ (agent suites live in their agents' module.mk).
+$(eval $(call unittest,test_common,tests/unit/test_common.c))
+$(eval $(call unittest,test_ipc,tests/unit/test_ipc.c))

@@ -1,0 +1,250 @@
+/* test_common.c: unit tests of common/ — buffers, hex, HLC, config parsing and printing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "buf.h"
+#include "cfg.h"
+#include "hash.h"
+#include "hlc.h"
+#include "mtserr.h"
+
+static void
+test_buf_roundtrip(void **state)
+{
+	struct mts_buf b;
+	struct mts_rd r;
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+	const uint8_t *p;
+
+	mts_buf_init(&b);
+	mts_buf_put_u8(&b, 7);
+	mts_buf_put_u16be(&b, 0x1234);
+	mts_buf_put_u32be(&b, 0xdeadbeef);
+	mts_buf_put_u64be(&b, 0x0102030405060708ull);
+	mts_buf_put(&b, "xyz", 3);
+	assert_int_equal(b.len, 1 + 2 + 4 + 8 + 3);
+	assert_int_equal(b.data[1], 0x12);
+	mts_rd_init(&r, b.data, b.len);
+	assert_int_equal(mts_rd_u8(&r, &u8), 0);
+	assert_int_equal(mts_rd_u16be(&r, &u16), 0);
+	assert_int_equal(mts_rd_u32be(&r, &u32), 0);
+	assert_int_equal(mts_rd_u64be(&r, &u64), 0);
+	assert_int_equal(u8, 7);
+	assert_int_equal(u16, 0x1234);
+	assert_int_equal(u32, 0xdeadbeef);
+	assert_true(u64 == 0x0102030405060708ull);
+	assert_int_equal(mts_rd_bytes(&r, &p, 4), -MTS_ERR_INVAL);
+	assert_int_equal(mts_rd_bytes(&r, &p, 3), 0);
+	assert_memory_equal(p, "xyz", 3);
+	assert_int_equal(mts_rd_u8(&r, &u8), -MTS_ERR_INVAL);
+	mts_buf_free(&b);
+}
+
+static void
+test_hex(void **state)
+{
+	uint8_t in[3] = {0x00, 0xab, 0xff}, out[3];
+	char hex[7];
+
+	mts_hex(hex, in, 3);
+	assert_string_equal(hex, "00abff");
+	assert_int_equal(mts_unhex(out, 3, "00ABff", 6), 0);
+	assert_memory_equal(in, out, 3);
+	assert_int_equal(mts_unhex(out, 3, "00abf", 5), -MTS_ERR_INVAL);
+	assert_int_equal(mts_unhex(out, 3, "00abfg", 6), -MTS_ERR_INVAL);
+}
+
+static void
+test_blake2b(void **state)
+{
+	/* BLAKE2b-256 of the empty string (RFC 7693 parameterization). */
+	uint8_t h[32];
+	char hex[65];
+
+	mts_blake2b256(h, "", 0);
+	mts_hex(hex, h, 32);
+	assert_string_equal(hex, "0e5751c026e543b2e8ab2eb06099daa1d1e5df47"
+				 "778f7787faab45cdf12fe3a8");
+}
+
+static void
+test_hlc(void **state)
+{
+	struct mts_hlc c = {0};
+	uint64_t a, b, d;
+
+	a = mts_hlc_now(&c, 1000);
+	assert_true(a == mts_hlc_make(1000, 0));
+	b = mts_hlc_now(&c, 1000); /* same ms: counter ticks */
+	assert_true(b == mts_hlc_make(1000, 1));
+	d = mts_hlc_now(&c, 900); /* clock stepped back: still monotonic */
+	assert_true(d > b);
+	mts_hlc_observe(&c, mts_hlc_make(5000, 9));
+	assert_true(mts_hlc_now(&c, 1001) == mts_hlc_make(5000, 10));
+	assert_true(mts_hlc_now(&c, 6000) == mts_hlc_make(6000, 0));
+}
+
+static const struct mts_cfg_schema test_schema[] = {
+	{"node", "", MTS_CFG_PLAIN, NULL, NULL},
+	{"node", "name", MTS_CFG_STR, "n", NULL},
+	{"node", "debug", MTS_CFG_BOOL, "no", NULL},
+	{"*", "executable", MTS_CFG_STR, NULL, NULL},
+	{"*", "restart_delay", MTS_CFG_DURATION, "100ms", NULL},
+	{"a", "limit", MTS_CFG_SIZE, "4M", NULL},
+	{"a", "users", MTS_CFG_LIST, "root, 1000", NULL},
+	{NULL, NULL, 0, NULL, NULL},
+};
+
+static void
+test_cfg_parse(void **state)
+{
+	struct mts_cfg *cfg;
+	char err[256];
+	char **list;
+	const char *text = "# comment\n[node]\nname = alpha\ndebug = yes\n"
+			   "\n[a]\nexecutable = /bin/a\nlimit = 64K\n"
+			   "[b]\nrestart_delay = 2s\n";
+
+	assert_int_equal(mts_cfg_parse(text, "t.conf", test_schema, &cfg, err,
+			     sizeof(err)),
+	    0);
+	assert_string_equal(mts_cfg_str(cfg, "node", "name"), "alpha");
+	assert_int_equal(mts_cfg_bool(cfg, "node", "debug"), 1);
+	assert_int_equal(mts_cfg_int(cfg, "a", "limit"), 65536);
+	assert_int_equal(mts_cfg_int(cfg, "a", "restart_delay"), 100);
+	assert_int_equal(mts_cfg_int(cfg, "b", "restart_delay"), 2000);
+	assert_int_equal(mts_cfg_line(cfg, "a", "limit"), 8);
+	assert_true(mts_cfg_has_section(cfg, "b"));
+	list = mts_cfg_list(cfg, "a", "users");
+	assert_string_equal(list[0], "root");
+	assert_string_equal(list[1], "1000");
+	assert_null(list[2]);
+	mts_cfg_list_free(list);
+	mts_cfg_free(cfg);
+}
+
+static void
+expect_error(const char *text, const char *want)
+{
+	struct mts_cfg *cfg = NULL;
+	char err[256];
+
+	assert_int_equal(mts_cfg_parse(text, "bad.conf", test_schema, &cfg,
+			     err, sizeof(err)),
+	    -MTS_ERR_INVAL);
+	assert_null(cfg);
+	if (strstr(err, want) == NULL)
+		fail_msg("error '%s' lacks '%s'", err, want);
+}
+
+static void
+test_cfg_errors(void **state)
+{
+	expect_error("[node]\nname = x\nbogus = 1\n",
+	    "bad.conf:3: unknown key 'bogus' in section [node]");
+	expect_error("[node]\nexecutable = /x\n", "bad.conf:2: unknown key");
+	expect_error("[a]\nlimit = lots\n", "bad.conf:2: [a] limit = 'lots'");
+	expect_error("[b]\nrestart_delay = 5\n", "expected a duration");
+	expect_error("[node]\nname = a\nname = b\n", "set twice (first on line 2)");
+	expect_error("\n\n[node\n", "bad.conf:3:");
+	expect_error("name = x\n", "outside a section");
+}
+
+static void
+test_cfg_print_roundtrip(void **state)
+{
+	struct mts_cfg *cfg, *again;
+	char err[256], *out1 = NULL, *out2 = NULL;
+	size_t n1, n2;
+	FILE *f;
+
+	assert_int_equal(mts_cfg_parse("[a]\nlimit = 1M\n[zz]\nexecutable = /z\n",
+			     "t", test_schema, &cfg, err, sizeof(err)),
+	    0);
+	f = open_memstream(&out1, &n1);
+	mts_cfg_print(cfg, f);
+	fclose(f);
+	assert_non_null(strstr(out1, "[node]\nname = n\ndebug = no\n"));
+	assert_non_null(strstr(out1, "[a]\nrestart_delay = 100ms\n"));
+	assert_non_null(strstr(out1, "limit = 1M\n"));
+	assert_non_null(strstr(out1, "[zz]\nexecutable = /z\nrestart_delay = 100ms\n"));
+	assert_int_equal(mts_cfg_parse(out1, "printed", test_schema, &again,
+			     err, sizeof(err)),
+	    0);
+	f = open_memstream(&out2, &n2);
+	mts_cfg_print(again, f);
+	fclose(f);
+	assert_string_equal(out1, out2);
+	mts_cfg_free(cfg);
+	mts_cfg_free(again);
+	free(out1);
+	free(out2);
+}
+
+static void
+test_parse_units(void **state)
+{
+	int64_t v;
+
+	assert_int_equal(mts_parse_duration("7d", &v), 0);
+	assert_true(v == 7 * 86400000ll);
+	assert_int_equal(mts_parse_duration("250ms", &v), 0);
+	assert_int_equal(v, 250);
+	assert_int_equal(mts_parse_duration("-1s", &v), -MTS_ERR_INVAL);
+	assert_int_equal(mts_parse_size("4M", &v), 0);
+	assert_int_equal(v, 4 << 20);
+	assert_int_equal(mts_parse_size("99999999999999999999", &v),
+	    -MTS_ERR_INVAL);
+}
+
+static void
+test_real_schema_defaults_parse(void **state)
+{
+	struct mts_cfg *cfg, *again;
+	char err[256], *out = NULL;
+	size_t n;
+	FILE *f;
+
+	/* The printed defaults of the real schema must parse again. */
+	assert_int_equal(mts_cfg_parse("", "empty", mts_conf_schema, &cfg, err,
+			     sizeof(err)),
+	    0);
+	f = open_memstream(&out, &n);
+	mts_cfg_print(cfg, f);
+	fclose(f);
+	if (mts_cfg_parse(out, "printed", mts_conf_schema, &again, err,
+		sizeof(err)) != 0)
+		fail_msg("%s", err);
+	mts_cfg_free(cfg);
+	mts_cfg_free(again);
+	free(out);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buf_roundtrip),
+		cmocka_unit_test(test_hex),
+		cmocka_unit_test(test_blake2b),
+		cmocka_unit_test(test_hlc),
+		cmocka_unit_test(test_cfg_parse),
+		cmocka_unit_test(test_cfg_errors),
+		cmocka_unit_test(test_cfg_print_roundtrip),
+		cmocka_unit_test(test_parse_units),
+		cmocka_unit_test(test_real_schema_defaults_parse),
+	};
+
+	mts_crypto_init();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
