@@ -1,0 +1,84 @@
+/* client.c: mtsctl's calls to a node's sockets, turning every failure into a clear message and an exit status. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ipc.h"
+#include "mtserr.h"
+#include "mtsctl.h"
+
+/* Checks that the socket exists and that we may open it, so that a missing
+ * node and a missing permission get their own message instead of a
+ * timeout. */
+static int
+precheck(const struct mtsctl *ctx, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0 || access(path, R_OK | W_OK) < 0) {
+		if (errno == EACCES || errno == EPERM) {
+			mtsctl_err("permission denied: uid %u may not use %s "
+				   "(only root and members of the node's "
+				   "admin group may)",
+			    (unsigned)getuid(), path);
+			return MTSCTL_EDENIED;
+		}
+		mtsctl_err("%s: %s (is mts-init running with run directory "
+			   "%s? set it with -r or MTS_RUNDIR)",
+		    path, strerror(errno), ctx->rundir);
+		return MTSCTL_EUNREACH;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		mtsctl_err("%s: not a socket", path);
+		return MTSCTL_EUNREACH;
+	}
+	return 0;
+}
+
+static int
+exit_for(int r)
+{
+	switch (-r) {
+	case MTS_ERR_DENIED:
+		return MTSCTL_EDENIED;
+	case MTS_ERR_TIMEOUT:
+		return MTSCTL_EUNREACH;
+	case MTS_ERR_NOTFOUND:
+		return MTSCTL_ENOTFOUND;
+	default:
+		return MTSCTL_EFAIL;
+	}
+}
+
+int
+mtsctl_call(struct mtsctl *ctx, const char *sock, ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply)
+{
+	struct mts_ipc_client *c;
+	char path[512], err[512];
+	int r;
+
+	*reply = NULL;
+	if (mts_path_join(path, sizeof(path), ctx->rundir, sock) < 0) {
+		mtsctl_err("%s/%s: path too long", ctx->rundir, sock);
+		return MTSCTL_EUSAGE;
+	}
+	if ((r = precheck(ctx, path)) != 0)
+		return r;
+	c = mts_ipc_client_open(path, ctx->timeout_ms, err, sizeof(err));
+	if (c == NULL) {
+		mtsctl_err("%s", err);
+		return MTSCTL_EUNREACH;
+	}
+	r = mts_ipc_client_call(c, req, reply_desc, reply, err, sizeof(err));
+	mts_ipc_client_close(c);
+	if (r == 0)
+		return MTSCTL_OK;
+	if (r == -MTS_ERR_DENIED)
+		mtsctl_err("permission denied: %s", err);
+	else
+		mtsctl_err("%s", err);
+	return exit_for(r);
+}

@@ -1,0 +1,17 @@
+/* commands.c: the list of mtsctl command groups — adding a group is a new cli/cmd_<group>.c plus one line here. */
+#include <stddef.h>
+
+#include "mtsctl.h"
+
+extern const struct mtsctl_group mtsctl_group_version;
+extern const struct mtsctl_group mtsctl_group_agent;
+extern const struct mtsctl_group mtsctl_group_state;
+extern const struct mtsctl_group mtsctl_group_config;
+
+const struct mtsctl_group *const mtsctl_groups[] = {
+	&mtsctl_group_version,
+	&mtsctl_group_agent,
+	&mtsctl_group_state,
+	&mtsctl_group_config,
+	NULL,
+};

@@ -1,0 +1,90 @@
+/* mtsctl.h: what every mtsctl command file shares — the command table types, the context, output and IPC helpers. */
+#ifndef MTSCTL_H
+#define MTSCTL_H
+
+#include <jansson.h>
+#include <protobuf-c/protobuf-c.h>
+
+/* Exit status of mtsctl (documented in docs/mtsctl.md and every --help). */
+enum mtsctl_exit {
+	MTSCTL_OK = 0,
+	MTSCTL_EFAIL = 1,     /* the operation failed (the server said why) */
+	MTSCTL_EUSAGE = 2,    /* bad command line */
+	MTSCTL_EUNREACH = 3,  /* socket missing, or no reply in time */
+	MTSCTL_EDENIED = 4,   /* permission denied */
+	MTSCTL_ENOTFOUND = 5, /* no such key, agent, or file */
+};
+
+enum mtsctl_fmt {
+	MTSCTL_FMT_TABLE,
+	MTSCTL_FMT_JSON,
+};
+
+struct mtsctl_cmd;
+
+/* Global options, already removed from argv before a handler runs. */
+struct mtsctl {
+	const char *rundir;   /* -r, MTS_RUNDIR, /run/mts */
+	enum mtsctl_fmt fmt;  /* -o table|json */
+	int timeout_ms;       /* -t, default 5000 */
+	const struct mtsctl_cmd *cmd; /* the command running */
+};
+
+/*
+ * One command: `mtsctl GROUP NAME args...` (NAME NULL: `mtsctl GROUP args`).
+ * The handler gets argv[0] = the command's last word and the arguments
+ * after it, and returns an enum mtsctl_exit.
+ */
+struct mtsctl_cmd {
+	const char *name;
+	int (*fn)(struct mtsctl *, int argc, char **argv);
+	const char *synopsis; /* arguments, e.g. "[--hashes] [PREFIX]" */
+	const char *summary;  /* one line, for the command list */
+	const char *help;     /* DESCRIPTION and OPTIONS text of --help */
+};
+
+/* A group of commands, one per cli/cmd_<group>.c file. */
+struct mtsctl_group {
+	const char *name;
+	const char *summary;
+	const struct mtsctl_cmd *cmds; /* ended by an entry with fn NULL */
+};
+
+/* Every group, in help order, NULL-terminated (cli/commands.c). */
+extern const struct mtsctl_group *const mtsctl_groups[];
+
+/* Prints "mtsctl: ..." to stderr. */
+void mtsctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the usage line of the running command and returns MTSCTL_EUSAGE. */
+int mtsctl_usage(const struct mtsctl *);
+
+/*
+ * Sends req to RUNDIR/sock and waits for the reply (the caller frees it with
+ * protobuf_c_message_free_unpacked). On failure prints a message saying
+ * what went wrong (missing socket, permission denied, server error) and
+ * returns the exit status; 0 on success.
+ */
+int mtsctl_call(struct mtsctl *, const char *sock, ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply);
+
+/* Output: a table column maps a JSON field of each row to a header. */
+struct mtsctl_col {
+	const char *field;
+	const char *header;
+};
+
+/* Prints rows (a JSON array of objects; stolen) as a table with the given
+ * columns (NULL-terminated) or as JSON, as -o says. */
+void mtsctl_print_rows(const struct mtsctl *, json_t *rows,
+    const struct mtsctl_col *cols);
+/* Prints one object (stolen) as "Field: value" lines or as JSON. */
+void mtsctl_print_obj(const struct mtsctl *, json_t *obj,
+    const struct mtsctl_col *cols);
+/* A JSON string for bytes: printable ASCII kept, others as \xNN. */
+json_t *mtsctl_json_bytes(const uint8_t *p, size_t len);
+/* Lowercase hex of bytes as a JSON string. */
+json_t *mtsctl_json_hex(const uint8_t *p, size_t len);
+/* "3d4h", "2m5s", "850ms" for a duration. */
+void mtsctl_fmt_duration(char *out, size_t outlen, uint64_t ms);
+
+#endif
