@@ -12,8 +12,9 @@ struct mts_mst;
 struct mts_mst *mts_mst_new(void);
 void mts_mst_free(struct mts_mst *);
 
-/* Inserts key with record hash rh, or replaces its rh. Copies key. */
-void mts_mst_put(struct mts_mst *, const uint8_t *key, size_t klen,
+/* Inserts key with record hash rh, or replaces its rh. Copies key. 0, or
+ * -MTS_ERR_TOOBIG for a key longer than a page can encode (65535 bytes). */
+int mts_mst_put(struct mts_mst *, const uint8_t *key, size_t klen,
     const uint8_t rh[MTS_HASH_LEN]);
 /* Removes key; 0, or -MTS_ERR_NOTFOUND. */
 int mts_mst_del(struct mts_mst *, const uint8_t *key, size_t klen);
