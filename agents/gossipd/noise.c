@@ -571,6 +571,12 @@ mts_noise_hs_is_writer(const struct mts_noise_hs *hs)
 }
 
 int
+mts_noise_hs_msgs_left(const struct mts_noise_hs *hs)
+{
+	return hs->cur < hs->nmsgs ? hs->nmsgs - hs->cur : 0;
+}
+
+int
 mts_noise_hs_done(const struct mts_noise_hs *hs)
 {
 	return hs->started && !hs->failed && hs->cur >= hs->nmsgs;

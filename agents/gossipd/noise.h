@@ -93,6 +93,8 @@ int mts_noise_hs_start(struct mts_noise_hs *, const uint8_t *prologue,
 
 /* 1 when it is this side's turn to write, 0 to read. */
 int mts_noise_hs_is_writer(const struct mts_noise_hs *);
+/* Handshake messages still to be written or read. */
+int mts_noise_hs_msgs_left(const struct mts_noise_hs *);
 /* 1 once every handshake message was written or read. */
 int mts_noise_hs_done(const struct mts_noise_hs *);
 /* Writes the next handshake message carrying payload into out (capacity

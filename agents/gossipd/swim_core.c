@@ -1,0 +1,641 @@
+/* swim_core.c: SWIM failure detector and membership dissemination (incarnations, indirect probes, suspicion, refutation), pure and seeded. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/gossipd/swim_core.h"
+#include "xmalloc.h"
+
+#define MAX_RELAYS 64
+
+struct member {
+	struct mts_swim_member pub;
+	int bcast_left; /* transmissions of its current update still owed */
+};
+
+struct relay {
+	uint64_t my_seq;
+	uint64_t orig_seq;
+	uint8_t from[MTS_NODE_ID_LEN];
+	mts_time_t expires;
+};
+
+struct mts_swim {
+	struct mts_swim_cfg cfg;
+	struct member *m; /* m[0] is this node */
+	size_t n, cap;
+	uint64_t rng;
+	uint64_t seq;
+	/* the probe in flight */
+	int active, acked, indirect_sent;
+	uint8_t target[MTS_NODE_ID_LEN];
+	uint64_t probe_seq;
+	mts_time_t direct_deadline, probe_end, next_probe;
+	/* a member to probe next, out of turn (its connection dropped) */
+	int has_urgent;
+	uint8_t urgent[MTS_NODE_ID_LEN];
+	/* round-robin probe order (member ids, shuffled each round) */
+	uint8_t (*order)[MTS_NODE_ID_LEN];
+	size_t norder, order_pos;
+	struct relay relays[MAX_RELAYS];
+	size_t nrelays;
+};
+
+/* --- helpers ------------------------------------------------------------ */
+
+static uint64_t
+rnd(struct mts_swim *s)
+{
+	/* xorshift64* */
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return s->rng * 0x2545f4914f6cdd1dull;
+}
+
+static struct mts_swim_effect *
+push(struct mts_swim_out *out, enum mts_swim_eff_type t)
+{
+	struct mts_swim_effect *e;
+
+	if (out->n == out->cap) {
+		out->cap = out->cap ? out->cap * 2 : 16;
+		out->e = xreallocarray(out->e, out->cap, sizeof(*out->e));
+	}
+	e = &out->e[out->n++];
+	memset(e, 0, sizeof(*e));
+	e->type = t;
+	return e;
+}
+
+void
+mts_swim_out_reset(struct mts_swim_out *out)
+{
+	out->n = 0;
+}
+
+void
+mts_swim_out_free(struct mts_swim_out *out)
+{
+	free(out->e);
+	memset(out, 0, sizeof(*out));
+}
+
+static struct member *
+find(const struct mts_swim *s, const uint8_t id[16])
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (memcmp(s->m[i].pub.u.id, id, MTS_NODE_ID_LEN) == 0)
+			return &s->m[i];
+	return NULL;
+}
+
+static int
+retransmits(const struct mts_swim *s)
+{
+	return s->cfg.retransmit_mult * (int)ceil(log10((double)s->n + 1));
+}
+
+static void
+queue_bcast(struct mts_swim *s, struct member *m)
+{
+	m->bcast_left = retransmits(s);
+}
+
+static void
+emit_event(struct member *m, struct mts_swim_out *out)
+{
+	struct mts_swim_effect *e = push(out, MTS_SWIM_EVENT);
+
+	e->update = m->pub.u;
+}
+
+static void
+set_state(struct mts_swim *s, struct member *m, enum mts_swim_state st,
+    uint64_t inc, mts_time_t now, struct mts_swim_out *out)
+{
+	int changed = m->pub.u.state != st;
+
+	m->pub.u.state = st;
+	m->pub.u.inc = inc;
+	if (st == MTS_SWIM_SUSPECT && changed)
+		m->pub.suspect_until = now + mts_swim_suspicion_timeout(s);
+	if (changed) {
+		m->pub.since = now;
+		emit_event(m, out);
+	}
+	queue_bcast(s, m);
+}
+
+/* --- lifecycle ---------------------------------------------------------- */
+
+void
+mts_swim_cfg_defaults(struct mts_swim_cfg *c)
+{
+	c->probe_interval = 1000;
+	c->probe_timeout = 500;
+	c->indirect = 3;
+	c->suspicion_mult = 4;
+	c->retransmit_mult = 4;
+	c->dead_reclaim = 0;
+}
+
+static struct member *
+add_member(struct mts_swim *s, const struct mts_swim_update *u, mts_time_t now)
+{
+	struct member *m;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->m = xreallocarray(s->m, s->cap, sizeof(*s->m));
+	}
+	m = &s->m[s->n++];
+	memset(m, 0, sizeof(*m));
+	m->pub.u = *u;
+	m->pub.u.addr[MTS_SWIM_ADDR_MAX - 1] = '\0';
+	m->pub.u.name[MTS_SWIM_NAME_MAX - 1] = '\0';
+	m->pub.since = now;
+	m->pub.last_seen = now;
+	return m;
+}
+
+struct mts_swim *
+mts_swim_new(const struct mts_swim_cfg *cfg, const struct mts_swim_update *self,
+    uint64_t seed, mts_time_t now)
+{
+	struct mts_swim *s = xcalloc(1, sizeof(*s));
+	struct member *me;
+
+	s->cfg = *cfg;
+	s->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+	me = add_member(s, self, now);
+	me->pub.u.state = MTS_SWIM_ALIVE;
+	me->pub.is_self = 1;
+	queue_bcast(s, me);
+	s->next_probe = now;
+	return s;
+}
+
+void
+mts_swim_free(struct mts_swim *s)
+{
+	if (s == NULL)
+		return;
+	free(s->m);
+	free(s->order);
+	free(s);
+}
+
+/* --- probing ------------------------------------------------------------ */
+
+static int
+probeable(const struct member *m)
+{
+	return !m->pub.is_self && (m->pub.u.state == MTS_SWIM_ALIVE ||
+				      m->pub.u.state == MTS_SWIM_SUSPECT);
+}
+
+static void
+reshuffle(struct mts_swim *s)
+{
+	size_t i, j;
+	uint8_t t[MTS_NODE_ID_LEN];
+
+	s->order = xreallocarray(s->order, s->n ? s->n : 1, sizeof(*s->order));
+	s->norder = 0;
+	for (i = 0; i < s->n; i++)
+		if (probeable(&s->m[i]))
+			memcpy(s->order[s->norder++], s->m[i].pub.u.id, 16);
+	for (i = s->norder; i > 1; i--) {
+		j = rnd(s) % i;
+		memcpy(t, s->order[i - 1], 16);
+		memcpy(s->order[i - 1], s->order[j], 16);
+		memcpy(s->order[j], t, 16);
+	}
+	s->order_pos = 0;
+}
+
+static struct member *
+next_target(struct mts_swim *s)
+{
+	struct member *m;
+	int rounds = 0;
+
+	if (s->has_urgent) {
+		s->has_urgent = 0;
+		if ((m = find(s, s->urgent)) != NULL && probeable(m))
+			return m;
+	}
+	while (rounds < 2) {
+		if (s->order_pos >= s->norder) {
+			reshuffle(s);
+			rounds++;
+		}
+		while (s->order_pos < s->norder) {
+			m = find(s, s->order[s->order_pos++]);
+			if (m && probeable(m))
+				return m;
+		}
+	}
+	return NULL;
+}
+
+static void
+start_probe(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
+{
+	struct member *m = next_target(s);
+	struct mts_swim_effect *e;
+
+	s->next_probe = now + s->cfg.probe_interval;
+	if (m == NULL)
+		return;
+	s->active = 1;
+	s->acked = 0;
+	s->indirect_sent = 0;
+	memcpy(s->target, m->pub.u.id, 16);
+	s->probe_seq = ++s->seq;
+	s->direct_deadline = now + s->cfg.probe_timeout;
+	s->probe_end = now + s->cfg.probe_interval;
+	e = push(out, MTS_SWIM_SEND_PING);
+	memcpy(e->to, s->target, 16);
+	e->seq = s->probe_seq;
+}
+
+static void
+send_indirect(struct mts_swim *s, struct mts_swim_out *out)
+{
+	uint8_t ids[16][MTS_NODE_ID_LEN];
+	size_t k, i, max = (size_t)s->cfg.indirect;
+	struct mts_swim_effect *e;
+
+	if (max > 16)
+		max = 16;
+	k = mts_swim_random_alive(s, s->target, ids, max);
+	for (i = 0; i < k; i++) {
+		e = push(out, MTS_SWIM_SEND_PINGREQ);
+		memcpy(e->to, ids[i], 16);
+		memcpy(e->target, s->target, 16);
+		e->seq = s->probe_seq;
+	}
+	s->indirect_sent = 1;
+}
+
+static void
+probe_failed(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
+{
+	struct member *m = find(s, s->target);
+
+	s->active = 0;
+	if (m && m->pub.u.state == MTS_SWIM_ALIVE)
+		set_state(s, m, MTS_SWIM_SUSPECT, m->pub.u.inc, now, out);
+}
+
+static void
+expire(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
+{
+	size_t i;
+
+	for (i = 1; i < s->n; i++) {
+		struct member *m = &s->m[i];
+
+		if (m->pub.u.state == MTS_SWIM_SUSPECT &&
+		    now >= m->pub.suspect_until)
+			set_state(s, m, MTS_SWIM_DEAD, m->pub.u.inc, now, out);
+	}
+	for (i = 1; s->cfg.dead_reclaim > 0 && i < s->n; i++) {
+		struct member *m = &s->m[i];
+
+		if ((m->pub.u.state == MTS_SWIM_DEAD ||
+			m->pub.u.state == MTS_SWIM_LEFT) &&
+		    now - m->pub.since >= s->cfg.dead_reclaim &&
+		    m->bcast_left == 0) {
+			mts_swim_remove(s, m->pub.u.id);
+			i--;
+		}
+	}
+	for (i = 0; i < s->nrelays;) {
+		if (s->relays[i].expires <= now)
+			s->relays[i] = s->relays[--s->nrelays];
+		else
+			i++;
+	}
+}
+
+void
+mts_swim_tick(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
+{
+	expire(s, now, out);
+	if (s->active) {
+		if (!s->acked && !s->indirect_sent &&
+		    now >= s->direct_deadline)
+			send_indirect(s, out);
+		if (now >= s->probe_end)
+			probe_failed(s, now, out);
+	}
+	if (!s->active && now >= s->next_probe)
+		start_probe(s, now, out);
+}
+
+mts_time_t
+mts_swim_next_deadline(const struct mts_swim *s)
+{
+	mts_time_t d = s->next_probe;
+	size_t i;
+
+	if (s->active) {
+		if (!s->indirect_sent && s->direct_deadline < d)
+			d = s->direct_deadline;
+		if (s->probe_end < d)
+			d = s->probe_end;
+	}
+	for (i = 1; i < s->n; i++)
+		if (s->m[i].pub.u.state == MTS_SWIM_SUSPECT &&
+		    s->m[i].pub.suspect_until < d)
+			d = s->m[i].pub.suspect_until;
+	return d;
+}
+
+/* --- messages ----------------------------------------------------------- */
+
+void
+mts_swim_on_heard(struct mts_swim *s, const uint8_t from[16], mts_time_t now)
+{
+	struct member *m = find(s, from);
+
+	if (m)
+		m->pub.last_seen = now;
+}
+
+void
+mts_swim_on_ping(struct mts_swim *s, const uint8_t from[16], uint64_t seq,
+    mts_time_t now, struct mts_swim_out *out)
+{
+	struct mts_swim_effect *e = push(out, MTS_SWIM_SEND_ACK);
+
+	memcpy(e->to, from, 16);
+	e->seq = seq;
+	mts_swim_on_heard(s, from, now);
+}
+
+void
+mts_swim_on_ack(struct mts_swim *s, const uint8_t from[16], uint64_t seq,
+    mts_time_t now, struct mts_swim_out *out)
+{
+	struct mts_swim_effect *e;
+	size_t i;
+
+	mts_swim_on_heard(s, from, now);
+	if (s->active && seq == s->probe_seq) {
+		s->acked = 1;
+		s->active = 0;
+		mts_swim_on_heard(s, s->target, now);
+		return;
+	}
+	for (i = 0; i < s->nrelays; i++) {
+		if (s->relays[i].my_seq != seq)
+			continue;
+		e = push(out, MTS_SWIM_SEND_ACK);
+		memcpy(e->to, s->relays[i].from, 16);
+		e->seq = s->relays[i].orig_seq;
+		s->relays[i] = s->relays[--s->nrelays];
+		return;
+	}
+}
+
+void
+mts_swim_on_pingreq(struct mts_swim *s, const uint8_t from[16],
+    const uint8_t target[16], uint64_t seq, mts_time_t now,
+    struct mts_swim_out *out)
+{
+	struct mts_swim_effect *e;
+	struct relay *r;
+
+	mts_swim_on_heard(s, from, now);
+	if (memcmp(target, s->m[0].pub.u.id, 16) == 0 ||
+	    s->nrelays == MAX_RELAYS)
+		return;
+	r = &s->relays[s->nrelays++];
+	r->my_seq = ++s->seq;
+	r->orig_seq = seq;
+	memcpy(r->from, from, 16);
+	r->expires = now + s->cfg.probe_interval;
+	e = push(out, MTS_SWIM_SEND_PING);
+	memcpy(e->to, target, 16);
+	e->seq = r->my_seq;
+}
+
+void
+mts_swim_on_unreachable(struct mts_swim *s, const uint8_t to[16],
+    mts_time_t now, struct mts_swim_out *out)
+{
+	if (s->active && memcmp(s->target, to, 16) == 0) {
+		if (!s->acked && !s->indirect_sent)
+			send_indirect(s, out);
+		if (s->probe_end > now + s->cfg.probe_timeout)
+			s->probe_end = now + s->cfg.probe_timeout;
+		return;
+	}
+	memcpy(s->urgent, to, 16);
+	s->has_urgent = 1;
+	if (!s->active)
+		s->next_probe = now;
+}
+
+/* --- updates ------------------------------------------------------------ */
+
+static void
+refute(struct mts_swim *s, const struct mts_swim_update *u)
+{
+	struct member *me = &s->m[0];
+
+	if (me->pub.u.state == MTS_SWIM_LEFT)
+		return;
+	if (u->state != MTS_SWIM_ALIVE && u->inc >= me->pub.u.inc) {
+		me->pub.u.inc = u->inc + 1;
+		queue_bcast(s, me);
+	}
+}
+
+static void
+copy_info(struct member *m, const struct mts_swim_update *u)
+{
+	if (u->addr[0])
+		memcpy(m->pub.u.addr, u->addr, MTS_SWIM_ADDR_MAX);
+	if (u->name[0])
+		memcpy(m->pub.u.name, u->name, MTS_SWIM_NAME_MAX);
+	m->pub.u.addr[MTS_SWIM_ADDR_MAX - 1] = '\0';
+	m->pub.u.name[MTS_SWIM_NAME_MAX - 1] = '\0';
+}
+
+/* Whether update u overrides what m holds (SWIM's precedence rules). */
+static int
+overrides(const struct member *m, const struct mts_swim_update *u)
+{
+	enum mts_swim_state cur = m->pub.u.state;
+	uint64_t inc = m->pub.u.inc;
+
+	switch (u->state) {
+	case MTS_SWIM_ALIVE:
+		return u->inc > inc;
+	case MTS_SWIM_SUSPECT:
+		return (cur == MTS_SWIM_ALIVE && u->inc >= inc) ||
+		    (cur == MTS_SWIM_SUSPECT && u->inc > inc) ||
+		    (cur >= MTS_SWIM_DEAD && u->inc > inc);
+	case MTS_SWIM_DEAD:
+		return (cur <= MTS_SWIM_SUSPECT && u->inc >= inc) ||
+		    u->inc > inc;
+	case MTS_SWIM_LEFT:
+		return (cur != MTS_SWIM_LEFT && u->inc >= inc) || u->inc > inc;
+	}
+	return 0;
+}
+
+void
+mts_swim_apply(struct mts_swim *s, const struct mts_swim_update *u,
+    mts_time_t now, struct mts_swim_out *out)
+{
+	struct member *m;
+
+	if (u->state > MTS_SWIM_LEFT)
+		return;
+	if (memcmp(u->id, s->m[0].pub.u.id, 16) == 0) {
+		refute(s, u);
+		return;
+	}
+	if ((m = find(s, u->id)) == NULL) {
+		m = add_member(s, u, now);
+		if (u->state == MTS_SWIM_SUSPECT)
+			m->pub.suspect_until = now +
+			    mts_swim_suspicion_timeout(s);
+		if (u->state <= MTS_SWIM_SUSPECT) {
+			emit_event(m, out);
+			queue_bcast(s, m);
+		}
+		return;
+	}
+	if (!overrides(m, u))
+		return;
+	copy_info(m, u);
+	set_state(s, m, u->state, u->inc, now, out);
+}
+
+void
+mts_swim_leave(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
+{
+	struct member *me = &s->m[0];
+
+	me->pub.u.inc++;
+	me->pub.u.state = MTS_SWIM_LEFT;
+	me->pub.since = now;
+	queue_bcast(s, me);
+	emit_event(me, out);
+}
+
+void
+mts_swim_remove(struct mts_swim *s, const uint8_t id[16])
+{
+	struct member *m = find(s, id);
+
+	if (m == NULL || m->pub.is_self)
+		return;
+	*m = s->m[--s->n];
+	if (s->active && memcmp(s->target, id, 16) == 0)
+		s->active = 0;
+}
+
+static int
+cmp_bcast(const void *a, const void *b)
+{
+	const struct member *const *x = a, *const *y = b;
+
+	return (*y)->bcast_left - (*x)->bcast_left;
+}
+
+size_t
+mts_swim_gossip(struct mts_swim *s, struct mts_swim_update *out, size_t max)
+{
+	struct member **c;
+	size_t i, k = 0;
+
+	if (max == 0)
+		return 0;
+	c = xreallocarray(NULL, s->n, sizeof(*c));
+	for (i = 0; i < s->n; i++)
+		if (s->m[i].bcast_left > 0)
+			c[k++] = &s->m[i];
+	qsort(c, k, sizeof(*c), cmp_bcast);
+	if (k > max)
+		k = max;
+	for (i = 0; i < k; i++) {
+		out[i] = c[i]->pub.u;
+		c[i]->bcast_left--;
+	}
+	free(c);
+	return k;
+}
+
+/* --- queries ------------------------------------------------------------ */
+
+size_t
+mts_swim_count(const struct mts_swim *s)
+{
+	return s->n;
+}
+
+const struct mts_swim_member *
+mts_swim_member_at(const struct mts_swim *s, size_t i)
+{
+	return i < s->n ? &s->m[i].pub : NULL;
+}
+
+const struct mts_swim_member *
+mts_swim_find(const struct mts_swim *s, const uint8_t id[16])
+{
+	struct member *m = find(s, id);
+
+	return m ? &m->pub : NULL;
+}
+
+size_t
+mts_swim_random_alive(struct mts_swim *s, const uint8_t *except,
+    uint8_t (*out)[16], size_t max)
+{
+	size_t *idx = xreallocarray(NULL, s->n ? s->n : 1, sizeof(*idx));
+	size_t i, j, k = 0, t;
+
+	for (i = 1; i < s->n; i++)
+		if (s->m[i].pub.u.state == MTS_SWIM_ALIVE &&
+		    (except == NULL ||
+			memcmp(s->m[i].pub.u.id, except, 16) != 0))
+			idx[k++] = i;
+	for (i = 0; i < k && i < max; i++) {
+		j = i + rnd(s) % (k - i);
+		t = idx[i];
+		idx[i] = idx[j];
+		idx[j] = t;
+		memcpy(out[i], s->m[idx[i]].pub.u.id, 16);
+	}
+	free(idx);
+	return i;
+}
+
+mts_time_t
+mts_swim_suspicion_timeout(const struct mts_swim *s)
+{
+	double l = s->n > 1 ? log10((double)s->n) : 0;
+
+	if (l < 1)
+		l = 1;
+	return (mts_time_t)(s->cfg.suspicion_mult * l *
+	    (double)s->cfg.probe_interval);
+}
+
+const char *
+mts_swim_state_name(enum mts_swim_state st)
+{
+	static const char *names[] = {"alive", "suspect", "dead", "left"};
+
+	return st <= MTS_SWIM_LEFT ? names[st] : "unknown";
+}

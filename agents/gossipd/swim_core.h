@@ -1,0 +1,129 @@
+/* swim_core.h: SWIM membership as a pure state machine — probes, indirect probes, suspicion with refutation, incarnations, piggybacked updates. */
+#ifndef MTS_SWIM_CORE_H
+#define MTS_SWIM_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hash.h"
+#include "mtstime.h"
+
+#define MTS_SWIM_ADDR_MAX 64
+#define MTS_SWIM_NAME_MAX 64
+
+enum mts_swim_state {
+	MTS_SWIM_ALIVE = 0,
+	MTS_SWIM_SUSPECT = 1,
+	MTS_SWIM_DEAD = 2,
+	MTS_SWIM_LEFT = 3,
+};
+
+/* What is known of one member; also the unit of gossip. */
+struct mts_swim_update {
+	uint8_t id[MTS_NODE_ID_LEN];
+	char addr[MTS_SWIM_ADDR_MAX];
+	char name[MTS_SWIM_NAME_MAX];
+	enum mts_swim_state state;
+	uint64_t inc;
+};
+
+struct mts_swim_member {
+	struct mts_swim_update u;
+	mts_time_t since;	  /* when the state last changed */
+	mts_time_t last_seen;	  /* last ack or message from it */
+	mts_time_t suspect_until; /* when a suspect is declared dead */
+	int is_self;
+};
+
+struct mts_swim_cfg {
+	mts_time_t probe_interval;  /* default 1000 */
+	mts_time_t probe_timeout;   /* default 500 */
+	int indirect;		    /* default 3 */
+	int suspicion_mult;	    /* default 4 */
+	int retransmit_mult;	    /* default 4 */
+	mts_time_t dead_reclaim;    /* forget dead members after this; 0 never */
+};
+
+enum mts_swim_eff_type {
+	MTS_SWIM_SEND_PING,    /* to, seq */
+	MTS_SWIM_SEND_ACK,     /* to, seq */
+	MTS_SWIM_SEND_PINGREQ, /* to, target, seq */
+	MTS_SWIM_EVENT,	       /* member changed state: update */
+};
+
+struct mts_swim_effect {
+	enum mts_swim_eff_type type;
+	uint8_t to[MTS_NODE_ID_LEN];
+	uint8_t target[MTS_NODE_ID_LEN];
+	uint64_t seq;
+	struct mts_swim_update update; /* EVENT */
+};
+
+/* Effects produced by one call, appended in order. */
+struct mts_swim_out {
+	struct mts_swim_effect *e;
+	size_t n, cap;
+};
+
+void mts_swim_out_reset(struct mts_swim_out *);
+void mts_swim_out_free(struct mts_swim_out *);
+
+struct mts_swim;
+
+void mts_swim_cfg_defaults(struct mts_swim_cfg *);
+/* self: this node (its inc is the starting incarnation: pass something that
+ * grows across restarts, e.g. wall-clock seconds). seed: the PRNG seed. */
+struct mts_swim *mts_swim_new(const struct mts_swim_cfg *,
+    const struct mts_swim_update *self, uint64_t seed, mts_time_t now);
+void mts_swim_free(struct mts_swim *);
+
+/* Timers: probes, indirect probes, suspicion expiry. Call at least every
+ * mts_swim_next_deadline(). */
+void mts_swim_tick(struct mts_swim *, mts_time_t now, struct mts_swim_out *);
+mts_time_t mts_swim_next_deadline(const struct mts_swim *);
+
+/* Messages from an authenticated peer `from`. */
+void mts_swim_on_ping(struct mts_swim *, const uint8_t from[16], uint64_t seq,
+    mts_time_t now, struct mts_swim_out *);
+void mts_swim_on_ack(struct mts_swim *, const uint8_t from[16], uint64_t seq,
+    mts_time_t now, struct mts_swim_out *);
+void mts_swim_on_pingreq(struct mts_swim *, const uint8_t from[16],
+    const uint8_t target[16], uint64_t seq, mts_time_t now,
+    struct mts_swim_out *);
+/* The main could not reach `to` at all (connect refused, connection lost):
+ * a direct probe in flight to it fails now rather than at its timeout. */
+void mts_swim_on_unreachable(struct mts_swim *, const uint8_t to[16],
+    mts_time_t now, struct mts_swim_out *);
+/* Any traffic from a peer proves it is alive at least at the incarnation we
+ * know (it refutes suspicion on its own through updates). */
+void mts_swim_on_heard(struct mts_swim *, const uint8_t from[16],
+    mts_time_t now);
+
+/* A membership update received (piggybacked, in a hello, or from the
+ * replicated member list: state ALIVE, inc 0 adds an unknown member). */
+void mts_swim_apply(struct mts_swim *, const struct mts_swim_update *,
+    mts_time_t now, struct mts_swim_out *);
+/* This node leaves: announces LEFT with a higher incarnation. */
+void mts_swim_leave(struct mts_swim *, mts_time_t now, struct mts_swim_out *);
+/* Forgets a member entirely (removed from the cluster). */
+void mts_swim_remove(struct mts_swim *, const uint8_t id[16]);
+
+/* Up to max updates to piggyback on the next message, least-sent first;
+ * each update is sent retransmit_mult * ceil(log10(n+1)) times. */
+size_t mts_swim_gossip(struct mts_swim *, struct mts_swim_update *out,
+    size_t max);
+
+size_t mts_swim_count(const struct mts_swim *);
+const struct mts_swim_member *mts_swim_member_at(const struct mts_swim *,
+    size_t i);
+const struct mts_swim_member *mts_swim_find(const struct mts_swim *,
+    const uint8_t id[16]);
+/* Picks up to max random alive members other than self and `except` (may be
+ * NULL) into out; returns how many. */
+size_t mts_swim_random_alive(struct mts_swim *, const uint8_t *except,
+    uint8_t (*out)[16], size_t max);
+/* The current suspicion timeout for the member count. */
+mts_time_t mts_swim_suspicion_timeout(const struct mts_swim *);
+const char *mts_swim_state_name(enum mts_swim_state);
+
+#endif

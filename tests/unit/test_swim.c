@@ -1,0 +1,350 @@
+/* test_swim.c: unit tests of the SWIM core — a virtual network of nodes with a virtual clock: detection, indirect probes, refutation, no false suspicion. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agents/gossipd/swim_core.h"
+
+#define MAXN 12
+
+struct vnet {
+	struct mts_swim *node[MAXN];
+	int n;
+	int down[MAXN];	     /* process dead: sends and receives nothing */
+	int cut[MAXN][MAXN]; /* link i->j drops messages */
+	mts_time_t now;
+	int events[MAXN][4]; /* per observer, count of events per state */
+};
+
+static void
+mkid(uint8_t id[16], int i)
+{
+	memset(id, 0, 16);
+	id[0] = (uint8_t)(i + 1);
+}
+
+static int
+idx(const uint8_t id[16])
+{
+	return id[0] - 1;
+}
+
+static void deliver(struct vnet *v, int from, struct mts_swim_out *out);
+
+/* Every message also carries piggybacked updates, as gossipd's do. */
+static void
+piggyback(struct vnet *v, int from, int to)
+{
+	struct mts_swim_update u[8];
+	struct mts_swim_out out = {0};
+	size_t k, i;
+
+	k = mts_swim_gossip(v->node[from], u, 8);
+	for (i = 0; i < k; i++)
+		mts_swim_apply(v->node[to], &u[i], v->now, &out);
+	deliver(v, to, &out);
+	mts_swim_out_free(&out);
+}
+
+static void
+deliver(struct vnet *v, int from, struct mts_swim_out *o)
+{
+	struct mts_swim_out out = {0};
+	uint8_t fid[16];
+	size_t i;
+	int to;
+
+	mkid(fid, from);
+	for (i = 0; i < o->n; i++) {
+		struct mts_swim_effect *e = &o->e[i];
+
+		if (e->type == MTS_SWIM_EVENT) {
+			v->events[from][e->update.state]++;
+			continue;
+		}
+		to = idx(e->to);
+		if (v->down[from] || v->down[to] || v->cut[from][to]) {
+			if (e->type == MTS_SWIM_SEND_PING && v->down[to])
+				mts_swim_on_unreachable(v->node[from], e->to,
+				    v->now, &out);
+			continue;
+		}
+		piggyback(v, from, to);
+		switch (e->type) {
+		case MTS_SWIM_SEND_PING:
+			mts_swim_on_ping(v->node[to], fid, e->seq, v->now, &out);
+			break;
+		case MTS_SWIM_SEND_ACK:
+			mts_swim_on_ack(v->node[to], fid, e->seq, v->now, &out);
+			break;
+		case MTS_SWIM_SEND_PINGREQ:
+			mts_swim_on_pingreq(v->node[to], fid, e->target, e->seq,
+			    v->now, &out);
+			break;
+		default:
+			break;
+		}
+		deliver(v, to, &out);
+		mts_swim_out_reset(&out);
+	}
+	mts_swim_out_free(&out);
+}
+
+static void
+vnet_init(struct vnet *v, int n)
+{
+	struct mts_swim_cfg cfg;
+	struct mts_swim_update u;
+	struct mts_swim_out out = {0};
+	int i, j;
+
+	memset(v, 0, sizeof(*v));
+	v->n = n;
+	v->now = 1000;
+	mts_swim_cfg_defaults(&cfg);
+	for (i = 0; i < n; i++) {
+		memset(&u, 0, sizeof(u));
+		mkid(u.id, i);
+		snprintf(u.addr, sizeof(u.addr), "127.0.0.1:%d", 17000 + i);
+		u.inc = 100;
+		v->node[i] = mts_swim_new(&cfg, &u, (uint64_t)i + 1, v->now);
+	}
+	/* everyone learns everyone from the replicated member list */
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++) {
+			memset(&u, 0, sizeof(u));
+			mkid(u.id, j);
+			mts_swim_apply(v->node[i], &u, v->now, &out);
+		}
+	mts_swim_out_free(&out);
+	memset(v->events, 0, sizeof(v->events));
+}
+
+static void
+vnet_free(struct vnet *v)
+{
+	int i;
+
+	for (i = 0; i < v->n; i++)
+		mts_swim_free(v->node[i]);
+}
+
+/* Runs the virtual clock forward in 10 ms steps. */
+static void
+run(struct vnet *v, mts_time_t ms)
+{
+	struct mts_swim_out out = {0};
+	mts_time_t end = v->now + ms;
+	int i;
+
+	for (; v->now < end; v->now += 10)
+		for (i = 0; i < v->n; i++) {
+			if (v->down[i])
+				continue;
+			mts_swim_tick(v->node[i], v->now, &out);
+			deliver(v, i, &out);
+			mts_swim_out_reset(&out);
+		}
+	mts_swim_out_free(&out);
+}
+
+static enum mts_swim_state
+view(struct vnet *v, int observer, int subject)
+{
+	uint8_t id[16];
+	const struct mts_swim_member *m;
+
+	mkid(id, subject);
+	m = mts_swim_find(v->node[observer], id);
+	assert_non_null(m);
+	return m->u.state;
+}
+
+static void
+test_idle_no_false_suspicion(void **state)
+{
+	struct vnet v;
+	int i;
+
+	vnet_init(&v, 5);
+	run(&v, 60000);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(v.events[i][MTS_SWIM_SUSPECT], 0);
+		assert_int_equal(v.events[i][MTS_SWIM_DEAD], 0);
+	}
+	vnet_free(&v);
+}
+
+static void
+test_kill_detected_by_all(void **state)
+{
+	struct vnet v;
+	mts_time_t t0;
+	int i, all;
+
+	vnet_init(&v, 5);
+	run(&v, 3000);
+	v.down[2] = 1;
+	t0 = v.now;
+	do {
+		run(&v, 100);
+		all = 1;
+		for (i = 0; i < 5; i++)
+			if (i != 2 && view(&v, i, 2) != MTS_SWIM_DEAD)
+				all = 0;
+	} while (!all && v.now - t0 < 20000);
+	assert_true(all);
+	/* suspicion timeout is 4 s at 5 nodes: dead within 6 s */
+	assert_in_range(v.now - t0, 4000, 6000);
+	for (i = 0; i < 5; i++)
+		if (i != 2)
+			assert_int_equal(view(&v, i, 0), MTS_SWIM_ALIVE);
+	vnet_free(&v);
+}
+
+static void
+test_indirect_probe_avoids_suspicion(void **state)
+{
+	struct vnet v;
+	int i;
+
+	vnet_init(&v, 5);
+	/* the direct link 0 <-> 1 is broken, every other path works */
+	v.cut[0][1] = v.cut[1][0] = 1;
+	run(&v, 30000);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(v.events[i][MTS_SWIM_DEAD], 0);
+	assert_int_equal(view(&v, 0, 1), MTS_SWIM_ALIVE);
+	assert_int_equal(view(&v, 1, 0), MTS_SWIM_ALIVE);
+	vnet_free(&v);
+}
+
+static void
+test_refutation(void **state)
+{
+	struct vnet v;
+	struct mts_swim_update u;
+	struct mts_swim_out out = {0};
+	const struct mts_swim_member *me;
+
+	vnet_init(&v, 4);
+	/* node 0 hears a rumour that node 3 is suspect */
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 3);
+	u.state = MTS_SWIM_SUSPECT;
+	u.inc = 100;
+	mts_swim_apply(v.node[0], &u, v.now, &out);
+	assert_int_equal(view(&v, 0, 3), MTS_SWIM_SUSPECT);
+	deliver(&v, 0, &out);
+	mts_swim_out_free(&out);
+	run(&v, 3000);
+	/* node 3 refuted with a higher incarnation and everyone believes it */
+	me = mts_swim_member_at(v.node[3], 0);
+	assert_true(me->u.inc > 100);
+	assert_int_equal(view(&v, 0, 3), MTS_SWIM_ALIVE);
+	assert_int_equal(view(&v, 1, 3), MTS_SWIM_ALIVE);
+	assert_int_equal(v.events[1][MTS_SWIM_DEAD], 0);
+	vnet_free(&v);
+}
+
+static void
+test_restart_rejoins_alive(void **state)
+{
+	struct vnet v;
+	struct mts_swim_cfg cfg;
+	struct mts_swim_update u;
+	struct mts_swim_out out = {0};
+	int i, j;
+
+	vnet_init(&v, 5);
+	v.down[4] = 1;
+	run(&v, 8000);
+	assert_int_equal(view(&v, 0, 4), MTS_SWIM_DEAD);
+	/* restart with a fresh, larger starting incarnation */
+	mts_swim_free(v.node[4]);
+	mts_swim_cfg_defaults(&cfg);
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 4);
+	u.inc = 200;
+	v.node[4] = mts_swim_new(&cfg, &u, 99, v.now);
+	for (j = 0; j < 5; j++) {
+		memset(&u, 0, sizeof(u));
+		mkid(u.id, j);
+		mts_swim_apply(v.node[4], &u, v.now, &out);
+	}
+	mts_swim_out_free(&out);
+	v.down[4] = 0;
+	run(&v, 5000);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(view(&v, i, 4), MTS_SWIM_ALIVE);
+	vnet_free(&v);
+}
+
+static void
+test_update_precedence(void **state)
+{
+	struct mts_swim_cfg cfg;
+	struct mts_swim_update self, u;
+	struct mts_swim_out out = {0};
+	struct mts_swim *s;
+	const struct mts_swim_member *m;
+
+	mts_swim_cfg_defaults(&cfg);
+	memset(&self, 0, sizeof(self));
+	mkid(self.id, 0);
+	s = mts_swim_new(&cfg, &self, 1, 0);
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 1);
+	u.inc = 5;
+	mts_swim_apply(s, &u, 0, &out);
+	u.state = MTS_SWIM_DEAD;
+	u.inc = 4; /* older news is ignored */
+	mts_swim_apply(s, &u, 0, &out);
+	m = mts_swim_find(s, u.id);
+	assert_int_equal(m->u.state, MTS_SWIM_ALIVE);
+	u.state = MTS_SWIM_ALIVE;
+	u.inc = 5; /* alive needs a strictly larger incarnation */
+	u.state = MTS_SWIM_SUSPECT;
+	mts_swim_apply(s, &u, 0, &out);
+	assert_int_equal(m->u.state, MTS_SWIM_SUSPECT);
+	u.state = MTS_SWIM_ALIVE;
+	mts_swim_apply(s, &u, 0, &out);
+	assert_int_equal(m->u.state, MTS_SWIM_SUSPECT);
+	u.inc = 6;
+	mts_swim_apply(s, &u, 0, &out);
+	assert_int_equal(m->u.state, MTS_SWIM_ALIVE);
+	u.state = MTS_SWIM_LEFT;
+	mts_swim_apply(s, &u, 0, &out);
+	assert_int_equal(m->u.state, MTS_SWIM_LEFT);
+	/* piggyback budget: 4 * ceil(log10(3)) = 4 sends, then nothing */
+	{
+		struct mts_swim_update g[4];
+		int sends = 0;
+
+		while (mts_swim_gossip(s, g, 4) > 0 && sends < 100)
+			sends++;
+		assert_in_range(sends, 1, 8);
+	}
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_idle_no_false_suspicion),
+		cmocka_unit_test(test_kill_detected_by_all),
+		cmocka_unit_test(test_indirect_probe_avoids_suspicion),
+		cmocka_unit_test(test_refutation),
+		cmocka_unit_test(test_restart_rejoins_alive),
+		cmocka_unit_test(test_update_precedence),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
