@@ -1,0 +1,114 @@
+/* delta_core.c: fingerprint set for delta-push dedupe (open addressing, FIFO ring for eviction). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "agents/gossipd/delta_core.h"
+#include "buf.h"
+#include "xmalloc.h"
+
+struct mts_seen {
+	uint64_t *slots; /* 0 = empty; fingerprints are never 0 */
+	size_t nslots;	 /* power of two, > 2 * cap */
+	uint64_t *ring;	 /* insertion order, for eviction */
+	size_t cap, head, count;
+};
+
+static uint64_t
+fingerprint(const uint8_t *key, size_t klen, uint64_t hlc,
+    const uint8_t origin[MTS_NODE_ID_LEN])
+{
+	crypto_generichash_state st;
+	uint8_t h[8], b[8];
+	uint64_t f;
+
+	mts_put_u64be(b, hlc);
+	crypto_generichash_init(&st, NULL, 0, sizeof(h));
+	crypto_generichash_update(&st, b, sizeof(b));
+	crypto_generichash_update(&st, origin, MTS_NODE_ID_LEN);
+	crypto_generichash_update(&st, key, klen);
+	crypto_generichash_final(&st, h, sizeof(h));
+	f = mts_get_u64be(h);
+	return f ? f : 1;
+}
+
+struct mts_seen *
+mts_seen_new(size_t cap)
+{
+	struct mts_seen *s = xcalloc(1, sizeof(*s));
+
+	if (cap < 16)
+		cap = 16;
+	s->cap = cap;
+	for (s->nslots = 32; s->nslots < 2 * cap + 1; s->nslots *= 2)
+		;
+	s->slots = xcalloc(s->nslots, sizeof(*s->slots));
+	s->ring = xcalloc(cap, sizeof(*s->ring));
+	return s;
+}
+
+void
+mts_seen_free(struct mts_seen *s)
+{
+	if (s == NULL)
+		return;
+	free(s->slots);
+	free(s->ring);
+	free(s);
+}
+
+static size_t
+lookup(const struct mts_seen *s, uint64_t f)
+{
+	size_t i = (size_t)f & (s->nslots - 1);
+
+	while (s->slots[i] != 0 && s->slots[i] != f)
+		i = (i + 1) & (s->nslots - 1);
+	return i;
+}
+
+/* Deletes f, re-inserting the rest of its probe cluster. */
+static void
+erase(struct mts_seen *s, uint64_t f)
+{
+	size_t i = lookup(s, f), j;
+	uint64_t g;
+
+	if (s->slots[i] == 0)
+		return;
+	s->slots[i] = 0;
+	for (j = (i + 1) & (s->nslots - 1); s->slots[j] != 0;
+	     j = (j + 1) & (s->nslots - 1)) {
+		g = s->slots[j];
+		s->slots[j] = 0;
+		s->slots[lookup(s, g)] = g;
+	}
+}
+
+int
+mts_seen_add(struct mts_seen *s, const uint8_t *key, size_t klen,
+    uint64_t hlc, const uint8_t origin[MTS_NODE_ID_LEN])
+{
+	uint64_t f = fingerprint(key, klen, hlc, origin);
+	size_t i = lookup(s, f);
+
+	if (s->slots[i] == f)
+		return 0;
+	if (s->count == s->cap) {
+		erase(s, s->ring[s->head]);
+		s->count--;
+		i = lookup(s, f);
+	}
+	s->slots[i] = f;
+	s->ring[s->head] = f;
+	s->head = (s->head + 1) % s->cap;
+	s->count++;
+	return 1;
+}
+
+size_t
+mts_seen_count(const struct mts_seen *s)
+{
+	return s->count;
+}

@@ -1,0 +1,198 @@
+/* test_ae.c: unit tests of the anti-entropy walk (two real MSTs converge, only unknown pages fetched, bad pages refused) and of the delta-push dedupe set. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agents/gossipd/ae_core.h"
+#include "agents/gossipd/delta_core.h"
+#include "agents/statestore/mst_core.h"
+#include "mtserr.h"
+
+static int
+has_page(void *ctx, const uint8_t h[MTS_HASH_LEN])
+{
+	const uint8_t *enc;
+	size_t len;
+
+	return mts_mst_page(ctx, h, &enc, &len) == 0;
+}
+
+static void
+rh_of(void *ctx, const uint8_t *const *keys, const size_t *klens, size_t n,
+    uint8_t (*rh)[MTS_HASH_LEN], int *found)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		found[i] = mts_mst_get(ctx, keys[i], klens[i], rh[i]) == 0;
+}
+
+static void
+fill(struct mts_mst *t, int from, int to, uint8_t salt)
+{
+	char key[32];
+	uint8_t rh[MTS_HASH_LEN];
+	int i, n;
+
+	for (i = from; i < to; i++) {
+		n = snprintf(key, sizeof(key), "k/%06d", i);
+		memset(rh, salt, sizeof(rh));
+		rh[0] = (uint8_t)i;
+		mts_mst_put(t, (const uint8_t *)key, (size_t)n, rh);
+	}
+}
+
+/* Walks local (a) against remote (b) and copies what differs; returns the
+ * number of pages fetched. */
+static size_t
+sync_from(struct mts_mst *a, struct mts_mst *b, size_t *pulled)
+{
+	struct mts_ae_local loc = {has_page, rh_of, a};
+	struct mts_ae *ae = mts_ae_new(&loc);
+	uint8_t ra[32], rb[32], hs[8][32], rh[32];
+	struct mts_ae_key keys[16];
+	const uint8_t *enc;
+	size_t n, i, len, fetched = 0;
+
+	*pulled = 0;
+	mts_mst_root(a, ra);
+	mts_mst_root(b, rb);
+	if (mts_ae_start(ae, ra, rb) == 0) {
+		mts_ae_free(ae);
+		return 0;
+	}
+	while (!mts_ae_idle(ae)) {
+		n = mts_ae_next_pages(ae, hs, 8);
+		for (i = 0; i < n; i++) {
+			assert_int_equal(mts_mst_page(b, hs[i], &enc, &len), 0);
+			/* on_page reads enc before we touch b again */
+			assert_int_equal(mts_ae_on_page(ae, hs[i], enc, len), 0);
+			fetched++;
+		}
+		while ((n = mts_ae_next_keys(ae, keys, 16, 1 << 20)) > 0) {
+			for (i = 0; i < n; i++) {
+				assert_int_equal(mts_mst_get(b, keys[i].key,
+						     keys[i].klen, rh), 0);
+				mts_mst_put(a, keys[i].key, keys[i].klen, rh);
+				free(keys[i].key);
+				(*pulled)++;
+			}
+		}
+	}
+	mts_ae_free(ae);
+	return fetched;
+}
+
+static void
+test_walk_converges(void **state)
+{
+	struct mts_mst *a = mts_mst_new(), *b = mts_mst_new();
+	uint8_t ra[32], rb[32];
+	size_t pulled, fetched, total;
+
+	fill(a, 0, 3000, 1);
+	fill(b, 0, 3000, 1);
+	fill(b, 3000, 3050, 1); /* b has 50 more */
+	fill(b, 10, 12, 9);	/* and 2 newer versions */
+	fetched = sync_from(a, b, &pulled);
+	mts_mst_root(a, ra);
+	mts_mst_root(b, rb);
+	assert_memory_equal(ra, rb, 32);
+	assert_int_equal(pulled, 52);
+	total = mts_mst_pages(b);
+	/* only the changed paths were fetched, not the whole tree */
+	assert_true(fetched > 0 && fetched < total / 2);
+	/* a second walk has nothing to do */
+	assert_int_equal(sync_from(a, b, &pulled), 0);
+	mts_mst_free(a);
+	mts_mst_free(b);
+}
+
+static void
+test_walk_from_empty(void **state)
+{
+	struct mts_mst *a = mts_mst_new(), *b = mts_mst_new();
+	uint8_t ra[32], rb[32];
+	size_t pulled;
+
+	fill(b, 0, 500, 3);
+	sync_from(a, b, &pulled);
+	assert_int_equal(pulled, 500);
+	mts_mst_root(a, ra);
+	mts_mst_root(b, rb);
+	assert_memory_equal(ra, rb, 32);
+	mts_mst_free(a);
+	mts_mst_free(b);
+}
+
+static void
+test_bad_page_refused(void **state)
+{
+	struct mts_mst *a = mts_mst_new(), *b = mts_mst_new();
+	struct mts_ae_local loc = {has_page, rh_of, a};
+	struct mts_ae *ae = mts_ae_new(&loc);
+	uint8_t ra[32], rb[32], hs[1][32], *copy;
+	const uint8_t *enc;
+	size_t len;
+
+	fill(b, 0, 20, 1);
+	mts_mst_root(a, ra);
+	mts_mst_root(b, rb);
+	assert_int_equal(mts_ae_start(ae, ra, rb), 1);
+	assert_int_equal(mts_ae_next_pages(ae, hs, 1), 1);
+	assert_int_equal(mts_mst_page(b, hs[0], &enc, &len), 0);
+	copy = malloc(len);
+	memcpy(copy, enc, len);
+	copy[len / 2] ^= 1; /* no longer matches its hash */
+	assert_int_equal(mts_ae_on_page(ae, hs[0], copy, len), -MTS_ERR_INVAL);
+	assert_int_equal(mts_ae_on_page(ae, hs[0], copy, 3), -MTS_ERR_INVAL);
+	free(copy);
+	mts_ae_free(ae);
+	mts_mst_free(a);
+	mts_mst_free(b);
+}
+
+static void
+test_seen_dedupe_and_evict(void **state)
+{
+	struct mts_seen *s = mts_seen_new(100);
+	uint8_t origin[16] = {1};
+	char key[16];
+	int i, n;
+
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 5, origin), 1);
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 5, origin), 0);
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 6, origin), 1);
+	origin[0] = 2;
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 6, origin), 1);
+	for (i = 0; i < 1000; i++) {
+		n = snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(mts_seen_add(s, (const uint8_t *)key,
+				     (size_t)n, 1, origin), 1);
+	}
+	assert_int_equal(mts_seen_count(s), 100);
+	/* the newest are still remembered, the oldest were evicted */
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"k999", 4, 1, origin),
+	    0);
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"k0", 2, 1, origin), 1);
+	mts_seen_free(s);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_walk_converges),
+		cmocka_unit_test(test_walk_from_empty),
+		cmocka_unit_test(test_bad_page_refused),
+		cmocka_unit_test(test_seen_dedupe_and_evict),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
