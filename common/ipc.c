@@ -284,6 +284,10 @@ mts_ipc_server_open(const char *path, const struct mts_ipc_service *svc,
 	}
 	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ,
 	    svc->maxmsg ? svc->maxmsg : MTS_IPC_DEFAULT_MAXMSG);
+	/* Replies are sent without blocking the agent's loop; without a send
+	 * buffer a reply to a pipe still busy with the previous one would be
+	 * dropped (EAGAIN) and its caller would time out. */
+	nng_socket_set_int(srv->sock, NNG_OPT_SENDBUF, 1024);
 	if (listener_open(&srv->lst, srv->sock, path, 0x30 /* req0 */, err,
 		errlen) < 0 ||
 	    mts_ipc_recv_fd(srv->sock, &srv->fd) < 0) {
