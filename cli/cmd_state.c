@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "hash.h"
+#include "agents/statestore/record_core.h"
 #include "mtsctl.h"
 #include "statestore.pb-c.h"
 #include "xmalloc.h"
@@ -30,24 +31,18 @@ ss_call(struct mtsctl *ctx, Mts__Statestore__Request *req,
 	return rc;
 }
 
-/* rh of a record: BLAKE2b-256 of its canonical encoding (DESIGN.md 5):
- * u8 version 1 | u64be hlc | origin (16) | u8 flags | value. */
+/* rh of a record as the statestore computes it (agents/statestore/
+ * record_core.c, linked in), so `ls --hashes` matches the MST's items. */
 static void
 record_rh(const Mts__Record *r, uint8_t rh[MTS_HASH_LEN])
 {
-	uint8_t origin[MTS_NODE_ID_LEN] = {0};
-	struct mts_buf b;
+	struct mts_record rec = {.hlc = r->hlc, .tombstone = r->tombstone,
+	    .value = r->value.data, .vlen = r->value.len};
 
-	mts_buf_init(&b);
-	mts_buf_put_u8(&b, 1);
-	mts_buf_put_u64be(&b, r->hlc);
-	memcpy(origin, r->origin.data,
-	    r->origin.len < sizeof(origin) ? r->origin.len : sizeof(origin));
-	mts_buf_put(&b, origin, sizeof(origin));
-	mts_buf_put_u8(&b, r->tombstone ? 1 : 0);
-	mts_buf_put(&b, r->value.data, r->value.len);
-	mts_blake2b256(rh, b.data, b.len);
-	mts_buf_free(&b);
+	memcpy(rec.origin, r->origin.data,
+	    r->origin.len < sizeof(rec.origin) ? r->origin.len
+					       : sizeof(rec.origin));
+	mts_record_hash(&rec, rh);
 }
 
 static json_t *

@@ -21,6 +21,7 @@
 struct rule {
 	int nr;
 	int line;
+	int err; /* "=> errno E": fail with E instead of the mode's action */
 	unsigned ncond;
 	struct scmp_arg_cmp cond[MAX_CONDS];
 };
@@ -45,6 +46,11 @@ static const struct konst konsts[] = {
 	{"O_RDONLY", O_RDONLY}, {"O_WRONLY", O_WRONLY}, {"O_RDWR", O_RDWR},
 	{"O_CREAT", O_CREAT}, {"SOCK_STREAM", SOCK_STREAM},
 	{"SOCK_DGRAM", SOCK_DGRAM}, {NULL, 0},
+};
+
+static const struct konst errnos[] = {
+	{"ENOSYS", ENOSYS}, {"EPERM", EPERM}, {"EACCES", EACCES},
+	{"EINVAL", EINVAL}, {"EAFNOSUPPORT", EAFNOSUPPORT}, {NULL, 0},
 };
 
 static const struct {
@@ -123,6 +129,28 @@ parse_cond(char **tok, size_t ntok, size_t *i, struct scmp_arg_cmp *c,
 	return 0;
 }
 
+/* "errno NAME" of a "=> errno NAME" action. */
+static int
+parse_errno(const char *kw, const char *v, int *out)
+{
+	const struct konst *k;
+	char *end;
+	long n;
+
+	if (strcmp(kw, "errno") != 0)
+		return -1;
+	for (k = errnos; k->name != NULL; k++)
+		if (strcmp(k->name, v) == 0) {
+			*out = (int)k->v;
+			return 0;
+		}
+	n = strtol(v, &end, 10);
+	if (*end != '\0' || end == v || n <= 0 || n > 4095)
+		return -1;
+	*out = (int)n;
+	return 0;
+}
+
 /* Splits a line in place into whitespace-separated tokens (at most max). */
 static size_t
 split(char *line, char **tok, size_t max)
@@ -141,7 +169,7 @@ parse_line(struct mts_seccomp_policy *p, char *line, int lineno,
     char *err, size_t errlen)
 {
 	char *tok[4 + MAX_CONDS * 5], *hash = strchr(line, '#');
-	size_t ntok, i = 1;
+	size_t ntok, i = 1, k;
 	const char *why;
 	struct rule r;
 	int nr;
@@ -170,6 +198,19 @@ parse_line(struct mts_seccomp_policy *p, char *line, int lineno,
 	memset(&r, 0, sizeof(r));
 	r.nr = nr;
 	r.line = lineno;
+	r.err = -1;
+	for (k = 1; k < ntok && strcmp(tok[k], "=>") != 0; k++)
+		;
+	if (k < ntok) {
+		if (k + 3 != ntok ||
+		    parse_errno(tok[ntok - 2], tok[ntok - 1], &r.err) < 0) {
+			snprintf(err, errlen, "%s:%d: %s: expected '=> errno "
+			    "NAME' (ENOSYS EPERM EACCES EINVAL EAFNOSUPPORT or "
+			    "a number)", p->file, lineno, tok[0]);
+			return -MTS_ERR_INVAL;
+		}
+		ntok -= 3;
+	}
 	while (i < ntok) {
 		if (r.ncond == MAX_CONDS ||
 		    parse_cond(tok, ntok, &i, &r.cond[r.ncond], &why) < 0) {
@@ -279,8 +320,9 @@ mts_seccomp_export(const struct mts_seccomp_policy *p, int debug, int fd,
 	/* Another architecture's syscall numbers mean something else. */
 	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	for (i = 0; i < p->n && r == 0; i++) {
-		r = seccomp_rule_add_array(ctx, act, p->r[i].nr, p->r[i].ncond,
-		    p->r[i].cond);
+		r = seccomp_rule_add_array(ctx, p->r[i].err >= 0 ?
+		    SCMP_ACT_ERRNO(p->r[i].err) : act, p->r[i].nr,
+		    p->r[i].ncond, p->r[i].cond);
 		if (r < 0)
 			snprintf(err, errlen, "%s:%d: rule rejected by "
 			    "libseccomp: %s", p->file, p->r[i].line,

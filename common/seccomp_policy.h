@@ -14,6 +14,11 @@
  *                         everything else is allowed (the shim)
  *   NAME [COND...]        a syscall; with conditions, only when all hold
  *                         (several lines for one name mean "any of them")
+ *   NAME [COND...] => errno E
+ *                         the call fails with errno E (ENOSYS, EPERM,
+ *                         EACCES, EINVAL, EAFNOSUPPORT or a number): e.g.
+ *                         clone3 => errno ENOSYS makes glibc fall back to
+ *                         clone, whose flags a filter can check
  *
  * A condition is argN OP VALUE with N in 0..5 and OP one of == != < <= >
  * >=, or argN & MASK == VALUE. Values are numbers (decimal or 0x hex) or

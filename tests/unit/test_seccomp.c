@@ -31,6 +31,10 @@ static const struct {
 	{"socket arg0 == AF_UNIX\n", NULL},
 	{"mmap arg2 & PROT_EXEC == 0\n", NULL},
 	{"default allow\nptrace\n", NULL},
+	{"clone3 => errno ENOSYS\n", NULL},
+	{"socket arg0 == AF_INET => errno 97\n", NULL},
+	{"clone3 => errno EWHAT\n", "p.policy:1: clone3: expected '=> errno"},
+	{"clone3 => kill\n", "p.policy:1: clone3: expected '=> errno"},
 	{"read\nbogus_call\n", "p.policy:2: unknown syscall 'bogus_call'"},
 	{"socket arg9 == 1\n", "p.policy:1: socket: expected argN OP VALUE"},
 	{"socket arg0 ~ 1\n", "p.policy:1: socket: unknown operator"},
@@ -132,6 +136,18 @@ test_default_allow(void **state)
 }
 
 static void
+test_errno_action(void **state)
+{
+	int st;
+
+	/* socket(AF_INET) fails with EAFNOSUPPORT: the child exits 4. */
+	st = run_child("exit_group\nsocket arg0 == AF_UNIX\n"
+		       "socket arg0 == AF_INET => errno EAFNOSUPPORT\n", 0,
+	    AF_INET);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 4);
+}
+
+static void
 test_syscall_name(void **state)
 {
 #ifdef __x86_64__
@@ -153,6 +169,7 @@ main(void)
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_filter_allows_and_kills),
 		cmocka_unit_test(test_default_allow),
+		cmocka_unit_test(test_errno_action),
 		cmocka_unit_test(test_syscall_name),
 	};
 
