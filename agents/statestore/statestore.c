@@ -1,0 +1,1222 @@
+/* statestore.c: mts-statestore main — the node's replica: RocksDB records, MST index, local API, change feed. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "hash.h"
+#include "hlc.h"
+#include "ipc.h"
+#include "log.h"
+#include "mst_core.h"
+#include "mtserr.h"
+#include "mtstime.h"
+#include "record_core.h"
+#include "state_core.h"
+#include "statestore.h"
+#include "statestore.pb-c.h"
+#include "store.h"
+#include "xmalloc.h"
+
+#define ROUND_MAX 512		    /* requests taken per poll round */
+#define SCAN_DEFAULT 1000
+#define SCAN_MAX 10000
+#define REPLY_BYTES_MAX (2u << 20) /* values per scan/records reply */
+#define CHECK_INTERVAL 1000	    /* ms between listener self-checks */
+
+static const char meta_node_id[] = "node_id";
+static const char meta_hlc[] = "hlc";
+static const char frontier_prefix[] = "pf/";
+
+/* --- the open batch of one poll round ------------------------------------ */
+
+/* A write accepted in this round, waiting for the synced commit. */
+struct pending {
+	struct mts_ipc_call *call; /* NULL for the 2nd.. record of a merge */
+	uint32_t kind;		   /* request body case */
+	uint8_t *key;
+	size_t klen;
+	uint8_t *enc; /* canonical encoding of the new record */
+	size_t elen;
+	uint8_t rh[MTS_HASH_LEN];
+	int was_live;	/* the key had a live record before this round */
+	int tombstone;	/* the new record is a delete */
+	int local;	/* put/delete here, not a merge */
+	uint32_t applied, ignored; /* merge counters (first entry only) */
+};
+
+/* Open-addressing index from key to the newest pending entry, so a second
+ * write to a key in the same round sees the first. */
+struct overlay {
+	size_t *slot; /* index+1 into pending, 0 = empty */
+	size_t cap;
+};
+
+static void *
+round_reserve(struct statestore *ss)
+{
+	if (ss->npend == ss->cappend) {
+		ss->cappend = ss->cappend ? ss->cappend * 2 : 64;
+		ss->pend = xreallocarray(ss->pend, ss->cappend,
+		    sizeof(*ss->pend));
+	}
+	return &ss->pend[ss->npend];
+}
+
+static uint64_t
+key_hash(const uint8_t *k, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (n--)
+		h = (h ^ *k++) * 1099511628211ull;
+	return h;
+}
+
+static size_t *
+overlay_find(struct statestore *ss, const uint8_t *key, size_t klen)
+{
+	struct overlay *ov = ss->ov;
+	size_t i;
+
+	if (ov->cap == 0)
+		return NULL;
+	i = key_hash(key, klen) & (ov->cap - 1);
+	for (;; i = (i + 1) & (ov->cap - 1)) {
+		struct pending *p;
+
+		if (ov->slot[i] == 0)
+			return &ov->slot[i];
+		p = &ss->pend[ov->slot[i] - 1];
+		if (p->klen == klen && memcmp(p->key, key, klen) == 0)
+			return &ov->slot[i];
+	}
+}
+
+static void
+overlay_set(struct statestore *ss, size_t idx)
+{
+	struct overlay *ov = ss->ov;
+	struct pending *p = &ss->pend[idx];
+	size_t *s, i, oldcap = ov->cap, *old = ov->slot;
+
+	if ((ss->nov + 1) * 2 > ov->cap) { /* grow and rehash */
+		ov->cap = ov->cap ? ov->cap * 2 : 256;
+		ov->slot = xcalloc(ov->cap, sizeof(size_t));
+		ss->nov = 0;
+		for (i = 0; i < oldcap; i++) {
+			if (old[i] == 0)
+				continue;
+			s = overlay_find(ss, ss->pend[old[i] - 1].key,
+			    ss->pend[old[i] - 1].klen);
+			*s = old[i];
+			ss->nov++;
+		}
+		free(old);
+	}
+	s = overlay_find(ss, p->key, p->klen);
+	if (*s == 0)
+		ss->nov++;
+	*s = idx + 1;
+}
+
+static void
+round_clear(struct statestore *ss)
+{
+	size_t i;
+
+	for (i = 0; i < ss->npend; i++) {
+		free(ss->pend[i].key);
+		free(ss->pend[i].enc);
+	}
+	ss->npend = 0;
+	if (ss->ov->cap)
+		memset(ss->ov->slot, 0, ss->ov->cap * sizeof(size_t));
+	ss->nov = 0;
+}
+
+/* --- reading the current state ------------------------------------------- */
+
+/* The current record of key, as the open round sees it. On 1, *rec points
+ * into *buf (free it) or into the round; 0 when absent; <0 on I/O error. */
+static int
+current(struct statestore *ss, const uint8_t *key, size_t klen,
+    struct mts_record *rec, uint8_t **buf)
+{
+	size_t *s = overlay_find(ss, key, klen), vlen;
+	char err[256];
+	int r;
+
+	*buf = NULL;
+	if (s != NULL && *s != 0) {
+		struct pending *p = &ss->pend[*s - 1];
+
+		return mts_record_decode(p->enc, p->elen, rec) == 0 ? 1
+								    : -MTS_ERR_IO;
+	}
+	r = mts_store_get(ss->db, MTS_CF_RECORDS, key, klen, buf, &vlen, err,
+	    sizeof(err));
+	if (r == -MTS_ERR_NOTFOUND)
+		return 0;
+	if (r < 0) {
+		log_warnx("read %.*s: %s", (int)klen, key, err);
+		return r;
+	}
+	if (mts_record_decode(*buf, vlen, rec) < 0) {
+		log_warnx("stored record of %.*s is corrupt", (int)klen, key);
+		return -MTS_ERR_IO;
+	}
+	return 1;
+}
+
+static int
+frontier(struct statestore *ss, const uint8_t *key, size_t klen,
+    struct mts_frontier *f)
+{
+	uint8_t *mk, *v;
+	size_t vlen, plen = sizeof(frontier_prefix) - 1;
+	char err[256];
+	int r;
+
+	if (ss->nfrontiers == 0)
+		return 0;
+	mk = xmalloc(plen + klen);
+	memcpy(mk, frontier_prefix, plen);
+	memcpy(mk + plen, key, klen);
+	r = mts_store_get(ss->db, MTS_CF_META, mk, plen + klen, &v, &vlen, err,
+	    sizeof(err));
+	free(mk);
+	if (r < 0)
+		return 0;
+	r = mts_frontier_decode(v, vlen, f) == 0;
+	free(v);
+	return r;
+}
+
+/* Adds an accepted write to the round and the batch. */
+static struct pending *
+round_add(struct statestore *ss, struct mts_ipc_call *call, uint32_t kind,
+    const uint8_t *key, size_t klen, const struct mts_record *rec,
+    int was_live, int local)
+{
+	struct pending *p = round_reserve(ss);
+	size_t *prev = overlay_find(ss, key, klen);
+	struct mts_buf b;
+
+	/* A key written earlier in this round keeps its before-round state. */
+	if (prev != NULL && *prev != 0)
+		was_live = ss->pend[*prev - 1].was_live;
+	memset(p, 0, sizeof(*p));
+	p->tombstone = rec->tombstone;
+	p->call = call;
+	p->kind = kind;
+	p->key = xmemdup(key, klen);
+	p->klen = klen;
+	mts_buf_init(&b);
+	mts_record_encode(rec, &b);
+	p->enc = mts_buf_steal(&b, &p->elen);
+	mts_blake2b256(p->rh, p->enc, p->elen);
+	p->was_live = was_live;
+	p->local = local;
+	mts_store_batch_put(ss->batch, MTS_CF_RECORDS, key, klen, p->enc,
+	    p->elen);
+	overlay_set(ss, ss->npend);
+	ss->npend++;
+	return p;
+}
+
+/* --- protobuf <-> record ------------------------------------------------- */
+
+static void
+record_to_pb(const struct mts_record *r, Mts__Record *pb)
+{
+	mts__record__init(pb);
+	pb->hlc = r->hlc;
+	pb->origin.data = (uint8_t *)r->origin;
+	pb->origin.len = MTS_NODE_ID_LEN;
+	pb->tombstone = r->tombstone;
+	pb->value.data = (uint8_t *)r->value;
+	pb->value.len = r->vlen;
+}
+
+/* Checks a record received from a peer: 0 or -MTS_ERR_INVAL with why. */
+static int
+record_from_pb(const Mts__Record *pb, struct mts_record *r, const char **why)
+{
+	if (pb == NULL) {
+		*why = "missing record";
+		return -MTS_ERR_INVAL;
+	}
+	if (pb->origin.len != MTS_NODE_ID_LEN) {
+		*why = "origin is not 16 bytes";
+		return -MTS_ERR_INVAL;
+	}
+	if (pb->tombstone && pb->value.len != 0) {
+		*why = "tombstone with a value";
+		return -MTS_ERR_INVAL;
+	}
+	if (pb->value.len > MTS_RECORD_MAX_VALUE) {
+		*why = "value over 1 MiB";
+		return -MTS_ERR_INVAL;
+	}
+	if (pb->hlc == 0) {
+		*why = "hlc is zero";
+		return -MTS_ERR_INVAL;
+	}
+	r->hlc = pb->hlc;
+	memcpy(r->origin, pb->origin.data, MTS_NODE_ID_LEN);
+	r->tombstone = pb->tombstone;
+	r->value = pb->value.data;
+	r->vlen = pb->value.len;
+	return 0;
+}
+
+/* --- handlers -------------------------------------------------------------- */
+
+#define SS_REPLY(var) Mts__Statestore__Reply var = MTS__STATESTORE__REPLY__INIT
+
+static void
+h_get(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__Request *req = (const void *)m;
+	struct statestore *ss = ctx;
+	Mts__Statestore__GetRep get = MTS__STATESTORE__GET_REP__INIT;
+	Mts__Record pb;
+	struct mts_record rec;
+	uint8_t *buf = NULL;
+	char err[256];
+	size_t vlen;
+	int r;
+	SS_REPLY(rep);
+
+	if (mts_state_check_key(req->get->key.data, req->get->key.len) < 0) {
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "key must be 1 to %d bytes", MTS_KEY_MAX);
+		return;
+	}
+	r = mts_store_get(ss->db, MTS_CF_RECORDS, req->get->key.data,
+	    req->get->key.len, &buf, &vlen, err, sizeof(err));
+	if (r < 0 && r != -MTS_ERR_NOTFOUND) {
+		mts_ipc_reply_error(call, MTS_ERR_IO, "read failed: %s", err);
+		return;
+	}
+	if (r == 0) {
+		if (mts_record_decode(buf, vlen, &rec) < 0) {
+			free(buf);
+			mts_ipc_reply_error(call, MTS_ERR_IO,
+			    "stored record is corrupt");
+			return;
+		}
+		get.found = 1;
+		record_to_pb(&rec, &pb);
+		get.record = &pb;
+	}
+	rep.body_case = MTS__STATESTORE__REPLY__BODY_GET;
+	rep.get = &get;
+	mts_ipc_reply(call, &rep.base);
+	free(buf);
+}
+
+/* Shared by put and delete: a local write of rec (value or tombstone). */
+static void
+local_write(struct statestore *ss, struct mts_ipc_call *call, uint32_t kind,
+    const ProtobufCBinaryData *key, const struct mts_record *tmpl,
+    int has_expected, uint64_t exp_hlc, const ProtobufCBinaryData *exp_origin)
+{
+	struct mts_record cur, rec = *tmpl;
+	uint8_t *buf;
+	int r;
+
+	if ((r = mts_state_check_key(key->data, key->len)) < 0) {
+		mts_ipc_reply_error(call, r, "key must be 1 to %d bytes",
+		    MTS_KEY_MAX);
+		return;
+	}
+	if (rec.vlen > MTS_RECORD_MAX_VALUE) {
+		mts_ipc_reply_error(call, MTS_ERR_TOOBIG,
+		    "value of %zu bytes is over the %u-byte limit", rec.vlen,
+		    MTS_RECORD_MAX_VALUE);
+		return;
+	}
+	if (mts_state_owner_check(ss->node_hex, key->data, key->len) < 0) {
+		mts_ipc_reply_error(call, MTS_ERR_DENIED,
+		    "key %.*s belongs to another node (this node is %s)",
+		    (int)key->len, key->data, ss->node_hex);
+		return;
+	}
+	r = current(ss, key->data, key->len, &cur, &buf);
+	if (r < 0) {
+		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot read current record");
+		return;
+	}
+	if (has_expected && !mts_state_cas_ok(r ? &cur : NULL, exp_hlc,
+				exp_origin->data, exp_origin->len)) {
+		free(buf);
+		mts_ipc_reply_error(call, MTS_ERR_CONFLICT,
+		    "compare-and-set failed: the record changed");
+		return;
+	}
+	if (rec.tombstone && (r == 0 || cur.tombstone)) {
+		free(buf);
+		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND, "no such key");
+		return;
+	}
+	rec.hlc = mts_hlc_now(&ss->hlc, mts_wall_ms());
+	memcpy(rec.origin, ss->node, MTS_NODE_ID_LEN);
+	round_add(ss, call, kind, key->data, key->len, &rec,
+	    r == 1 && !cur.tombstone, 1);
+	free(buf);
+}
+
+static void
+h_put(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__PutReq *put =
+	    ((const Mts__Statestore__Request *)m)->put;
+	struct mts_record rec = {0};
+
+	rec.value = put->value.data;
+	rec.vlen = put->value.len;
+	local_write(ctx, call, MTS__STATESTORE__REQUEST__BODY_PUT, &put->key,
+	    &rec, put->has_expected, put->expected_hlc, &put->expected_origin);
+}
+
+static void
+h_delete(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__DeleteReq *del =
+	    ((const Mts__Statestore__Request *)m)->delete_;
+	struct mts_record rec = {0};
+
+	rec.tombstone = true;
+	local_write(ctx, call, MTS__STATESTORE__REQUEST__BODY_DELETE,
+	    &del->key, &rec, del->has_expected, del->expected_hlc,
+	    &del->expected_origin);
+}
+
+static void
+h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__MergeReq *mr =
+	    ((const Mts__Statestore__Request *)m)->merge;
+	struct statestore *ss = ctx;
+	struct mts_record in, cur;
+	struct mts_frontier pf;
+	struct pending *first = NULL;
+	uint32_t applied = 0, ignored = 0;
+	const char *why;
+	uint8_t *buf;
+	size_t i;
+	int r;
+
+	/* Validate everything first: a bad record refuses the whole request. */
+	for (i = 0; i < mr->n_records; i++) {
+		const Mts__KeyRecord *kr = mr->records[i];
+
+		if (mts_state_check_key(kr->key.data, kr->key.len) < 0) {
+			mts_ipc_reply_error(call, MTS_ERR_INVAL,
+			    "record %zu: key must be 1 to %d bytes", i,
+			    MTS_KEY_MAX);
+			return;
+		}
+		if (record_from_pb(kr->record, &in, &why) < 0) {
+			mts_ipc_reply_error(call, MTS_ERR_INVAL,
+			    "record %zu (%.*s): %s", i, (int)kr->key.len,
+			    kr->key.data, why);
+			return;
+		}
+	}
+	for (i = 0; i < mr->n_records; i++) {
+		const Mts__KeyRecord *kr = mr->records[i];
+		int has_pf;
+
+		record_from_pb(kr->record, &in, &why);
+		mts_hlc_observe(&ss->hlc, in.hlc);
+		r = current(ss, kr->key.data, kr->key.len, &cur, &buf);
+		if (r < 0) {
+			mts_ipc_reply_error(call, MTS_ERR_IO,
+			    "cannot read current record");
+			/* earlier records of this request stay in the round
+			 * without a reply owner; that is harmless */
+			if (first != NULL)
+				first->call = NULL;
+			return;
+		}
+		has_pf = r == 0 && frontier(ss, kr->key.data, kr->key.len, &pf);
+		if (mts_state_merge_wins(r ? &cur : NULL, has_pf ? &pf : NULL,
+			&in)) {
+			struct pending *p = round_add(ss, NULL,
+			    MTS__STATESTORE__REQUEST__BODY_MERGE, kr->key.data,
+			    kr->key.len, &in, r == 1 && !cur.tombstone, 0);
+
+			if (first == NULL)
+				first = p;
+			applied++;
+		} else {
+			ignored++;
+		}
+		free(buf);
+	}
+	if (first == NULL) { /* nothing to commit: answer now */
+		Mts__Statestore__MergeRep mrep = MTS__STATESTORE__MERGE_REP__INIT;
+		SS_REPLY(rep);
+
+		mrep.ignored = ignored;
+		rep.body_case = MTS__STATESTORE__REPLY__BODY_MERGE;
+		rep.merge = &mrep;
+		mts_ipc_reply(call, &rep.base);
+		return;
+	}
+	first->call = call;
+	first->applied = applied;
+	first->ignored = ignored;
+}
+
+/* Whether key starts with prefix. */
+static int
+has_prefix(const uint8_t *key, size_t klen, const ProtobufCBinaryData *p)
+{
+	return klen >= p->len && memcmp(key, p->data, p->len) == 0;
+}
+
+static void
+h_scan(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__ScanReq *sr =
+	    ((const Mts__Statestore__Request *)m)->scan;
+	struct statestore *ss = ctx;
+	Mts__Statestore__ScanRep scan = MTS__STATESTORE__SCAN_REP__INIT;
+	struct mts_store_iter *it;
+	Mts__KeyRecord *items, **ptrs;
+	Mts__Record *recs;
+	struct mts_record rec;
+	size_t limit = sr->limit ? sr->limit : SCAN_DEFAULT, n = 0, bytes = 0;
+	const ProtobufCBinaryData *start;
+	SS_REPLY(rep);
+
+	if (limit > SCAN_MAX)
+		limit = SCAN_MAX;
+	items = xcalloc(limit, sizeof(*items));
+	recs = xcalloc(limit, sizeof(*recs));
+	ptrs = xcalloc(limit, sizeof(*ptrs));
+	start = sr->start_after.len > sr->prefix.len ? &sr->start_after
+						     : &sr->prefix;
+	it = mts_store_iter_new(ss->db, MTS_CF_RECORDS, start->data,
+	    start->len);
+	for (; mts_store_iter_valid(it); mts_store_iter_next(it)) {
+		size_t klen, vlen;
+		const uint8_t *k = mts_store_iter_key(it, &klen);
+		const uint8_t *v = mts_store_iter_val(it, &vlen);
+
+		if (!has_prefix(k, klen, &sr->prefix))
+			break;
+		if (sr->start_after.len && klen == sr->start_after.len &&
+		    memcmp(k, sr->start_after.data, klen) == 0)
+			continue;
+		if (mts_record_decode(v, vlen, &rec) < 0) {
+			log_warnx("scan: stored record of %.*s is corrupt",
+			    (int)klen, k);
+			continue;
+		}
+		if (rec.tombstone && !sr->include_tombstones)
+			continue;
+		if (n == limit || bytes > REPLY_BYTES_MAX) {
+			scan.more = 1;
+			break;
+		}
+		/* The iterator's memory is only valid until it moves. */
+		mts__key_record__init(&items[n]);
+		items[n].key.data = xmemdup(k, klen);
+		items[n].key.len = klen;
+		record_to_pb(&rec, &recs[n]);
+		recs[n].value.data = xmemdup(rec.value, rec.vlen);
+		recs[n].origin.data = xmemdup(rec.origin, MTS_NODE_ID_LEN);
+		items[n].record = &recs[n];
+		ptrs[n] = &items[n];
+		bytes += klen + vlen;
+		n++;
+	}
+	mts_store_iter_free(it);
+	scan.n_items = n;
+	scan.items = ptrs;
+	rep.body_case = MTS__STATESTORE__REPLY__BODY_SCAN;
+	rep.scan = &scan;
+	mts_ipc_reply(call, &rep.base);
+	while (n--) {
+		free(items[n].key.data);
+		free(recs[n].value.data);
+		free(recs[n].origin.data);
+	}
+	free(items);
+	free(recs);
+	free(ptrs);
+}
+
+static void
+h_root(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	struct statestore *ss = ctx;
+	Mts__Statestore__RootRep root = MTS__STATESTORE__ROOT_REP__INIT;
+	uint8_t h[MTS_HASH_LEN];
+	SS_REPLY(rep);
+
+	mts_mst_root(ss->mst, h);
+	root.hash.data = h;
+	root.hash.len = sizeof(h);
+	root.records = mts_mst_count(ss->mst);
+	root.pages = mts_mst_pages(ss->mst);
+	root.live = ss->live;
+	rep.body_case = MTS__STATESTORE__REPLY__BODY_ROOT;
+	rep.root = &root;
+	mts_ipc_reply(call, &rep.base);
+}
+
+static void
+h_page(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__PageReq *pr =
+	    ((const Mts__Statestore__Request *)m)->page;
+	struct statestore *ss = ctx;
+	Mts__Statestore__PageRep page = MTS__STATESTORE__PAGE_REP__INIT;
+	uint8_t h[MTS_HASH_LEN];
+	const uint8_t *enc;
+	size_t len;
+	SS_REPLY(rep);
+
+	if (pr->hash.len != MTS_HASH_LEN) {
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "page hash must be %d bytes, got %zu", MTS_HASH_LEN,
+		    pr->hash.len);
+		return;
+	}
+	mts_mst_root(ss->mst, h); /* brings cached page hashes up to date */
+	if (mts_mst_page(ss->mst, pr->hash.data, &enc, &len) == 0) {
+		page.found = 1;
+		page.page.data = (uint8_t *)enc;
+		page.page.len = len;
+	}
+	rep.body_case = MTS__STATESTORE__REPLY__BODY_PAGE;
+	rep.page = &page;
+	mts_ipc_reply(call, &rep.base);
+}
+
+static void
+h_records(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__RecordsReq *rr =
+	    ((const Mts__Statestore__Request *)m)->records;
+	struct statestore *ss = ctx;
+	Mts__Statestore__RecordsRep recs = MTS__STATESTORE__RECORDS_REP__INIT;
+	Mts__KeyRecord *items, **ptrs;
+	Mts__Record *pbs;
+	uint8_t **bufs;
+	struct mts_record rec;
+	size_t i, n = 0, vlen, bytes = 0;
+	char err[256];
+	SS_REPLY(rep);
+
+	if (rr->n_keys > SCAN_MAX) {
+		mts_ipc_reply_error(call, MTS_ERR_TOOBIG,
+		    "%zu keys asked, at most %d per request", rr->n_keys,
+		    SCAN_MAX);
+		return;
+	}
+	items = xcalloc(rr->n_keys, sizeof(*items));
+	ptrs = xcalloc(rr->n_keys, sizeof(*ptrs));
+	pbs = xcalloc(rr->n_keys, sizeof(*pbs));
+	bufs = xcalloc(rr->n_keys, sizeof(*bufs));
+	for (i = 0; i < rr->n_keys; i++) {
+		const ProtobufCBinaryData *k = &rr->keys[i];
+
+		if (k->len == 0 || k->len > MTS_KEY_MAX ||
+		    mts_store_get(ss->db, MTS_CF_RECORDS, k->data, k->len,
+			&bufs[n], &vlen, err, sizeof(err)) < 0)
+			continue;
+		if (mts_record_decode(bufs[n], vlen, &rec) < 0) {
+			free(bufs[n]);
+			continue;
+		}
+		mts__key_record__init(&items[n]);
+		items[n].key = *k;
+		record_to_pb(&rec, &pbs[n]);
+		items[n].record = &pbs[n];
+		ptrs[n] = &items[n];
+		bytes += vlen;
+		n++;
+		if (bytes > 2 * REPLY_BYTES_MAX)
+			break;
+	}
+	if (bytes > 2 * REPLY_BYTES_MAX) {
+		mts_ipc_reply_error(call, MTS_ERR_TOOBIG,
+		    "records over %u bytes: ask for fewer keys",
+		    2 * REPLY_BYTES_MAX);
+	} else {
+		recs.n_records = n;
+		recs.records = ptrs;
+		rep.body_case = MTS__STATESTORE__REPLY__BODY_RECORDS;
+		rep.records = &recs;
+		mts_ipc_reply(call, &rep.base);
+	}
+	while (n--)
+		free(bufs[n]);
+	free(bufs);
+	free(items);
+	free(ptrs);
+	free(pbs);
+}
+
+#define ACL_READ (1u << 0)
+#define ACL_WRITE (1u << 1)
+#define ACL_MERGE (1u << 2)
+
+static const struct mts_ipc_route routes[] = {
+	{MTS__STATESTORE__REQUEST__BODY_GET, "get", ACL_READ, h_get},
+	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", ACL_WRITE, h_put},
+	{MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", ACL_WRITE, h_delete},
+	{MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", ACL_READ, h_scan},
+	{MTS__STATESTORE__REQUEST__BODY_MERGE, "merge", ACL_MERGE, h_merge},
+	{MTS__STATESTORE__REQUEST__BODY_ROOT, "root", ACL_READ, h_root},
+	{MTS__STATESTORE__REQUEST__BODY_PAGE, "page", ACL_READ, h_page},
+	{MTS__STATESTORE__REQUEST__BODY_RECORDS, "records", ACL_READ,
+	    h_records},
+};
+
+static uint32_t
+classify(void *ctx, uid_t uid, gid_t gid)
+{
+	struct statestore *ss = ctx;
+	uint32_t classes = 0;
+	size_t c, i;
+
+	for (c = 0; c < ACL_CLASSES; c++)
+		for (i = 0; i < ss->nacl[c]; i++)
+			if (ss->acl[c][i] == uid)
+				classes |= 1u << c;
+	return classes;
+}
+
+static const struct mts_ipc_service service = {
+	.name = "statestore",
+	.request = &mts__statestore__request__descriptor,
+	.reply = &mts__statestore__reply__descriptor,
+	.routes = routes,
+	.nroutes = sizeof(routes) / sizeof(routes[0]),
+	.classify = classify,
+};
+
+/* --- commit ---------------------------------------------------------------- */
+
+static void
+publish(struct statestore *ss, const struct pending *p)
+{
+	Mts__Statestore__Change ch = MTS__STATESTORE__CHANGE__INIT;
+	Mts__Record pb;
+	struct mts_record rec;
+
+	if (mts_record_decode(p->enc, p->elen, &rec) < 0)
+		return;
+	record_to_pb(&rec, &pb);
+	ch.key.data = p->key;
+	ch.key.len = p->klen;
+	ch.record = &pb;
+	ch.local = p->local;
+	mts_pub_send(ss->pub, p->key, p->klen, &ch.base);
+}
+
+static void
+reply_write(const struct pending *p)
+{
+	Mts__Statestore__PutRep put = MTS__STATESTORE__PUT_REP__INIT;
+	Mts__Statestore__DeleteRep del = MTS__STATESTORE__DELETE_REP__INIT;
+	Mts__Statestore__MergeRep merge = MTS__STATESTORE__MERGE_REP__INIT;
+	struct mts_record rec;
+	Mts__Record pb;
+	SS_REPLY(rep);
+
+	mts_record_decode(p->enc, p->elen, &rec);
+	record_to_pb(&rec, &pb);
+	switch (p->kind) {
+	case MTS__STATESTORE__REQUEST__BODY_PUT:
+		put.record = &pb;
+		rep.body_case = MTS__STATESTORE__REPLY__BODY_PUT;
+		rep.put = &put;
+		break;
+	case MTS__STATESTORE__REQUEST__BODY_DELETE:
+		del.record = &pb;
+		rep.body_case = MTS__STATESTORE__REPLY__BODY_DELETE;
+		rep.delete_ = &del;
+		break;
+	default:
+		merge.applied = p->applied;
+		merge.ignored = p->ignored;
+		rep.body_case = MTS__STATESTORE__REPLY__BODY_MERGE;
+		rep.merge = &merge;
+		break;
+	}
+	mts_ipc_reply(p->call, &rep.base);
+}
+
+/* Makes the round durable with one synced batch, then applies it to the
+ * MST, publishes the changes and sends the replies — in that order, so no
+ * one hears of a write that a crash could still lose. */
+static void
+round_commit(struct statestore *ss)
+{
+	uint8_t hlcbuf[8];
+	char err[256];
+	size_t i;
+
+	if (ss->npend == 0)
+		return;
+	mts_put_u64be(hlcbuf, ss->hlc.last);
+	mts_store_batch_put(ss->batch, MTS_CF_META, meta_hlc,
+	    sizeof(meta_hlc) - 1, hlcbuf, sizeof(hlcbuf));
+	if (mts_store_commit(ss->db, ss->batch, err, sizeof(err)) < 0) {
+		log_warnx("commit of %zu writes failed: %s", ss->npend, err);
+		for (i = 0; i < ss->npend; i++)
+			if (ss->pend[i].call != NULL)
+				mts_ipc_reply_error(ss->pend[i].call,
+				    MTS_ERR_IO, "write failed: %s", err);
+		goto out;
+	}
+	for (i = 0; i < ss->npend; i++) {
+		struct pending *p = &ss->pend[i];
+		size_t *s = overlay_find(ss, p->key, p->klen);
+
+		mts_mst_put(ss->mst, p->key, p->klen, p->rh);
+		/* The key's last write of the round decides its liveness. */
+		if (&ss->pend[*s - 1] == p)
+			ss->live += !p->tombstone - p->was_live;
+		publish(ss, p);
+	}
+	for (i = 0; i < ss->npend; i++)
+		if (ss->pend[i].call != NULL)
+			reply_write(&ss->pend[i]);
+	ss->commits++;
+out:
+	round_clear(ss);
+	mts_store_batch_free(ss->batch);
+	ss->batch = mts_store_batch_new(ss->db);
+}
+
+/* --- tombstone pruning ------------------------------------------------------ */
+
+/* Removes tombstones older than the retention period, leaving a prune
+ * frontier in their place, and forgets frontiers that are themselves older
+ * than the retention period. One synced batch. */
+static void
+prune(struct statestore *ss)
+{
+	struct mts_store_batch *b = mts_store_batch_new(ss->db);
+	struct mts_store_iter *it;
+	uint64_t now = mts_wall_ms(), pruned = 0, forgot = 0;
+	size_t plen = sizeof(frontier_prefix) - 1;
+	uint8_t **dead = NULL, fb[MTS_FRONTIER_LEN];
+	size_t *deadlen = NULL, ndead = 0, i;
+	struct mts_record rec;
+	struct mts_frontier f;
+	char err[256];
+
+	it = mts_store_iter_new(ss->db, MTS_CF_RECORDS, NULL, 0);
+	for (; mts_store_iter_valid(it); mts_store_iter_next(it)) {
+		size_t klen, vlen;
+		const uint8_t *k = mts_store_iter_key(it, &klen);
+		const uint8_t *v = mts_store_iter_val(it, &vlen);
+		uint8_t *fk;
+
+		if (mts_record_decode(v, vlen, &rec) < 0 ||
+		    !mts_state_tombstone_expired(&rec, now, ss->retention_ms))
+			continue;
+		f.hlc = rec.hlc;
+		memcpy(f.origin, rec.origin, MTS_NODE_ID_LEN);
+		f.pruned_ms = now;
+		mts_frontier_encode(&f, fb);
+		fk = xmalloc(plen + klen);
+		memcpy(fk, frontier_prefix, plen);
+		memcpy(fk + plen, k, klen);
+		mts_store_batch_put(b, MTS_CF_META, fk, plen + klen, fb,
+		    sizeof(fb));
+		free(fk);
+		mts_store_batch_del(b, MTS_CF_RECORDS, k, klen);
+		dead = xreallocarray(dead, ndead + 1, sizeof(*dead));
+		deadlen = xreallocarray(deadlen, ndead + 1, sizeof(*deadlen));
+		dead[ndead] = xmemdup(k, klen);
+		deadlen[ndead++] = klen;
+	}
+	mts_store_iter_free(it);
+	it = mts_store_iter_new(ss->db, MTS_CF_META, frontier_prefix, plen);
+	for (; mts_store_iter_valid(it); mts_store_iter_next(it)) {
+		size_t klen, vlen;
+		const uint8_t *k = mts_store_iter_key(it, &klen);
+		const uint8_t *v = mts_store_iter_val(it, &vlen);
+
+		if (klen < plen || memcmp(k, frontier_prefix, plen) != 0)
+			break;
+		if (mts_frontier_decode(v, vlen, &f) == 0 &&
+		    mts_state_frontier_expired(&f, now, ss->retention_ms)) {
+			mts_store_batch_del(b, MTS_CF_META, k, klen);
+			forgot++;
+		}
+	}
+	mts_store_iter_free(it);
+	if (mts_store_batch_count(b) > 0) {
+		if (mts_store_commit(ss->db, b, err, sizeof(err)) < 0) {
+			log_warnx("prune: %s", err);
+		} else {
+			for (i = 0; i < ndead; i++)
+				mts_mst_del(ss->mst, dead[i], deadlen[i]);
+			pruned = ndead;
+			ss->nfrontiers += pruned;
+			ss->nfrontiers -= forgot;
+			log_info("pruned %llu tombstones, forgot %llu frontiers",
+			    (unsigned long long)pruned,
+			    (unsigned long long)forgot);
+		}
+	}
+	for (i = 0; i < ndead; i++)
+		free(dead[i]);
+	free(dead);
+	free(deadlen);
+	mts_store_batch_free(b);
+}
+
+/* --- start-up ---------------------------------------------------------------- */
+
+/* The node id: MTS_NODE from init (bound to the node's static key), else
+ * the one stored, else a random one (a standalone statestore). */
+static void
+load_identity(struct statestore *ss)
+{
+	const char *env = getenv("MTS_NODE");
+	struct mts_store_batch *b;
+	uint8_t *v = NULL;
+	size_t vlen;
+	char err[256];
+	int stored;
+
+	stored = mts_store_get(ss->db, MTS_CF_META, meta_node_id,
+		     sizeof(meta_node_id) - 1, &v, &vlen, err, sizeof(err)) == 0 &&
+	    vlen == MTS_NODE_ID_LEN;
+	if (env != NULL && *env != '\0') {
+		if (mts_unhex(ss->node, MTS_NODE_ID_LEN, env, strlen(env)) < 0)
+			fatalx("MTS_NODE must be %d hex digits, got '%s'",
+			    MTS_NODE_HEX_LEN, env);
+	} else if (stored) {
+		memcpy(ss->node, v, MTS_NODE_ID_LEN);
+	} else {
+		randombytes_buf(ss->node, MTS_NODE_ID_LEN);
+	}
+	if (!stored || memcmp(v, ss->node, MTS_NODE_ID_LEN) != 0) {
+		b = mts_store_batch_new(ss->db);
+		mts_store_batch_put(b, MTS_CF_META, meta_node_id,
+		    sizeof(meta_node_id) - 1, ss->node, MTS_NODE_ID_LEN);
+		if (mts_store_commit(ss->db, b, err, sizeof(err)) < 0)
+			fatalx("store node id: %s", err);
+		mts_store_batch_free(b);
+	}
+	free(v);
+	mts_hex(ss->node_hex, ss->node, MTS_NODE_ID_LEN);
+	v = NULL;
+	if (mts_store_get(ss->db, MTS_CF_META, meta_hlc, sizeof(meta_hlc) - 1,
+		&v, &vlen, err, sizeof(err)) == 0 &&
+	    vlen == 8)
+		mts_hlc_observe(&ss->hlc, mts_get_u64be(v));
+	free(v);
+}
+
+/* Rebuilds the in-memory MST from the records column family. */
+static void
+rebuild(struct statestore *ss)
+{
+	struct mts_store_iter *it;
+	struct mts_record rec;
+	uint8_t rh[MTS_HASH_LEN];
+	size_t plen = sizeof(frontier_prefix) - 1, bad = 0;
+	int64_t t0 = mts_now_us();
+
+	it = mts_store_iter_new(ss->db, MTS_CF_RECORDS, NULL, 0);
+	for (; mts_store_iter_valid(it); mts_store_iter_next(it)) {
+		size_t klen, vlen;
+		const uint8_t *k = mts_store_iter_key(it, &klen);
+		const uint8_t *v = mts_store_iter_val(it, &vlen);
+
+		if (mts_record_decode(v, vlen, &rec) < 0) {
+			bad++;
+			continue;
+		}
+		mts_blake2b256(rh, v, vlen);
+		mts_mst_put(ss->mst, k, klen, rh);
+		mts_hlc_observe(&ss->hlc, rec.hlc);
+		if (!rec.tombstone)
+			ss->live++;
+	}
+	mts_store_iter_free(it);
+	it = mts_store_iter_new(ss->db, MTS_CF_META, frontier_prefix, plen);
+	for (; mts_store_iter_valid(it); mts_store_iter_next(it)) {
+		size_t klen;
+		const uint8_t *k = mts_store_iter_key(it, &klen);
+
+		if (klen < plen || memcmp(k, frontier_prefix, plen) != 0)
+			break;
+		ss->nfrontiers++;
+	}
+	mts_store_iter_free(it);
+	mts_mst_root(ss->mst, rh);
+	if (bad)
+		log_warnx("%zu stored records are corrupt and were skipped",
+		    bad);
+	log_info("loaded %zu records (%llu live) in %lld ms",
+	    mts_mst_count(ss->mst), (unsigned long long)ss->live,
+	    (long long)(mts_now_us() - t0) / 1000);
+}
+
+/* Resolves one ACL list (user names or numeric uids). */
+static void
+load_acl(struct statestore *ss, int cls, const char *key)
+{
+	char **list = mts_cfg_list(ss->cfg, "statestore", key), **p;
+	struct passwd *pw;
+	int64_t uid;
+
+	for (p = list; *p != NULL; p++) {
+		if (mts_parse_int(*p, &uid) == 0 && uid >= 0) {
+			/* numeric uid */
+		} else if ((pw = getpwnam(*p)) != NULL) {
+			uid = pw->pw_uid;
+		} else {
+			fatalx("%s:%d: [statestore] %s: unknown user '%s'",
+			    ss->cfg->file,
+			    mts_cfg_line(ss->cfg, "statestore", key), key, *p);
+		}
+		ss->acl[cls] = xreallocarray(ss->acl[cls], ss->nacl[cls] + 1,
+		    sizeof(uid_t));
+		ss->acl[cls][ss->nacl[cls]++] = (uid_t)uid;
+	}
+	mts_cfg_list_free(list);
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: mts-statestore [-dn] [-c config] [-r rundir] [-s statedir]\n"
+	    "\n"
+	    "The node's replica of the cluster state (see mts-statestore(8)).\n"
+	    "  -c config    mts.conf to read (default /etc/mts/mts.conf; built-in\n"
+	    "               defaults when that file does not exist)\n"
+	    "  -d           debug logging\n"
+	    "  -n           check the configuration, print it and exit\n"
+	    "  -r rundir    directory of the sockets (overrides [node] rundir\n"
+	    "               and MTS_RUNDIR)\n"
+	    "  -s statedir  directory of the database (overrides [node]\n"
+	    "               statedir and MTS_STATEDIR)\n");
+	exit(2);
+}
+
+/* Picks a directory: flag, then environment, then config. */
+static const char *
+pick_dir(const char *flag, const char *envname, const char *cfgval)
+{
+	const char *env = getenv(envname);
+
+	if (flag != NULL)
+		return flag;
+	if (env != NULL && *env != '\0')
+		return env;
+	return cfgval;
+}
+
+static void
+open_all(struct statestore *ss, const char *rundir, const char *statedir)
+{
+	struct mts_store_opts o = {
+		.sync = mts_cfg_bool(ss->cfg, "statestore", "sync"),
+		.cache_bytes = 8u << 20,
+		.write_buffer = 8u << 20,
+	};
+	char path[PATH_MAX], err[512];
+
+	if (mkdir(statedir, 0750) < 0 && errno != EEXIST)
+		fatal("%s", statedir);
+	if (mts_path_join(path, sizeof(path), statedir, "statestore") < 0)
+		fatalx("state directory path too long");
+	if ((ss->db = mts_store_open(path, &o, err, sizeof(err))) == NULL)
+		fatalx("open %s: %s", path, err);
+	ss->batch = mts_store_batch_new(ss->db);
+	load_identity(ss);
+	rebuild(ss);
+	if (mkdir(rundir, 0750) < 0 && errno != EEXIST)
+		fatal("%s", rundir);
+	if (mts_path_join(path, sizeof(path), rundir, "statestore.sock") < 0)
+		fatalx("run directory path too long");
+	if ((ss->srv = mts_ipc_server_open(path, &service, ss, err,
+		 sizeof(err))) == NULL)
+		fatalx("%s", err);
+	if (mts_path_join(path, sizeof(path), rundir, "statestore.pub") < 0)
+		fatalx("run directory path too long");
+	if ((ss->pub = mts_pub_open(path, err, sizeof(err))) == NULL)
+		fatalx("%s", err);
+}
+
+/* Tells init (if it started us) that we are up: write to MTS_READY_FD. */
+static void
+notify_ready(void)
+{
+	const char *env = getenv("MTS_READY_FD");
+	int64_t fd;
+
+	if (env == NULL || mts_parse_int(env, &fd) < 0 || fd < 0)
+		return;
+	if (write((int)fd, "READY\n", 6) != 6)
+		log_warn("readiness notification");
+	close((int)fd);
+}
+
+static int
+setup_signals(void)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+		fatal("signalfd");
+	return fd;
+}
+
+static void
+loop(struct statestore *ss)
+{
+	struct pollfd pfd[2];
+	struct signalfd_siginfo si;
+	mts_time_t now, next;
+
+	pfd[0].fd = mts_ipc_server_fd(ss->srv);
+	pfd[0].events = POLLIN;
+	pfd[1].fd = ss->sigfd;
+	pfd[1].events = POLLIN;
+	while (!ss->stop) {
+		now = mts_now();
+		next = ss->next_check < ss->next_prune ? ss->next_check
+						       : ss->next_prune;
+		if (poll(pfd, 2, next > now ? (int)(next - now) : 0) < 0 &&
+		    errno != EINTR)
+			fatal("poll");
+		if (read(ss->sigfd, &si, sizeof(si)) == sizeof(si)) {
+			log_info("signal %u: shutting down", si.ssi_signo);
+			ss->stop = 1;
+		}
+		/* Drain even without POLLIN: the recv fd of nng can lag. */
+		mts_ipc_server_drain(ss->srv, ROUND_MAX);
+		round_commit(ss);
+		now = mts_now();
+		if (now >= ss->next_check) {
+			mts_ipc_server_check(ss->srv);
+			mts_pub_check(ss->pub);
+			ss->next_check = now + CHECK_INTERVAL;
+		}
+		if (now >= ss->next_prune) {
+			prune(ss);
+			ss->next_prune = now + ss->prune_interval_ms;
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct statestore ss;
+	struct overlay ov = {0};
+	const char *cfgpath = "/etc/mts/mts.conf", *rundir = NULL;
+	const char *statedir = NULL;
+	int c, printonly = 0, debug = 0, explicit_cfg = 0;
+	char err[512];
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ov = &ov;
+	while ((c = getopt(argc, argv, "c:dnr:s:h")) != -1) {
+		switch (c) {
+		case 'c':
+			cfgpath = optarg;
+			explicit_cfg = 1;
+			break;
+		case 'd':
+			debug = 1;
+			break;
+		case 'n':
+			printonly = 1;
+			break;
+		case 'r':
+			rundir = optarg;
+			break;
+		case 's':
+			statedir = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	log_init("statestore", debug ? MTS_LOG_DEBUG : MTS_LOG_INFO);
+	if (!explicit_cfg && access(cfgpath, F_OK) < 0) {
+		if (mts_cfg_parse("", "<defaults>", mts_conf_schema, &ss.cfg,
+			err, sizeof(err)) < 0)
+			fatalx("%s", err);
+	} else if (mts_cfg_load(cfgpath, mts_conf_schema, &ss.cfg, err,
+		       sizeof(err)) < 0) {
+		fprintf(stderr, "mts-statestore: %s\n", err);
+		return 2;
+	}
+	if (printonly) {
+		mts_cfg_print(ss.cfg, stdout);
+		return 0;
+	}
+	if (mts_cfg_bool(ss.cfg, "node", "debug"))
+		log_setlevel(MTS_LOG_DEBUG);
+	if (mts_crypto_init() < 0)
+		fatalx("libsodium failed to initialize");
+	load_acl(&ss, 0, "acl_read");
+	load_acl(&ss, 1, "acl_write");
+	load_acl(&ss, 2, "acl_merge");
+	ss.retention_ms = mts_cfg_int(ss.cfg, "statestore",
+	    "tombstone_retention");
+	ss.prune_interval_ms = mts_cfg_int(ss.cfg, "statestore",
+	    "prune_interval");
+	ss.mst = mts_mst_new();
+	ss.sigfd = setup_signals();
+	open_all(&ss, pick_dir(rundir, "MTS_RUNDIR",
+			  mts_cfg_str(ss.cfg, "node", "rundir")),
+	    pick_dir(statedir, "MTS_STATEDIR",
+		mts_cfg_str(ss.cfg, "node", "statedir")));
+	ss.next_check = mts_now() + CHECK_INTERVAL;
+	ss.next_prune = mts_now() + ss.prune_interval_ms;
+	log_info("node %s serving", ss.node_hex);
+	notify_ready();
+	loop(&ss);
+	mts_ipc_server_close(ss.srv);
+	mts_pub_close(ss.pub);
+	round_clear(&ss);
+	mts_store_batch_free(ss.batch);
+	mts_store_close(ss.db);
+	mts_mst_free(ss.mst);
+	mts_cfg_free(ss.cfg);
+	free(ss.pend);
+	free(ov.slot);
+	for (c = 0; c < ACL_CLASSES; c++)
+		free(ss.acl[c]);
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* statestore.h: mts-statestore's private state, shared by its main and handlers. */
+#ifndef MTS_STATESTORE_H
+#define MTS_STATESTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hash.h"
+#include "hlc.h"
+#include "mtstime.h"
+
+#define ACL_CLASSES 3 /* read, write, merge: bits of the route table */
+
+struct pending;
+struct overlay;
+
+struct statestore {
+	struct mts_cfg *cfg;
+	struct mts_store *db;
+	struct mts_mst *mst;
+	struct mts_ipc_server *srv;
+	struct mts_pub *pub;
+	struct mts_hlc hlc;
+	uint8_t node[MTS_NODE_ID_LEN];
+	char node_hex[MTS_NODE_HEX_LEN + 1];
+	uint64_t live;	     /* records that are not tombstones */
+	uint64_t nfrontiers; /* prune frontiers in the meta CF */
+	uint64_t commits;
+
+	uid_t *acl[ACL_CLASSES];
+	size_t nacl[ACL_CLASSES];
+
+	/* the open round: writes waiting for one synced commit */
+	struct mts_store_batch *batch;
+	struct pending *pend;
+	size_t npend, cappend;
+	struct overlay *ov;
+	size_t nov;
+
+	uint64_t retention_ms;
+	int64_t prune_interval_ms;
+	mts_time_t next_prune, next_check;
+	int sigfd;
+	int stop;
+};
+
+#endif

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# statestore_durability.sh: SIGKILL the statestore at random moments under a stream of writes; every acknowledged write must survive.
+. "$(dirname "$0")/../lib.sh"
+t_tmpdir
+SS=$BUILD/tests/sstool
+SOCK=$T_DIR/run/statestore.sock
+KILLS=${KILLS:-24}
+
+start() {
+	"$BIN/mts-statestore" -r "$T_DIR/run" -s "$T_DIR/state" 2>>"$T_DIR/log" &
+	SS_PID=$!
+	T_PIDS+=("$SS_PID")
+	wait_for 10 "$SS" "$SOCK" root >/dev/null
+}
+
+start
+"$SS" "$SOCK" writer 1000000 "$T_DIR/acked" 2>/dev/null &
+WRITER=$!
+T_PIDS+=("$WRITER")
+opened=0
+for i in $(seq 1 "$KILLS"); do
+	sleep "0.$((RANDOM % 4 + 1))$((RANDOM % 10))"
+	kill -9 "$SS_PID"
+	wait "$SS_PID" 2>/dev/null
+	if start; then opened=$((opened + 1)); fi
+done
+sleep 0.3
+kill "$WRITER"
+wait "$WRITER" 2>/dev/null
+acked=$(wc -l <"$T_DIR/acked")
+echo "$KILLS kills, $acked acknowledged writes"
+check "store reopened cleanly after each of $KILLS kills" [ "$opened" -eq "$KILLS" ]
+check "writes were acknowledged throughout" [ "$acked" -gt $((KILLS * 10)) ]
+check "every acknowledged write present" "$SS" "$SOCK" verify "$T_DIR/acked"
+check "no corrupt records reported" bash -c "! grep -q corrupt '$T_DIR/log'"
+t_done
