@@ -1,4 +1,4 @@
-/* mst_core.c: the incremental Merkle Search Tree (DESIGN.md section 5) with cached page hashes and a hash -> page index. */
+/* mst_core.c: incremental Merkle Search Tree with cached page hashes. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +36,7 @@ struct mst_page {
 	struct mst_page **kids;	 /* cap + 1 entries */
 	bool clean;		 /* hash is valid and the page is indexed */
 	uint8_t hash[MTS_HASH_LEN];
-	uint8_t *enc;		 /* cached encoding (only while clean), or NULL */
+	uint8_t *enc;		 /* cached encoding while clean, or NULL */
 	size_t enclen;
 	struct mst_page *hnext;	 /* hash index chain */
 };
@@ -416,7 +416,7 @@ mst_remove(struct mts_mst *t, struct mst_page *p, int level,
 	return c;
 }
 
-/* --- public API ------------------------------------------------------------ */
+/* --- public API ----------------------------------------------------------- */
 
 struct mts_mst *
 mts_mst_new(void)
@@ -629,7 +629,8 @@ mts_mst_page_decode(const uint8_t *buf, size_t len,
 		if (read_item(&r, level, &it) < 0)
 			goto out;
 		prev = out->nitems ? &out->items[out->nitems - 1] : NULL;
-		if (prev && key_cmp(prev->key, prev->klen, it.key, it.klen) >= 0)
+		if (prev != NULL &&
+		    key_cmp(prev->key, prev->klen, it.key, it.klen) >= 0)
 			goto out;
 		if (out->nitems == cap) {
 			cap = cap ? cap * 2 : 8;

@@ -1,4 +1,4 @@
-/* record_core.c: canonical encoding, strict decoding, record hash and the merge order of replicated records. */
+/* record_core.c: record encoding, strict decoding, rh and merge order. */
 #include <string.h>
 
 #include "mtserr.h"

@@ -1,4 +1,4 @@
-/* bench_mst.c: Merkle Search Tree benchmark — build time, incremental root time, memory and pages at 100,000 keys. */
+/* bench_mst.c: MST build, update, memory and page numbers at 100k keys. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

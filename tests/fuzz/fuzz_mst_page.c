@@ -1,4 +1,4 @@
-/* fuzz_mst_page.c: libFuzzer target for the statestore's peer-facing decoders, mts_mst_page_decode and mts_record_decode. */
+/* fuzz_mst_page.c: libFuzzer target for MST page and record decoding. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

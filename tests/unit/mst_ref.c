@@ -1,4 +1,4 @@
-/* mst_ref.c: the definition of the MST as a direct recursive construction, deliberately independent of mst_core.c. */
+/* mst_ref.c: the MST by its definition, independent of mst_core.c. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* mst_ref.h: a reference Merkle Search Tree built from scratch over a sorted array, to check the incremental one against. */
+/* mst_ref.h: a from-scratch reference MST to check the incremental one. */
 #ifndef MTS_TEST_MST_REF_H
 #define MTS_TEST_MST_REF_H
 

@@ -1,4 +1,4 @@
-/* prop.h: seeded pseudo-random generator for the property tests; the seed is printed and MTS_SEED overrides it. */
+/* prop.h: seeded generator for property tests; MTS_SEED overrides. */
 #ifndef MTS_TEST_PROP_H
 #define MTS_TEST_PROP_H
 

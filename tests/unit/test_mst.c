@@ -1,4 +1,4 @@
-/* test_mst.c: unit and property tests of the Merkle Search Tree — golden vectors, a from-scratch reference, order independence, page decoding. */
+/* test_mst.c: MST tests: golden vectors, reference, order, page decoding. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -372,7 +372,8 @@ test_reference_golden(void **state)
 		u = 0;
 		json_array_foreach(arr, i, it)
 		{
-			const char *k = json_string_value(json_array_get(it, 0));
+			const char *k =
+			    json_string_value(json_array_get(it, 0));
 
 			if (!use[i])
 				continue;
@@ -426,8 +427,12 @@ test_random_vs_reference(void **state)
 		size_t keys, ops, every;
 		unsigned del;
 	} rounds[] = {
-	    {3, 200, 1, 40},	  {12, 600, 1, 45},	{40, 2000, 1, 50},
-	    {300, 4000, 7, 40},	  {2000, 12000, 97, 35}, {6000, 12000, 1499, 20},
+	    {3, 200, 1, 40},
+	    {12, 600, 1, 45},
+	    {40, 2000, 1, 50},
+	    {300, 4000, 7, 40},
+	    {2000, 12000, 97, 35},
+	    {6000, 12000, 1499, 20},
 	    {2000, 8000, 53, 70},
 	};
 	struct prop_rng rng = {prop_seed("random vs reference")};

@@ -1,4 +1,4 @@
-/* test_record.c: unit and property tests of replicated records — encoding, strict decoding, record hash, CRDT merge laws. */
+/* test_record.c: record encoding, decoding, rh and CRDT merge laws. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* test_replicas.c: convergence of record maps + MSTs — five replicas fed the same puts/deletes in different orders end identical. */
+/* test_replicas.c: five replicas, same updates, any order: same state. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
