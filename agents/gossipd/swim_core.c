@@ -1,5 +1,6 @@
 /* swim_core.c: SWIM failure detector and membership dissemination (incarnations, indirect probes, suspicion, refutation), pure and seeded. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -531,6 +532,19 @@ mts_swim_leave(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 	me->pub.since = now;
 	queue_bcast(s, me);
 	emit_event(me, out);
+}
+
+void
+mts_swim_set_self(struct mts_swim *s, const char *addr, const char *name)
+{
+	struct member *me = &s->m[0];
+
+	if (addr)
+		snprintf(me->pub.u.addr, sizeof(me->pub.u.addr), "%s", addr);
+	if (name)
+		snprintf(me->pub.u.name, sizeof(me->pub.u.name), "%s", name);
+	me->pub.u.inc++;
+	queue_bcast(s, me);
 }
 
 void

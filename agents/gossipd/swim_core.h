@@ -105,6 +105,9 @@ void mts_swim_apply(struct mts_swim *, const struct mts_swim_update *,
     mts_time_t now, struct mts_swim_out *);
 /* This node leaves: announces LEFT with a higher incarnation. */
 void mts_swim_leave(struct mts_swim *, mts_time_t now, struct mts_swim_out *);
+/* Changes this node's advertised address and name (NULL keeps one) and
+ * announces them with a higher incarnation. */
+void mts_swim_set_self(struct mts_swim *, const char *addr, const char *name);
 /* Forgets a member entirely (removed from the cluster). */
 void mts_swim_remove(struct mts_swim *, const uint8_t id[16]);
 

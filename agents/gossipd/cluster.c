@@ -1,0 +1,468 @@
+/* cluster.c: cluster identity and admission — m/<node> member records, static-key checks, join (bootstrap and joiner sides), tokens, member events. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "agents/gossipd/gossipd.h"
+#include "log.h"
+#include "mtserr.h"
+#include "xmalloc.h"
+
+/* --- member records ------------------------------------------------------------ */
+
+static int
+key_node(const char *key, uint8_t id[MTS_NODE_ID_LEN])
+{
+	if (strncmp(key, "m/", 2) != 0 || strlen(key + 2) != MTS_NODE_HEX_LEN)
+		return -MTS_ERR_INVAL;
+	return mts_unhex(id, MTS_NODE_ID_LEN, key + 2, MTS_NODE_HEX_LEN);
+}
+
+void
+gd_publish(struct gossipd *g, const struct mts_swim_update *u,
+    const char *state)
+{
+	Mts__Gossipd__Event ev = MTS__GOSSIPD__EVENT__INIT;
+
+	if (g->pub_feed == NULL)
+		return;
+	ev.node.data = (uint8_t *)u->id;
+	ev.node.len = MTS_NODE_ID_LEN;
+	ev.name = (char *)u->name;
+	ev.addr = (char *)u->addr;
+	ev.state = (char *)state;
+	ev.incarnation = u->inc;
+	(void)mts_pub_send(g->pub_feed, state, strlen(state), &ev.base);
+}
+
+static void
+member_removed(struct gossipd *g, const uint8_t id[16], mts_time_t now)
+{
+	struct peer *p = gd_peer_get(g, id);
+	struct mts_swim_update u;
+	const struct mts_swim_member *m = mts_swim_find(g->swim, id);
+	char hex[MTS_NODE_HEX_LEN + 1];
+
+	if (memcmp(id, g->id, MTS_NODE_ID_LEN) == 0) {
+		log_warnx("this node was removed from the cluster");
+		g->in_cluster = 0;
+		return;
+	}
+	if (p->removed)
+		return;
+	p->removed = 1;
+	mts_hex(hex, id, MTS_NODE_ID_LEN);
+	log_info("node %s removed from the cluster", hex);
+	memset(&u, 0, sizeof(u));
+	if (m)
+		u = m->u;
+	memcpy(u.id, id, MTS_NODE_ID_LEN);
+	gd_publish(g, &u, "removed");
+	mts_swim_remove(g->swim, id);
+	gd_drop_peer_links(g, p, "member removed");
+}
+
+/* Applies one m/<node> record (live or tombstone) to the peer table. */
+static void
+member_record(struct gossipd *g, const char *key, const Mts__Record *rec,
+    mts_time_t now)
+{
+	Mts__Gossip__MemberRecord *mr;
+	struct mts_swim_update u;
+	uint8_t id[16], chk[16];
+	struct peer *p;
+
+	if (key_node(key, id) < 0)
+		return;
+	if (rec->tombstone) {
+		member_removed(g, id, now);
+		return;
+	}
+	mr = mts__gossip__member_record__unpack(NULL, rec->value.len,
+	    rec->value.data);
+	if (mr == NULL || mr->pubkey.len != 32) {
+		log_warnx("%s: malformed member record ignored", key);
+		goto out;
+	}
+	mts_node_id(chk, mr->pubkey.data);
+	if (memcmp(chk, id, 16) != 0) {
+		log_warnx("%s: public key does not match the node id", key);
+		goto out;
+	}
+	if (memcmp(id, g->id, 16) == 0)
+		goto out;
+	p = gd_peer_get(g, id);
+	memcpy(p->pub, mr->pubkey.data, 32);
+	p->has_pub = 1;
+	p->removed = 0;
+	if (mr->n_addrs > 0 && p->addr[0] == '\0')
+		snprintf(p->addr, sizeof(p->addr), "%s", mr->addrs[0]);
+	snprintf(p->name, sizeof(p->name), "%s", mr->name);
+	memset(&u, 0, sizeof(u));
+	memcpy(u.id, id, 16);
+	snprintf(u.addr, sizeof(u.addr), "%s", p->addr);
+	snprintf(u.name, sizeof(u.name), "%s", mr->name);
+	if (mts_swim_find(g->swim, id) == NULL)
+		mts_swim_apply(g->swim, &u, now, &g->out);
+out:
+	if (mr)
+		mts__gossip__member_record__free_unpacked(mr, NULL);
+}
+
+static void
+cluster_record(struct gossipd *g, const Mts__Record *rec)
+{
+	Mts__Gossip__ClusterRecord *cr;
+
+	if (rec->tombstone)
+		return;
+	cr = mts__gossip__cluster_record__unpack(NULL, rec->value.len,
+	    rec->value.data);
+	if (cr && cr->cluster_id.len == MTS_CLUSTER_ID_LEN) {
+		memcpy(g->cluster_id, cr->cluster_id.data, MTS_CLUSTER_ID_LEN);
+		g->in_cluster = 1;
+	}
+	if (cr)
+		mts__gossip__cluster_record__free_unpacked(cr, NULL);
+}
+
+void
+gd_member_record_changed(struct gossipd *g, const char *key,
+    const Mts__Record *rec, mts_time_t now)
+{
+	if (strncmp(key, "m/", 2) == 0)
+		member_record(g, key, rec, now);
+	else if (strcmp(key, "c/cluster") == 0)
+		cluster_record(g, rec);
+}
+
+/* Reads c/cluster and every m/ record. */
+int
+gd_load_cluster(struct gossipd *g, mts_time_t now)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__ScanReq sc = MTS__STATESTORE__SCAN_REQ__INIT;
+	Mts__Statestore__Reply *rep = NULL;
+	char key[MTS_NODE_HEX_LEN + 8];
+	ProtobufCBinaryData after = {0, NULL};
+	uint8_t *last = NULL;
+	size_t i;
+	int rc, more = 1;
+
+	if (gd_store_get(g, "c/cluster", &rep) == 0) {
+		cluster_record(g, rep->get->record);
+		mts__statestore__reply__free_unpacked(rep, NULL);
+	}
+	sc.prefix.data = (uint8_t *)"m/";
+	sc.prefix.len = 2;
+	sc.include_tombstones = 1;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
+	req.scan = &sc;
+	while (more) {
+		sc.start_after = after;
+		if ((rc = gd_store_call(g, &req, &rep)) < 0) {
+			free(last);
+			return rc;
+		}
+		more = rep->scan && rep->scan->more && rep->scan->n_items > 0;
+		for (i = 0; rep->scan && i < rep->scan->n_items; i++) {
+			const Mts__KeyRecord *kr = rep->scan->items[i];
+
+			if (kr->key.len >= sizeof(key) || kr->record == NULL)
+				continue;
+			memcpy(key, kr->key.data, kr->key.len);
+			key[kr->key.len] = '\0';
+			member_record(g, key, kr->record, now);
+			free(last);
+			last = xmemdup(kr->key.data, kr->key.len);
+			after.data = last;
+			after.len = kr->key.len;
+		}
+		mts__statestore__reply__free_unpacked(rep, NULL);
+	}
+	free(last);
+	return 0;
+}
+
+/* --- static key checks ---------------------------------------------------------- */
+
+int
+gd_verify_member(void *ctx, const uint8_t pub[32])
+{
+	struct gossipd *g = ctx;
+	uint8_t id[16];
+	char hex[MTS_NODE_HEX_LEN + 1];
+	struct peer *p;
+
+	mts_node_id(id, pub);
+	mts_hex(hex, id, 16);
+	p = gd_peer_find(g, id);
+	if (!g->in_cluster) {
+		log_warnx("refusing node %s: this node is not in a cluster",
+		    hex);
+		return -MTS_ERR_DENIED;
+	}
+	if (p == NULL || !p->has_pub) {
+		log_warnx("refusing node %s: not an admitted member", hex);
+		return -MTS_ERR_DENIED;
+	}
+	if (p->removed) {
+		log_warnx("refusing node %s: removed from the cluster", hex);
+		return -MTS_ERR_DENIED;
+	}
+	if (memcmp(p->pub, pub, 32) != 0) {
+		log_warnx("refusing node %s: static key differs from its "
+			  "member record", hex);
+		return -MTS_ERR_DENIED;
+	}
+	return 0;
+}
+
+/* Join handshakes: the PSK (the join secret) is what authorizes. */
+int
+gd_verify_any(void *ctx, const uint8_t pub[32])
+{
+	return 0;
+}
+
+int
+gd_join_secret(struct gossipd *g, uint8_t secret[32])
+{
+	Mts__Statestore__Reply *rep = NULL;
+	Mts__Gossip__JoinSecret *js;
+	const Mts__Record *r;
+	int rc = -MTS_ERR_NOTFOUND;
+
+	if (gd_store_get(g, "c/join", &rep) < 0)
+		return -MTS_ERR_NOTFOUND;
+	r = rep->get->record;
+	js = r->tombstone ? NULL :
+			    mts__gossip__join_secret__unpack(NULL, r->value.len,
+				r->value.data);
+	if (js && js->secret.len == 32) {
+		memcpy(secret, js->secret.data, 32);
+		rc = 0;
+	}
+	if (js)
+		mts__gossip__join_secret__free_unpacked(js, NULL);
+	mts__statestore__reply__free_unpacked(rep, NULL);
+	return rc;
+}
+
+int
+gd_token(struct gossipd *g, char *out, size_t outlen, int rotate,
+    const char *advertise)
+{
+	Mts__Gossip__JoinSecret js = MTS__GOSSIP__JOIN_SECRET__INIT;
+	struct mts_token t;
+	const struct mts_swim_member *me = mts_swim_member_at(g->swim, 0);
+	int rc;
+
+	if (!g->in_cluster)
+		return -MTS_ERR_STATE;
+	memset(&t, 0, sizeof(t));
+	if (rotate) {
+		randombytes_buf(t.secret, sizeof(t.secret));
+		js.version = 1;
+		js.secret.data = t.secret;
+		js.secret.len = sizeof(t.secret);
+		if ((rc = gd_store_put(g, "c/join", &js.base)) < 0)
+			return rc;
+	}
+	if ((rc = gd_join_secret(g, t.secret)) < 0)
+		return rc;
+	memcpy(t.cluster_id, g->cluster_id, MTS_CLUSTER_ID_LEN);
+	snprintf(t.addr, sizeof(t.addr), "%s",
+	    advertise && *advertise ? advertise : me->u.addr);
+	rc = mts_token_encode(&t, out, outlen);
+	sodium_memzero(&t, sizeof(t));
+	return rc;
+}
+
+/* --- join: bootstrap side ---------------------------------------------------------- */
+
+static void
+send_join_rep(struct gossipd *g, struct link *l, const char *error)
+{
+	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
+	Mts__Gossip__JoinRep jr = MTS__GOSSIP__JOIN_REP__INIT;
+	Mts__Gossip__MemberInfo *mi = NULL, **mp = NULL;
+	const struct mts_swim_member *me = mts_swim_member_at(g->swim, 0);
+	struct peer *p;
+	size_t n = 0, cap = 1;
+
+	for (p = g->peers; p; p = p->next)
+		cap++;
+	if (error == NULL) {
+		mi = xcalloc(cap, sizeof(*mi));
+		mp = xcalloc(cap, sizeof(*mp));
+		mts__gossip__member_info__init(&mi[n]);
+		mi[n].node.data = g->id;
+		mi[n].node.len = 16;
+		mi[n].pubkey.data = g->pub;
+		mi[n].pubkey.len = 32;
+		mi[n].addr = (char *)me->u.addr;
+		mi[n].name = (char *)me->u.name;
+		mp[n] = &mi[n];
+		n++;
+		for (p = g->peers; p; p = p->next) {
+			if (p->removed || !p->has_pub)
+				continue;
+			mts__gossip__member_info__init(&mi[n]);
+			mi[n].node.data = p->id;
+			mi[n].node.len = 16;
+			mi[n].pubkey.data = p->pub;
+			mi[n].pubkey.len = 32;
+			mi[n].addr = p->addr;
+			mi[n].name = p->name;
+			mp[n] = &mi[n];
+			n++;
+		}
+		jr.cluster_id.data = g->cluster_id;
+		jr.cluster_id.len = MTS_CLUSTER_ID_LEN;
+	}
+	jr.members = mp;
+	jr.n_members = n;
+	jr.error = (char *)(error ? error : "");
+	msg.body_case = MTS__GOSSIP__MSG__BODY_JOIN_REP;
+	msg.join_rep = &jr;
+	(void)gd_send_on_link(g, l, &msg);
+	l->closing = 1;
+	free(mi);
+	free(mp);
+}
+
+static int
+write_member(struct gossipd *g, const uint8_t id[16], const uint8_t pub[32],
+    const char *addr, const char *name)
+{
+	Mts__Gossip__MemberRecord mr = MTS__GOSSIP__MEMBER_RECORD__INIT;
+	char key[MTS_NODE_HEX_LEN + 3], *addrs[1];
+
+	mr.version = 1;
+	mr.pubkey.data = (uint8_t *)pub;
+	mr.pubkey.len = 32;
+	addrs[0] = (char *)addr;
+	mr.addrs = addrs;
+	mr.n_addrs = addr && *addr ? 1 : 0;
+	mr.admitted_by.data = g->id;
+	mr.admitted_by.len = 16;
+	mr.joined_at = mts_wall_ms();
+	mr.name = (char *)name;
+	memcpy(key, "m/", 2);
+	mts_hex(key + 2, id, 16);
+	return gd_store_put(g, key, &mr.base);
+}
+
+void
+gd_admit(struct gossipd *g, struct link *l, mts_time_t now)
+{
+	Mts__Gossip__JoinHello *jh;
+	struct mts_swim_update u;
+	const uint8_t *data, *rs = mts_conn_remote_static(l->conn);
+	struct peer *p;
+	size_t len;
+	char hex[MTS_NODE_HEX_LEN + 1];
+
+	data = mts_conn_peer_hello(l->conn, &len);
+	jh = data ? mts__gossip__join_hello__unpack(NULL, len, data) : NULL;
+	mts_hex(hex, l->id, 16);
+	if (jh == NULL || gd_member_from_pb(jh->self, &u) < 0 ||
+	    memcmp(u.id, l->id, 16) != 0) {
+		log_warnx("join from %s: malformed hello", l->raddr);
+		send_join_rep(g, l, "malformed join hello");
+		goto out;
+	}
+	p = gd_peer_find(g, l->id);
+	if (p && p->removed) {
+		log_warnx("join from %s refused: node %s was removed", l->raddr,
+		    hex);
+		send_join_rep(g, l, "this node was removed from the cluster; "
+				    "join with a fresh identity");
+		goto out;
+	}
+	if (write_member(g, l->id, rs, u.addr, u.name) < 0) {
+		send_join_rep(g, l, "the bootstrap node could not record "
+				    "the new member");
+		goto out;
+	}
+	p = gd_peer_get(g, l->id);
+	memcpy(p->pub, rs, 32);
+	p->has_pub = 1;
+	snprintf(p->addr, sizeof(p->addr), "%s", u.addr);
+	snprintf(p->name, sizeof(p->name), "%s", u.name);
+	mts_swim_apply(g->swim, &u, now, &g->out);
+	log_info("admitted node %s (%s, %s)", hex, u.name, u.addr);
+	send_join_rep(g, l, NULL);
+out:
+	if (jh)
+		mts__gossip__join_hello__free_unpacked(jh, NULL);
+}
+
+/* --- join: joiner side ---------------------------------------------------------------- */
+
+static void
+learn_member(struct gossipd *g, const Mts__Gossip__MemberInfo *mi,
+    mts_time_t now)
+{
+	struct mts_swim_update u;
+	uint8_t chk[16];
+	struct peer *p;
+
+	if (mi->node.len != 16 || mi->pubkey.len != 32 ||
+	    strlen(mi->addr) >= GD_ADDR_MAX ||
+	    strlen(mi->name) >= MTS_SWIM_NAME_MAX)
+		return;
+	mts_node_id(chk, mi->pubkey.data);
+	if (memcmp(chk, mi->node.data, 16) != 0 ||
+	    memcmp(chk, g->id, 16) == 0)
+		return;
+	p = gd_peer_get(g, chk);
+	memcpy(p->pub, mi->pubkey.data, 32);
+	p->has_pub = 1;
+	snprintf(p->addr, sizeof(p->addr), "%s", mi->addr);
+	snprintf(p->name, sizeof(p->name), "%s", mi->name);
+	memset(&u, 0, sizeof(u));
+	memcpy(u.id, chk, 16);
+	snprintf(u.addr, sizeof(u.addr), "%s", mi->addr);
+	snprintf(u.name, sizeof(u.name), "%s", mi->name);
+	mts_swim_apply(g->swim, &u, now, &g->out);
+}
+
+void
+gd_join_reply(struct gossipd *g, struct link *l, const Mts__Gossip__JoinRep *jr,
+    mts_time_t now)
+{
+	Mts__Gossipd__Reply rep = MTS__GOSSIPD__REPLY__INIT;
+	Mts__Gossipd__JoinRep ok = MTS__GOSSIPD__JOIN_REP__INIT;
+	struct mts_ipc_call *call = l->join_call;
+	size_t i;
+
+	l->join_call = NULL;
+	if (jr->error[0] || jr->cluster_id.len != MTS_CLUSTER_ID_LEN) {
+		log_warnx("join through %s refused: %s", l->raddr,
+		    jr->error[0] ? jr->error : "no cluster id");
+		if (call)
+			mts_ipc_reply_error(call, MTS_ERR_DENIED, "%s",
+			    jr->error[0] ? jr->error : "no cluster id");
+		gd_link_close(g, l, NULL);
+		return;
+	}
+	memcpy(g->cluster_id, jr->cluster_id.data, MTS_CLUSTER_ID_LEN);
+	g->in_cluster = 1;
+	for (i = 0; i < jr->n_members; i++)
+		learn_member(g, jr->members[i], now);
+	log_info("joined the cluster through %s (%zu members)", l->raddr,
+	    jr->n_members);
+	if (call) {
+		ok.cluster_id = jr->cluster_id;
+		ok.members = (uint32_t)jr->n_members;
+		rep.body_case = MTS__GOSSIPD__REPLY__BODY_JOIN;
+		rep.join = &ok;
+		mts_ipc_reply(call, &rep.base);
+	}
+	gd_link_close(g, l, NULL);
+	gd_ae_start_with(g, l->id, now);
+}

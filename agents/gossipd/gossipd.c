@@ -1,0 +1,387 @@
+/* gossipd.c: mts-gossipd main — configuration, the node's static key and id, the event loop (epoll over TCP links, nng descriptors, signals) and SWIM effects. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "agents/gossipd/gossipd.h"
+#include "log.h"
+#include "mtserr.h"
+#include "xmalloc.h"
+
+#define KEY_FILE "node.key"
+#define TICK_MS 50
+
+static int print_id;
+
+int
+gd_rng(void *ctx, uint8_t *buf, size_t len)
+{
+	randombytes_buf(buf, len);
+	return 0;
+}
+
+/* --- configuration -------------------------------------------------------------- */
+
+static mts_time_t
+cfg_ms(struct gossipd *g, const char *key)
+{
+	int64_t v = 0;
+
+	(void)mts_parse_duration(mts_cfg_str(g->agent.cfg, "gossipd", key), &v);
+	return v;
+}
+
+static int64_t
+cfg_int(struct gossipd *g, const char *key)
+{
+	return mts_cfg_int(g->agent.cfg, "gossipd", key);
+}
+
+static int
+load_config(struct gossipd *g)
+{
+	struct gd_cfg *c = &g->cfg;
+	const char *adv = mts_cfg_str(g->agent.cfg, "gossipd", "advertise");
+	int64_t sz = 0;
+
+	snprintf(c->listen, sizeof(c->listen), "%s",
+	    mts_cfg_str(g->agent.cfg, "gossipd", "listen"));
+	snprintf(c->advertise, sizeof(c->advertise), "%s",
+	    adv && *adv ? adv : c->listen);
+	mts_swim_cfg_defaults(&c->swim);
+	c->swim.probe_interval = cfg_ms(g, "probe_interval");
+	c->swim.probe_timeout = cfg_ms(g, "probe_timeout");
+	c->swim.indirect = (int)cfg_int(g, "indirect_probes");
+	c->swim.suspicion_mult = (int)cfg_int(g, "suspicion_mult");
+	c->swim.retransmit_mult = (int)cfg_int(g, "retransmit_mult");
+	c->swim.dead_reclaim = cfg_ms(g, "dead_reclaim");
+	c->fanout = (int)cfg_int(g, "fanout");
+	c->ae_interval = cfg_ms(g, "ae_interval");
+	(void)mts_parse_size(mts_cfg_str(g->agent.cfg, "gossipd", "ae_rate"),
+	    &c->ae_rate);
+	(void)mts_parse_size(mts_cfg_str(g->agent.cfg, "gossipd",
+				 "max_payload"),
+	    &sz);
+	c->max_payload = sz;
+	c->handshake_timeout = cfg_ms(g, "handshake_timeout");
+	c->idle_timeout = cfg_ms(g, "idle_timeout");
+	c->reconnect_max = cfg_ms(g, "reconnect_max");
+	c->store_timeout = cfg_ms(g, "statestore_timeout");
+	if (c->swim.probe_interval <= 0 || c->swim.probe_timeout <= 0 ||
+	    c->swim.probe_timeout >= c->swim.probe_interval) {
+		log_warnx("[gossipd] probe_timeout must be positive and below "
+			  "probe_interval");
+		return -1;
+	}
+	if (c->swim.indirect < 0 || c->swim.suspicion_mult < 1 ||
+	    c->swim.retransmit_mult < 1 || c->fanout < 1 ||
+	    c->ae_interval <= 0 || c->ae_rate <= 0 ||
+	    c->max_payload < 65536 || c->handshake_timeout <= 0 ||
+	    c->idle_timeout <= c->swim.probe_interval ||
+	    c->reconnect_max <= 0 || c->store_timeout <= 0) {
+		log_warnx("[gossipd] a value is out of range (see docs/gossip.md)");
+		return -1;
+	}
+	return 0;
+}
+
+/* --- identity ---------------------------------------------------------------------- */
+
+/* Reads the static key, creating it (mode 0600) on first start. */
+static int
+load_key(struct gossipd *g)
+{
+	char path[512];
+	ssize_t r;
+	int fd;
+
+	if (mts_path_join(path, sizeof(path), g->agent.statedir, KEY_FILE) < 0)
+		return -1;
+	if (mkdir(g->agent.statedir, 0700) < 0 && errno != EEXIST) {
+		log_warn("%s", g->agent.statedir);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		r = read(fd, g->priv, sizeof(g->priv));
+		close(fd);
+		if (r != (ssize_t)sizeof(g->priv)) {
+			log_warnx("%s: not a 32-byte key", path);
+			return -1;
+		}
+	} else if (errno == ENOENT) {
+		randombytes_buf(g->priv, sizeof(g->priv));
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, g->priv, sizeof(g->priv)) !=
+				  (ssize_t)sizeof(g->priv) ||
+		    fsync(fd) < 0) {
+			log_warn("writing %s", path);
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+		log_info("created the node key %s", path);
+	} else {
+		log_warn("%s", path);
+		return -1;
+	}
+	if (crypto_scalarmult_base(g->pub, g->priv) != 0)
+		return -1;
+	mts_node_id(g->id, g->pub);
+	mts_hex(g->idhex, g->id, MTS_NODE_ID_LEN);
+	return 0;
+}
+
+static void
+load_name(struct gossipd *g)
+{
+	const char *n = mts_cfg_str(g->agent.cfg, "node", "name");
+	char host[MTS_SWIM_NAME_MAX];
+
+	if (n && *n) {
+		snprintf(g->name, sizeof(g->name), "%s", n);
+	} else if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		snprintf(g->name, sizeof(g->name), "%s", host);
+	}
+}
+
+/* --- SWIM effects --------------------------------------------------------------------- */
+
+static void
+send_probe(struct gossipd *g, const struct mts_swim_effect *e, mts_time_t now)
+{
+	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
+	Mts__Gossip__Ping ping = MTS__GOSSIP__PING__INIT;
+	Mts__Gossip__Ack ack = MTS__GOSSIP__ACK__INIT;
+	Mts__Gossip__PingReq pr = MTS__GOSSIP__PING_REQ__INIT;
+	struct peer *p = gd_peer_find(g, e->to);
+
+	if (p == NULL)
+		return;
+	switch (e->type) {
+	case MTS_SWIM_SEND_PING:
+		ping.seq = e->seq;
+		msg.body_case = MTS__GOSSIP__MSG__BODY_PING;
+		msg.ping = &ping;
+		break;
+	case MTS_SWIM_SEND_ACK:
+		ack.seq = e->seq;
+		msg.body_case = MTS__GOSSIP__MSG__BODY_ACK;
+		msg.ack = &ack;
+		break;
+	case MTS_SWIM_SEND_PINGREQ:
+		pr.seq = e->seq;
+		pr.target.data = (uint8_t *)e->target;
+		pr.target.len = 16;
+		msg.body_case = MTS__GOSSIP__MSG__BODY_PING_REQ;
+		msg.ping_req = &pr;
+		break;
+	default:
+		return;
+	}
+	(void)gd_send(g, p, &msg, now);
+}
+
+static void
+on_event(struct gossipd *g, const struct mts_swim_update *u)
+{
+	char hex[MTS_NODE_HEX_LEN + 1];
+	const char *st = mts_swim_state_name(u->state);
+
+	mts_hex(hex, u->id, 16);
+	log_info("node %s (%s) is %s (incarnation %llu)", hex, u->name, st,
+	    (unsigned long long)u->inc);
+	gd_publish(g, u, st);
+}
+
+/* Carries out what SWIM asked for; handlers may add more effects. */
+void
+gd_swim_effects(struct gossipd *g, mts_time_t now)
+{
+	struct mts_swim_out cur;
+	size_t i, rounds;
+
+	for (rounds = 0; rounds < 8 && g->out.n > 0; rounds++) {
+		cur = g->out;
+		memset(&g->out, 0, sizeof(g->out));
+		for (i = 0; i < cur.n; i++) {
+			if (cur.e[i].type == MTS_SWIM_EVENT)
+				on_event(g, &cur.e[i].update);
+			else
+				send_probe(g, &cur.e[i], now);
+		}
+		mts_swim_out_free(&cur);
+	}
+}
+
+/* --- the loop ------------------------------------------------------------------------- */
+
+static int
+watch(struct gossipd *g, int fd, void *tag)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = tag;
+	return epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int
+setup(struct gossipd *g)
+{
+	struct mts_swim_update self;
+	sigset_t ss;
+	mts_time_t now = mts_now();
+	uint64_t seed;
+
+	if ((g->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return -1;
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((g->sigfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	    watch(g, g->sigfd, &g->sigfd) < 0)
+		return -1;
+	memset(&self, 0, sizeof(self));
+	memcpy(self.id, g->id, 16);
+	snprintf(self.addr, sizeof(self.addr), "%s", g->cfg.advertise);
+	snprintf(self.name, sizeof(self.name), "%s", g->name);
+	/* a restarted node comes back with a larger incarnation */
+	self.inc = mts_wall_ms() / 1000;
+	randombytes_buf(&seed, sizeof(seed));
+	g->swim = mts_swim_new(&g->cfg.swim, &self, seed, now);
+	g->seen = mts_seen_new(1u << 16);
+	if (gd_listen(g) < 0 || gd_store_open(g) < 0 ||
+	    watch(g, g->subfd, &g->subfd) < 0)
+		return -1;
+	if (gd_load_cluster(g, now) < 0)
+		log_warnx("could not read the member list; continuing");
+	if (gd_api_open(g) < 0)
+		return -1;
+	if (watch(g, mts_ipc_server_fd(g->api), g->api) < 0)
+		return -1;
+	g->next_ae = now + g->cfg.ae_interval;
+	return 0;
+}
+
+static void
+on_signal(struct gossipd *g)
+{
+	struct signalfd_siginfo si;
+
+	while (read(g->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			continue;
+		log_info("signal %u: stopping", si.ssi_signo);
+		g->quit = 1;
+	}
+}
+
+static int
+poll_timeout(struct gossipd *g, mts_time_t now)
+{
+	mts_time_t d = mts_swim_next_deadline(g->swim) - now;
+
+	if (d < 0)
+		d = 0;
+	return d > TICK_MS ? TICK_MS : (int)d;
+}
+
+static void
+loop(struct gossipd *g)
+{
+	struct epoll_event evs[64];
+	mts_time_t now, next_check = 0;
+	int n, i;
+
+	while (!g->quit) {
+		now = mts_now();
+		n = epoll_wait(g->epfd, evs, 64, poll_timeout(g, now));
+		if (n < 0 && errno != EINTR)
+			fatal("epoll_wait");
+		now = mts_now();
+		for (i = 0; i < n; i++) {
+			void *tag = evs[i].data.ptr;
+
+			if (tag == &g->lfd)
+				gd_accept(g, now);
+			else if (tag == &g->sigfd)
+				on_signal(g);
+			else if (tag == &g->subfd)
+				gd_feed_drain(g, now);
+			else if (tag == g->api)
+				(void)mts_ipc_server_drain(g->api, 64);
+			else
+				gd_link_io(g, tag, evs[i].events, now);
+			gd_swim_effects(g, now);
+		}
+		now = mts_now();
+		if (g->in_cluster)
+			mts_swim_tick(g->swim, now, &g->out);
+		gd_swim_effects(g, now);
+		gd_ae_tick(g, now);
+		gd_relay_tick(g, now);
+		gd_net_tick(g, now);
+		gd_swim_effects(g, now);
+		if (now >= next_check) {
+			(void)mts_ipc_server_check(g->api);
+			(void)mts_pub_check(g->pub_feed);
+			next_check = now + 1000;
+		}
+	}
+}
+
+static int
+opt(void *arg, int c, const char *optarg)
+{
+	if (c != 'i')
+		return -1;
+	print_id = 1;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct gossipd g;
+
+	mts_agent_init(&g.agent, "gossipd", argc, argv, "i", opt, NULL);
+	if (mts_crypto_init() < 0)
+		fatalx("libsodium failed to start");
+	if (load_key(&g) < 0)
+		return MTS_EXIT_PERMANENT;
+	if (print_id) {
+		printf("%s\n", g.idhex);
+		return MTS_EXIT_OK;
+	}
+	if (load_config(&g) < 0)
+		return MTS_EXIT_USAGE;
+	load_name(&g);
+	if (setup(&g) < 0) {
+		log_warnx("start-up failed");
+		return MTS_EXIT_FAILURE;
+	}
+	if (mts_agent_sandbox(&g.agent) < 0)
+		return MTS_EXIT_FAILURE;
+	log_info("node %s (%s) listening on %s%s", g.idhex, g.name,
+	    g.cfg.listen, g.in_cluster ? ", in a cluster" : ", not in a cluster");
+	mts_agent_ready(&g.agent);
+	loop(&g);
+	mts_agent_free(&g.agent);
+	return MTS_EXIT_OK;
+}

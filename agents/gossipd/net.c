@@ -1,0 +1,797 @@
+/* net.c: gossipd's TCP side — listener, outgoing dials with backoff, per-link Noise connections, message queues per peer, timeouts. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agents/gossipd/gossipd.h"
+#include "log.h"
+#include "mtserr.h"
+#include "xmalloc.h"
+
+#define PEER_QUEUE_MAX (16u << 20)
+#define READ_CHUNK 65536
+#define JOIN_FIRST_FRAME (32 + MTS_NOISE_TAGLEN)
+
+/* --- addresses ------------------------------------------------------------ */
+
+/* Parses "a.b.c.d:port" (IPv4 only; loopback and LAN addresses). */
+static int
+parse_addr(const char *s, struct sockaddr_in *sa)
+{
+	char host[GD_ADDR_MAX];
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long port;
+
+	if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
+		return -MTS_ERR_INVAL;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	port = strtol(colon + 1, &end, 10);
+	if (*end != '\0' || port <= 0 || port > 65535)
+		return -MTS_ERR_INVAL;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	if (host[0] == '\0')
+		sa->sin_addr.s_addr = htonl(INADDR_ANY);
+	else if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		return -MTS_ERR_INVAL;
+	return 0;
+}
+
+static void
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	fl = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &fl, sizeof(fl));
+}
+
+int
+gd_listen(struct gossipd *g)
+{
+	struct sockaddr_in sa;
+	struct epoll_event ev;
+	int one = 1;
+
+	if (parse_addr(g->cfg.listen, &sa) < 0) {
+		log_warnx("[gossipd] listen: '%s' is not ADDRESS:PORT",
+		    g->cfg.listen);
+		return -1;
+	}
+	if ((g->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		log_warn("socket");
+		return -1;
+	}
+	(void)setsockopt(g->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(g->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(g->lfd, 128) < 0) {
+		log_warn("listening on %s", g->cfg.listen);
+		return -1;
+	}
+	set_nonblock(g->lfd);
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = &g->lfd;
+	if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->lfd, &ev) < 0) {
+		log_warn("epoll_ctl");
+		return -1;
+	}
+	return 0;
+}
+
+/* --- links ---------------------------------------------------------------- */
+
+static const char *
+kind_name(enum link_kind k)
+{
+	static const char *n[] = {"incoming", "member (in)", "member (out)",
+	    "join (in)", "join (out)"};
+
+	return n[k];
+}
+
+static struct link *
+link_new(struct gossipd *g, int fd, enum link_kind kind, const char *raddr,
+    mts_time_t now)
+{
+	struct link *l = xcalloc(1, sizeof(*l));
+	struct epoll_event ev;
+
+	l->fd = fd;
+	l->kind = kind;
+	snprintf(l->raddr, sizeof(l->raddr), "%s", raddr);
+	l->deadline = now + g->cfg.handshake_timeout;
+	l->last_rx = now;
+	mts_buf_init(&l->peek);
+	l->next = g->links;
+	g->links = l;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = l;
+	if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		log_warn("epoll_ctl add");
+	return l;
+}
+
+void
+gd_update_epoll(struct gossipd *g, struct link *l)
+{
+	struct epoll_event ev;
+	int want = l->connecting ||
+	    (l->conn && mts_conn_out(l->conn)->len > 0);
+
+	if (l->dead || want == l->want_out)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | (want ? EPOLLOUT : 0);
+	ev.data.ptr = l;
+	if (epoll_ctl(g->epfd, EPOLL_CTL_MOD, l->fd, &ev) == 0)
+		l->want_out = want;
+}
+
+static const char *
+link_who(const struct link *l, char *buf, size_t len)
+{
+	char hex[MTS_NODE_HEX_LEN + 1];
+
+	if (l->has_id) {
+		mts_hex(hex, l->id, MTS_NODE_ID_LEN);
+		snprintf(buf, len, "%s link %s (node %.12s)", kind_name(l->kind),
+		    l->raddr, hex);
+	} else {
+		snprintf(buf, len, "%s link %s", kind_name(l->kind), l->raddr);
+	}
+	return buf;
+}
+
+void
+gd_link_close(struct gossipd *g, struct link *l, const char *why)
+{
+	char who[160];
+
+	if (l->dead)
+		return;
+	if (why)
+		log_info("closing %s: %s", link_who(l, who, sizeof(who)), why);
+	l->dead = 1;
+	(void)epoll_ctl(g->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+	close(l->fd);
+	if (l->join_call) {
+		mts_ipc_reply_error(l->join_call, MTS_ERR_IO,
+		    "join through %s failed: %s", l->raddr,
+		    why ? why : "connection closed");
+		l->join_call = NULL;
+	}
+	if (l->peer) {
+		if (l->peer->link == l)
+			l->peer->link = NULL;
+		if (l->peer->dial == l)
+			l->peer->dial = NULL;
+	}
+}
+
+static void
+link_free(struct link *l)
+{
+	mts_conn_free(l->conn);
+	mts_buf_free(&l->peek);
+	free(l);
+}
+
+/* Frees closed links (they are only marked dead while handlers run). */
+static void
+sweep(struct gossipd *g)
+{
+	struct link **pp = &g->links, *l;
+
+	while ((l = *pp) != NULL) {
+		if (l->dead) {
+			*pp = l->next;
+			link_free(l);
+		} else {
+			pp = &l->next;
+		}
+	}
+}
+
+/* Writes what the connection has queued; 0 or -1 (link closed). */
+static int
+flush(struct gossipd *g, struct link *l)
+{
+	struct mts_buf *o;
+	ssize_t w;
+
+	if (l->dead || l->connecting || l->conn == NULL)
+		return l->dead ? -1 : 0;
+	o = mts_conn_out(l->conn);
+	while (o->len > 0) {
+		w = write(l->fd, o->data, o->len);
+		if (w < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (w <= 0) {
+			gd_link_close(g, l, strerror(errno));
+			return -1;
+		}
+		mts_conn_consumed(l->conn, (size_t)w);
+	}
+	if (o->len == 0 && l->closing) {
+		gd_link_close(g, l, NULL);
+		return -1;
+	}
+	gd_update_epoll(g, l);
+	return 0;
+}
+
+/* --- peers ---------------------------------------------------------------- */
+
+struct peer *
+gd_peer_find(struct gossipd *g, const uint8_t id[16])
+{
+	struct peer *p;
+
+	for (p = g->peers; p; p = p->next)
+		if (memcmp(p->id, id, MTS_NODE_ID_LEN) == 0)
+			return p;
+	return NULL;
+}
+
+struct peer *
+gd_peer_get(struct gossipd *g, const uint8_t id[16])
+{
+	struct peer *p = gd_peer_find(g, id);
+
+	if (p)
+		return p;
+	p = xcalloc(1, sizeof(*p));
+	memcpy(p->id, id, MTS_NODE_ID_LEN);
+	mts_buf_init(&p->q);
+	p->next = g->peers;
+	g->peers = p;
+	return p;
+}
+
+void
+gd_drop_peer_links(struct gossipd *g, struct peer *p, const char *why)
+{
+	struct link *l;
+
+	for (l = g->links; l; l = l->next)
+		if (!l->dead && l->has_id &&
+		    memcmp(l->id, p->id, MTS_NODE_ID_LEN) == 0)
+			gd_link_close(g, l, why);
+	mts_buf_reset(&p->q);
+}
+
+/* --- hello ---------------------------------------------------------------- */
+
+void
+gd_member_to_pb(const struct mts_swim_update *u, Mts__Gossip__Member *m)
+{
+	mts__gossip__member__init(m);
+	m->node.data = (uint8_t *)u->id;
+	m->node.len = MTS_NODE_ID_LEN;
+	m->addr = (char *)u->addr;
+	m->name = (char *)u->name;
+	m->state = (uint32_t)u->state;
+	m->incarnation = u->inc;
+}
+
+int
+gd_member_from_pb(const Mts__Gossip__Member *m, struct mts_swim_update *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (m == NULL || m->node.len != MTS_NODE_ID_LEN ||
+	    m->state > MTS_SWIM_LEFT || strlen(m->addr) >= MTS_SWIM_ADDR_MAX ||
+	    strlen(m->name) >= MTS_SWIM_NAME_MAX)
+		return -MTS_ERR_INVAL;
+	memcpy(u->id, m->node.data, MTS_NODE_ID_LEN);
+	snprintf(u->addr, sizeof(u->addr), "%s", m->addr);
+	snprintf(u->name, sizeof(u->name), "%s", m->name);
+	u->state = (enum mts_swim_state)m->state;
+	u->inc = m->incarnation;
+	return 0;
+}
+
+/* Our Hello (IK both ways, join responder): self as SWIM knows it. */
+static uint8_t *
+pack_hello(struct gossipd *g, size_t *len)
+{
+	Mts__Gossip__Hello h = MTS__GOSSIP__HELLO__INIT;
+	Mts__Gossip__Member m;
+	const struct mts_swim_member *me = mts_swim_member_at(g->swim, 0);
+	uint8_t *buf;
+
+	gd_member_to_pb(&me->u, &m);
+	h.version = 1;
+	h.self = &m;
+	h.cluster_id.data = g->cluster_id;
+	h.cluster_id.len = g->in_cluster ? MTS_CLUSTER_ID_LEN : 0;
+	*len = mts__gossip__hello__get_packed_size(&h);
+	buf = xmalloc(*len + 1);
+	mts__gossip__hello__pack(&h, buf);
+	return buf;
+}
+
+/* The peer's Hello: its address and incarnation go to SWIM. */
+static void
+take_hello(struct gossipd *g, struct link *l, mts_time_t now)
+{
+	Mts__Gossip__Hello *h;
+	struct mts_swim_update u;
+	const uint8_t *data;
+	size_t len;
+
+	data = mts_conn_peer_hello(l->conn, &len);
+	h = data ? mts__gossip__hello__unpack(NULL, len, data) : NULL;
+	if (h == NULL || gd_member_from_pb(h->self, &u) < 0 ||
+	    memcmp(u.id, l->id, MTS_NODE_ID_LEN) != 0) {
+		if (h)
+			mts__gossip__hello__free_unpacked(h, NULL);
+		return;
+	}
+	if (u.addr[0] && l->peer)
+		snprintf(l->peer->addr, sizeof(l->peer->addr), "%s", u.addr);
+	mts_swim_apply(g->swim, &u, now, &g->out);
+	mts__gossip__hello__free_unpacked(h, NULL);
+}
+
+/* --- dialing -------------------------------------------------------------- */
+
+static int
+tcp_connect(const char *addr, int *fdp)
+{
+	struct sockaddr_in sa;
+	int fd;
+
+	if (parse_addr(addr, &sa) < 0)
+		return -MTS_ERR_INVAL;
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -MTS_ERR_IO;
+	set_nonblock(fd);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		return -MTS_ERR_IO;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+static void
+dial_failed(struct gossipd *g, struct peer *p, mts_time_t now)
+{
+	p->backoff = p->backoff ? p->backoff * 2 : 100;
+	if (p->backoff > g->cfg.reconnect_max)
+		p->backoff = g->cfg.reconnect_max;
+	p->next_dial = now + p->backoff;
+	mts_buf_reset(&p->q);
+	mts_swim_on_unreachable(g->swim, p->id, now, &g->out);
+}
+
+static void
+dial(struct gossipd *g, struct peer *p, mts_time_t now)
+{
+	struct link *l;
+	int fd;
+
+	if (p->removed || !p->has_pub || p->addr[0] == '\0' || p->dial ||
+	    now < p->next_dial)
+		return;
+	if (tcp_connect(p->addr, &fd) < 0) {
+		dial_failed(g, p, now);
+		return;
+	}
+	l = link_new(g, fd, LINK_IK_OUT, p->addr, now);
+	l->connecting = 1;
+	l->peer = p;
+	memcpy(l->id, p->id, MTS_NODE_ID_LEN);
+	l->has_id = 1;
+	p->dial = l;
+	gd_update_epoll(g, l);
+}
+
+/* TCP is up: start the IK handshake towards the peer's known key. */
+static int
+start_ik(struct gossipd *g, struct link *l)
+{
+	struct mts_conn_cfg cc = {0};
+	size_t hlen;
+	uint8_t *hello = pack_hello(g, &hlen);
+	int rc;
+
+	cc.role = MTS_NOISE_INITIATOR;
+	cc.protocol = MTS_NOISE_IK;
+	cc.s_priv = g->priv;
+	cc.rs = l->peer->pub;
+	cc.rng = gd_rng;
+	cc.verify = gd_verify_member;
+	cc.verify_ctx = g;
+	cc.max_payload = (size_t)g->cfg.max_payload;
+	cc.hello = hello;
+	cc.hello_len = hlen;
+	rc = mts_conn_new(&l->conn, &cc);
+	free(hello);
+	return rc;
+}
+
+int
+gd_dial_join(struct gossipd *g, const struct mts_token *t,
+    struct mts_ipc_call *call, mts_time_t now)
+{
+	Mts__Gossip__JoinHello jh = MTS__GOSSIP__JOIN_HELLO__INIT;
+	Mts__Gossip__Member m;
+	struct mts_conn_cfg cc = {0};
+	struct link *l;
+	uint8_t *hello;
+	size_t hlen;
+	int fd, rc;
+
+	if ((rc = tcp_connect(t->addr, &fd)) < 0)
+		return rc;
+	l = link_new(g, fd, LINK_JOIN_OUT, t->addr, now);
+	l->connecting = 1;
+	gd_member_to_pb(&mts_swim_member_at(g->swim, 0)->u, &m);
+	jh.version = 1;
+	jh.self = &m;
+	hlen = mts__gossip__join_hello__get_packed_size(&jh);
+	hello = xmalloc(hlen + 1);
+	mts__gossip__join_hello__pack(&jh, hello);
+	cc.role = MTS_NOISE_INITIATOR;
+	cc.protocol = MTS_NOISE_XXPSK3;
+	cc.s_priv = g->priv;
+	cc.psk = t->secret;
+	cc.rng = gd_rng;
+	cc.verify = gd_verify_any;
+	cc.verify_ctx = g;
+	cc.hello = hello;
+	cc.hello_len = hlen;
+	rc = mts_conn_new(&l->conn, &cc);
+	free(hello);
+	if (rc < 0) {
+		gd_link_close(g, l, "cannot start the join handshake");
+		return rc;
+	}
+	l->join_call = call;
+	gd_update_epoll(g, l);
+	return 0;
+}
+
+/* --- sending -------------------------------------------------------------- */
+
+static uint8_t *
+pack_msg(struct gossipd *g, Mts__Gossip__Msg *msg, size_t *len)
+{
+	struct mts_swim_update u[GD_MAX_UPDATES];
+	Mts__Gossip__Member m[GD_MAX_UPDATES], *mp[GD_MAX_UPDATES];
+	size_t k, i;
+	uint8_t *buf;
+
+	msg->version = 1;
+	k = mts_swim_gossip(g->swim, u, GD_MAX_UPDATES);
+	for (i = 0; i < k; i++) {
+		gd_member_to_pb(&u[i], &m[i]);
+		mp[i] = &m[i];
+	}
+	msg->n_updates = k;
+	msg->updates = mp;
+	*len = mts__gossip__msg__get_packed_size(msg);
+	buf = xmalloc(*len + 1);
+	mts__gossip__msg__pack(msg, buf);
+	msg->n_updates = 0;
+	msg->updates = NULL;
+	return buf;
+}
+
+int
+gd_send_on_link(struct gossipd *g, struct link *l, Mts__Gossip__Msg *msg)
+{
+	size_t len;
+	uint8_t *buf;
+	int rc;
+
+	if (l->dead || l->conn == NULL || !mts_conn_established(l->conn))
+		return -MTS_ERR_STATE;
+	buf = pack_msg(g, msg, &len);
+	rc = mts_conn_send(l->conn, buf, len);
+	free(buf);
+	if (rc < 0)
+		return rc;
+	g->stats.tx_bytes += len;
+	l->last_rx = mts_now(); /* activity either way keeps a link */
+	return flush(g, l) < 0 ? -MTS_ERR_IO : 0;
+}
+
+int
+gd_send(struct gossipd *g, struct peer *p, Mts__Gossip__Msg *msg,
+    mts_time_t now)
+{
+	size_t len;
+	uint8_t *buf;
+
+	if (p->removed)
+		return -MTS_ERR_DENIED;
+	if (p->link && !p->link->dead)
+		return gd_send_on_link(g, p->link, msg);
+	buf = pack_msg(g, msg, &len);
+	if (p->q.len + len + 4 <= PEER_QUEUE_MAX) {
+		mts_buf_put_u32be(&p->q, (uint32_t)len);
+		mts_buf_put(&p->q, buf, len);
+	}
+	free(buf);
+	dial(g, p, now);
+	return 0;
+}
+
+/* Sends what was queued while the peer had no link. */
+static void
+drain_queue(struct gossipd *g, struct peer *p)
+{
+	struct mts_rd rd;
+	uint32_t len;
+	const uint8_t *data;
+	struct link *l = p->link;
+
+	mts_rd_init(&rd, p->q.data, p->q.len);
+	while (mts_rd_u32be(&rd, &len) == 0 &&
+	    mts_rd_bytes(&rd, &data, len) == 0) {
+		if (mts_conn_send(l->conn, data, len) < 0)
+			break;
+		g->stats.tx_bytes += len;
+	}
+	mts_buf_reset(&p->q);
+	(void)flush(g, l);
+}
+
+/* --- receiving ------------------------------------------------------------ */
+
+/* When both nodes dialled each other, both keep sending on the link the
+ * node with the smaller id initiated; the other one goes idle and closes. */
+static int
+link_pref(struct gossipd *g, const struct link *l)
+{
+	const uint8_t *init = l->kind == LINK_IK_OUT ? g->id : l->id;
+	const uint8_t *resp = l->kind == LINK_IK_OUT ? l->id : g->id;
+
+	return memcmp(init, resp, MTS_NODE_ID_LEN) < 0;
+}
+
+static void
+established(struct gossipd *g, struct link *l, mts_time_t now)
+{
+	const uint8_t *rs = mts_conn_remote_static(l->conn);
+	struct peer *p;
+
+	mts_node_id(l->id, rs);
+	l->has_id = 1;
+	l->deadline = MTS_TIME_NEVER;
+	switch (l->kind) {
+	case LINK_IK_IN:
+	case LINK_IK_OUT:
+		p = gd_peer_get(g, l->id);
+		memcpy(p->pub, rs, 32);
+		p->has_pub = 1;
+		l->peer = p;
+		if (p->dial == l)
+			p->dial = NULL;
+		if (p->link == NULL || p->link->dead ||
+		    link_pref(g, l) >= link_pref(g, p->link))
+			p->link = l;
+		p->backoff = 0;
+		p->next_dial = 0;
+		take_hello(g, l, now);
+		mts_swim_on_heard(g->swim, p->id, now);
+		log_debug("link to %s up (%s)", l->raddr, kind_name(l->kind));
+		drain_queue(g, p);
+		break;
+	case LINK_JOIN_IN:
+		gd_admit(g, l, now);
+		break;
+	default:
+		break;
+	}
+}
+
+/* First bytes of an accepted connection: a 48-byte first frame is an
+ * XXpsk3 join (the initiator's "e" and the tag of its empty payload, which
+ * psk mode already encrypts); an IK first message is at least 96 bytes
+ * ("e", the encrypted static key, the payload's tag). */
+static int
+classify_incoming(struct gossipd *g, struct link *l, mts_time_t now)
+{
+	struct mts_conn_cfg cc = {0};
+	uint8_t psk[32], *hello = NULL;
+	size_t hlen = 0;
+	uint32_t flen;
+	int rc;
+
+	if (l->peek.len < MTS_FRAME_HDR)
+		return 0;
+	flen = mts_get_u32be(l->peek.data);
+	cc.role = MTS_NOISE_RESPONDER;
+	cc.s_priv = g->priv;
+	cc.rng = gd_rng;
+	cc.max_payload = (size_t)g->cfg.max_payload;
+	if (flen == JOIN_FIRST_FRAME) {
+		if (!g->in_cluster || gd_join_secret(g, psk) < 0) {
+			gd_link_close(g, l, "join attempt, but not in a cluster");
+			return -1;
+		}
+		l->kind = LINK_JOIN_IN;
+		cc.protocol = MTS_NOISE_XXPSK3;
+		cc.psk = psk;
+		cc.verify = gd_verify_any;
+	} else {
+		l->kind = LINK_IK_IN;
+		cc.protocol = MTS_NOISE_IK;
+		cc.verify = gd_verify_member;
+	}
+	cc.verify_ctx = g;
+	hello = pack_hello(g, &hlen);
+	cc.hello = hello;
+	cc.hello_len = hlen;
+	rc = mts_conn_new(&l->conn, &cc);
+	free(hello);
+	if (rc < 0) {
+		gd_link_close(g, l, "cannot start the handshake");
+		return -1;
+	}
+	rc = mts_conn_feed(l->conn, l->peek.data, l->peek.len);
+	mts_buf_free(&l->peek);
+	return rc;
+}
+
+static int
+feed(struct gossipd *g, struct link *l, const uint8_t *buf, size_t n,
+    mts_time_t now)
+{
+	int was = l->conn && mts_conn_established(l->conn);
+	uint8_t *msg;
+	size_t len;
+	int rc;
+
+	if (l->conn == NULL) {
+		mts_buf_put(&l->peek, buf, n);
+		rc = classify_incoming(g, l, now);
+	} else {
+		rc = mts_conn_feed(l->conn, buf, n);
+	}
+	if (l->dead)
+		return -1;
+	if (rc < 0) {
+		gd_link_close(g, l, mts_conn_error(l->conn));
+		return -1;
+	}
+	if (l->conn == NULL)
+		return 0;
+	if (!was && mts_conn_established(l->conn))
+		established(g, l, now);
+	while (!l->dead && mts_conn_next(l->conn, &msg, &len) == 0) {
+		g->stats.rx_bytes += len;
+		gd_handle_msg(g, l, msg, len, now);
+		free(msg);
+	}
+	return l->dead ? -1 : flush(g, l);
+}
+
+static void
+on_readable(struct gossipd *g, struct link *l, mts_time_t now)
+{
+	uint8_t buf[READ_CHUNK];
+	ssize_t r;
+	int rounds;
+
+	for (rounds = 0; rounds < 16 && !l->dead; rounds++) {
+		r = read(l->fd, buf, sizeof(buf));
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (r <= 0) {
+			if (l->peer && l->peer->link == l && !l->closing)
+				mts_swim_on_unreachable(g->swim, l->peer->id,
+				    now, &g->out);
+			gd_link_close(g, l,
+			    r == 0 ? (l->closing ? NULL : "closed by peer") :
+				     strerror(errno));
+			return;
+		}
+		l->last_rx = now;
+		if (feed(g, l, buf, (size_t)r, now) < 0)
+			return;
+	}
+}
+
+static void
+on_connected(struct gossipd *g, struct link *l, mts_time_t now)
+{
+	int err = 0;
+	socklen_t elen = sizeof(err);
+
+	l->connecting = 0;
+	if (getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err) {
+		if (l->peer)
+			dial_failed(g, l->peer, now);
+		gd_link_close(g, l, strerror(err ? err : errno));
+		return;
+	}
+	if (l->kind == LINK_IK_OUT && start_ik(g, l) < 0) {
+		gd_link_close(g, l, "cannot start the handshake");
+		return;
+	}
+	(void)flush(g, l);
+}
+
+void
+gd_link_io(struct gossipd *g, struct link *l, uint32_t events, mts_time_t now)
+{
+	if (l->dead)
+		return;
+	if (l->connecting) {
+		if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+			on_connected(g, l, now);
+		return;
+	}
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+		on_readable(g, l, now);
+	if (!l->dead && (events & EPOLLOUT))
+		(void)flush(g, l);
+}
+
+void
+gd_accept(struct gossipd *g, mts_time_t now)
+{
+	struct sockaddr_in sa;
+	socklen_t slen;
+	char addr[GD_ADDR_MAX], ip[INET_ADDRSTRLEN];
+	int fd, n;
+
+	for (n = 0; n < 64; n++) {
+		slen = sizeof(sa);
+		fd = accept4(g->lfd, (struct sockaddr *)&sa, &slen,
+		    SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				log_warn("accept");
+			return;
+		}
+		set_nonblock(fd);
+		inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+		snprintf(addr, sizeof(addr), "%s:%u", ip, ntohs(sa.sin_port));
+		link_new(g, fd, LINK_IN, addr, now);
+	}
+}
+
+void
+gd_net_tick(struct gossipd *g, mts_time_t now)
+{
+	struct link *l;
+	struct peer *p;
+
+	for (l = g->links; l; l = l->next) {
+		if (l->dead)
+			continue;
+		if (now >= l->deadline) {
+			if (l->connecting && l->peer)
+				dial_failed(g, l->peer, now);
+			gd_link_close(g, l, l->connecting ?
+				"connect timed out" : "handshake timed out");
+		} else if (l->kind != LINK_JOIN_OUT &&
+		    now - l->last_rx > g->cfg.idle_timeout) {
+			gd_link_close(g, l, "idle");
+		}
+	}
+	for (p = g->peers; p; p = p->next)
+		if (p->q.len > 0 && (p->link == NULL || p->link->dead))
+			dial(g, p, now);
+	sweep(g);
+}
