@@ -89,7 +89,7 @@ const struct mts_cfg_schema mts_conf_schema[] = {
 	    "SWIM: suspicion timeout = mult x max(1, log10 N) x probe_interval"},
 	{"gossipd", "retransmit_mult", MTS_CFG_INT, "4",
 	    "SWIM: an update is piggybacked mult x ceil(log10(N+1)) times"},
-	{"gossipd", "dead_reclaim", MTS_CFG_DURATION, "0",
+	{"gossipd", "dead_reclaim", MTS_CFG_DURATION, "0s",
 	    "forget dead members after this long (0: keep them listed)"},
 	{"gossipd", "fanout", MTS_CFG_INT, "3",
 	    "peers each committed change is pushed to"},
