@@ -39,9 +39,10 @@ record_rh(const Mts__Record *r, uint8_t rh[MTS_HASH_LEN])
 	struct mts_record rec = {.hlc = r->hlc, .tombstone = r->tombstone,
 	    .value = r->value.data, .vlen = r->value.len};
 
-	memcpy(rec.origin, r->origin.data,
-	    r->origin.len < sizeof(rec.origin) ? r->origin.len
-					       : sizeof(rec.origin));
+	if (r->origin.len > 0)
+		memcpy(rec.origin, r->origin.data,
+		    r->origin.len < sizeof(rec.origin) ? r->origin.len
+						       : sizeof(rec.origin));
 	mts_record_hash(&rec, rh);
 }
 

@@ -46,7 +46,7 @@ check "agent ls shows user" test "$(it_field beta user)" = 64102
 check "state dir owned by the agent, 0700" test "$(stat -c %u:%a "$STATE/alpha")" = 64101:700
 check "admin.sock 0660 root:admin group" test "$(stat -c %a:%u:%g "$RUN/admin.sock")" = "660:0:$ADMIN_GID"
 check "run dir setgid+sticky, admin group" test "$(stat -c %a:%g "$RUN")" = "3770:$ADMIN_GID"
-env=$(tr '\0' '\n' <"/proc/$pa/environ" | cut -d= -f1 | sort | tr '\n' ' ')
+env=$(tr "\0" "\n" <"/proc/$pa/environ" | cut -d= -f1 | grep -v "^ASAN_OPTIONS$" | sort | tr "\n" " ")
 check "clean environment" test "$env" = "MTS_AGENT MTS_CONFIG MTS_NODE MTS_NOTIFY_FD MTS_RUNDIR MTS_SECCOMP_FD MTS_STATEDIR PATH "
 check "no fd of init leaked (admin.sock, signalfd, timerfd)" bash -c "! ls -l /proc/$pa/fd | grep -qE 'admin.sock|signalfd|timerfd'"
 check "seccomp fd closed after use" bash -c "! ls -l /proc/$pa/fd | grep -q memfd"
@@ -59,7 +59,10 @@ kill -9 "$pa"
 wait_for 3 serving
 ms=$((($(date +%s%N) - t0) / 1000000))
 echo "restart after SIGKILL: ${ms} ms"
-check "killed agent back and serving within 1 s" test "$ms" -lt 1000
+# Sanitizer builds start every process several times slower.
+limit=1000
+[[ $BUILD == *san* ]] && limit=3000
+check "killed agent back and serving within $limit ms" test "$ms" -lt $limit
 check "restart counted" test "$(it_field alpha restarts)" = 1
 check "last exit shows SIGKILL" grep -q SIGKILL <<<"$(it_field alpha last_exit)"
 

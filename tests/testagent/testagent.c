@@ -44,7 +44,8 @@ static volatile sig_atomic_t stop;
 static int
 cmpkey(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
-	int c = memcmp(a, b, al < bl ? al : bl);
+	size_t n = al < bl ? al : bl;
+	int c = n ? memcmp(a, b, n) : 0; /* empty keys may be NULL */
 
 	return c != 0 ? c : (al > bl) - (al < bl);
 }
@@ -174,8 +175,8 @@ h_scan(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	for (i = 0; i < t->n; i++) {
 		struct entry *e = &t->e[i];
 
-		if (e->klen < s->prefix.len ||
-		    memcmp(e->key, s->prefix.data, s->prefix.len) != 0 ||
+		if (e->klen < s->prefix.len || (s->prefix.len &&
+		    memcmp(e->key, s->prefix.data, s->prefix.len) != 0) ||
 		    cmpkey(e->key, e->klen, s->start_after.data,
 			s->start_after.len) <= 0 ||
 		    (e->tomb && !s->include_tombstones))
@@ -341,6 +342,11 @@ main(int argc, char **argv)
 	}
 	log_info("stopping");
 	mts_ipc_server_close(srv);
+	for (size_t i = 0; i < t.n; i++) {
+		free(t.e[i].key);
+		free(t.e[i].value);
+	}
+	free(t.e);
 	mts_agent_free(&a);
 	return MTS_EXIT_OK;
 }
