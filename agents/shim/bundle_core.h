@@ -1,0 +1,57 @@
+/* bundle_core.h: pure construction of an OCI runtime bundle's config.json from a resolved task spec, plus argv/env/user resolution. */
+#ifndef MTS_SHIM_BUNDLE_CORE_H
+#define MTS_SHIM_BUNDLE_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Docker's default capability set, as a bit mask and as names. */
+#define MTS_DEFAULT_CAPS 0x00000000a80425fbULL
+extern const char *const mts_default_caps[];
+
+struct mts_bundle_mount {
+	const char *source, *destination, *type;
+	const char *const *options; /* NULL-terminated, may be NULL */
+};
+
+/* Everything config.json needs, already resolved (argv merged with the
+ * image's, user mapped to ids). Borrowed pointers. */
+struct mts_bundle_spec {
+	const char *const *args; /* NULL-terminated, non-empty */
+	const char *const *env;	 /* NULL-terminated */
+	const char *cwd;	 /* NULL = "/" */
+	uint32_t uid, gid;
+	const char *hostname;	 /* NULL = none set */
+	const struct mts_bundle_mount *mounts;
+	size_t nmounts;
+	const char *netns;	 /* NULL = a new network namespace */
+	int read_only;
+	uint64_t memory_limit;	 /* bytes, 0 = none */
+	uint32_t cpu_millis;	 /* 0 = none */
+	uint32_t pids_limit;	 /* 0 = none */
+	uint64_t nofile;	 /* 0 = 1048576 */
+	const char *cgroups_path; /* e.g. "/mts/<id>" */
+	int seccomp;		 /* apply the default container profile */
+};
+
+/* Returns config.json text (caller frees) or NULL with err filled. */
+char *mts_bundle_config(const struct mts_bundle_spec *, char *err,
+    size_t errlen);
+
+/* The process argv by Docker's rules: the task's entrypoint replaces the
+ * image's (and then drops the image's Cmd); the task's command replaces the
+ * image's Cmd. Returns a NULL-terminated array of borrowed pointers (free
+ * only the array) or NULL if it would be empty. */
+const char **mts_task_argv(char *const *img_ep, char *const *img_cmd,
+    char *const *ep, size_t nep, char *const *cmd, size_t ncmd);
+
+/* The environment: image Env, then task env overriding by name. Returns a
+ * NULL-terminated array of borrowed pointers (free only the array). */
+const char **mts_task_env(char *const *img_env, char *const *env, size_t nenv);
+
+/* Resolves "uid[:gid]" or "name[:group]" against /etc/passwd and
+ * /etc/group texts (either may be NULL). 0 or -MTS_ERR_NOTFOUND/INVAL. */
+int mts_user_resolve(const char *user, const char *passwd, const char *group,
+    uint32_t *uid, uint32_t *gid);
+
+#endif

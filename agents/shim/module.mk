@@ -1,0 +1,7 @@
+# agents/shim/module.mk: mts-shim (containers through runc/crun), its per-container monitor, and their tests.
+SHIM_CORE := agents/shim/image_core.c agents/shim/bundle_core.c agents/shim/shim_core.c
+SHIM_SRCS := agents/shim/shim.c agents/shim/shim_api.c agents/shim/shim_task.c \
+	agents/shim/shim_io.c agents/shim/image_store.c agents/shim/image_pull.c $(SHIM_CORE)
+SHIM_LIBS := -ljansson -larchive -lcurl
+$(eval $(call program,mts-shim,$(SHIM_SRCS),$(SHIM_LIBS)))
+$(eval $(call program,mts-shim-monitor,agents/shim/monitor.c,))

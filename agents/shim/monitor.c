@@ -1,0 +1,408 @@
+/* monitor.c: mts-shim-monitor, one small process per container — creates and starts it, copies its output into rotated log files, and records its exit status (outlives the shim). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * Usage: mts-shim-monitor RUNTIME ROOT ID TASKDIR LOGMAX LOGKEEP CGROUPDIR
+ *
+ * fd 3 is a pipe to the shim: the monitor writes "R <pid>\n" once the
+ * container runs or "E <message>\n" if it could not be started, then
+ * closes it. When the container's init exits the monitor writes
+ * TASKDIR/exit ("<code> <signal> <oom> <unix ms>\n", atomically) and exits.
+ * Log segments are TASKDIR/logs/<20-digit absolute offset>.
+ */
+
+#define STATUS_FD 3
+
+struct mon {
+	const char *runtime, *root, *id, *dir, *cgdir;
+	long long logmax;
+	int logkeep;
+	int logfd;
+	uint64_t seg_start, offset; /* current segment start, bytes so far */
+	char logdir[4096];
+};
+
+static void
+die_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+die_status(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	memcpy(buf, "E ", 2);
+	va_start(ap, fmt);
+	n = vsnprintf(buf + 2, sizeof(buf) - 3, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof(buf) - 3)
+		n = (int)sizeof(buf) - 3;
+	buf[2 + n] = '\n';
+	if (write(STATUS_FD, buf, (size_t)n + 3) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+static int
+seg_name(char *out, size_t outlen, const char *dir, uint64_t off)
+{
+	int n = snprintf(out, outlen, "%s/%020" PRIu64, dir, off);
+
+	return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Lists segment offsets in ascending order; returns how many. */
+static size_t
+list_segments(const char *dir, uint64_t *out, size_t max)
+{
+	struct dirent *de;
+	size_t n = 0;
+	char *end;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL && n < max) {
+		if (strlen(de->d_name) != 20)
+			continue;
+		out[n] = strtoull(de->d_name, &end, 10);
+		if (*end == '\0')
+			n++;
+	}
+	closedir(d);
+	qsort(out, n, sizeof(*out), cmp_u64);
+	return n;
+}
+
+static void
+open_segment(struct mon *m, uint64_t start)
+{
+	char path[4200];
+
+	if (m->logfd >= 0)
+		close(m->logfd);
+	m->logfd = -1;
+	if (seg_name(path, sizeof(path), m->logdir, start) == 0)
+		m->logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		    0640);
+	m->seg_start = start;
+}
+
+/* Continues after the newest segment (a restarted container keeps its
+ * log and offsets). */
+static void
+log_open(struct mon *m)
+{
+	uint64_t segs[4096];
+	char path[4200];
+	struct stat sb;
+	size_t n;
+
+	snprintf(m->logdir, sizeof(m->logdir), "%s/logs", m->dir);
+	mkdir(m->logdir, 0750);
+	m->logfd = -1;
+	n = list_segments(m->logdir, segs, 4096);
+	if (n == 0) {
+		open_segment(m, 0);
+		m->offset = 0;
+		return;
+	}
+	open_segment(m, segs[n - 1]);
+	seg_name(path, sizeof(path), m->logdir, segs[n - 1]);
+	m->offset = segs[n - 1] +
+	    (stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+}
+
+static void
+log_rotate(struct mon *m)
+{
+	uint64_t segs[4096];
+	char path[4200];
+	size_t n, i;
+
+	open_segment(m, m->offset);
+	n = list_segments(m->logdir, segs, 4096);
+	for (i = 0; n > (size_t)m->logkeep && i < n - (size_t)m->logkeep; i++)
+		if (seg_name(path, sizeof(path), m->logdir, segs[i]) == 0)
+			unlink(path);
+}
+
+static void
+log_write(struct mon *m, const char *buf, size_t len)
+{
+	ssize_t w;
+
+	if (m->offset > m->seg_start &&
+	    m->offset - m->seg_start + len > (uint64_t)m->logmax)
+		log_rotate(m);
+	if (m->logfd < 0)
+		return;
+	w = write(m->logfd, buf, len);
+	if (w > 0)
+		m->offset += (uint64_t)w;
+}
+
+/* Runs argv with stdout/stderr on outfd; returns its wait status. */
+static int
+run(char *const argv[], int outfd, int errfd)
+{
+	int st, nul;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		nul = open("/dev/null", O_RDONLY);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(outfd, 1) < 0 ||
+		    dup2(errfd, 2) < 0)
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return st;
+}
+
+/* The last "msg" of the runtime's JSON log, for error reports. */
+static void
+runtime_error(const struct mon *m, char *out, size_t outlen)
+{
+	char path[4200], buf[8192], *p, *e;
+	ssize_t n;
+	int fd;
+
+	snprintf(out, outlen, "runtime failed");
+	snprintf(path, sizeof(path), "%s/runtime.log", m->dir);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return;
+	if (lseek(fd, 0, SEEK_END) > (off_t)sizeof(buf) - 1)
+		lseek(fd, -(off_t)(sizeof(buf) - 1), SEEK_END);
+	else
+		lseek(fd, 0, SEEK_SET);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* The last "msg" field of the last line is the error. */
+	for (p = NULL, e = buf; (e = strstr(e, "\"msg\":\"")) != NULL; e++)
+		p = e + 7;
+	if (p == NULL)
+		return;
+	for (e = p; *e != '\0' && !(*e == '"' && e[-1] != '\\'); e++)
+		;
+	snprintf(out, outlen, "%.*s", (int)(e - p), p);
+}
+
+static long long
+oom_kills(const char *cgdir)
+{
+	static const char *const files[] = {"memory.oom_control",
+	    "memory.events"};
+	char path[4200], line[256];
+	long long v;
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", cgdir, files[i]);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, "oom_kill %lld", &v) == 1) {
+				fclose(f);
+				return v;
+			}
+		fclose(f);
+	}
+	return 0;
+}
+
+static void
+write_exit(const struct mon *m, int status)
+{
+	char tmp[4200], path[4200], buf[128];
+	struct timespec ts;
+	int fd, n, code = -1, sig = 0;
+
+	if (WIFEXITED(status))
+		code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status)) {
+		sig = WTERMSIG(status);
+		code = 128 + sig;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = snprintf(buf, sizeof(buf), "%d %d %d %lld\n", code, sig,
+	    oom_kills(m->cgdir) > 0,
+	    (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	snprintf(tmp, sizeof(tmp), "%s/exit.tmp", m->dir);
+	snprintf(path, sizeof(path), "%s/exit", m->dir);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+		return;
+	if (write(fd, buf, (size_t)n) == n && fsync(fd) == 0)
+		rename(tmp, path);
+	close(fd);
+}
+
+/* Starts the container; returns its pid, or reports and exits. */
+static pid_t
+start(struct mon *m, int outfd)
+{
+	char bundle[4200], pidfile[4200], rlog[4200], buf[32], msg[512];
+	char *create[] = {(char *)m->runtime, "--root", (char *)m->root,
+	    "--log", rlog, "--log-format", "json", "create", "--bundle", bundle,
+	    "--pid-file", pidfile, (char *)m->id, NULL};
+	char *startv[] = {(char *)m->runtime, "--root", (char *)m->root,
+	    "--log", rlog, "--log-format", "json", "start", (char *)m->id,
+	    NULL};
+	ssize_t n;
+	int st, fd, nul;
+
+	snprintf(bundle, sizeof(bundle), "%s/bundle", m->dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/pid", m->dir);
+	snprintf(rlog, sizeof(rlog), "%s/runtime.log", m->dir);
+	unlink(pidfile);
+	st = run(create, outfd, outfd);
+	if (st != 0) {
+		runtime_error(m, msg, sizeof(msg));
+		die_status("create: %s", msg);
+	}
+	if ((fd = open(pidfile, O_RDONLY)) < 0 ||
+	    (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		die_status("create: no pid file");
+	close(fd);
+	buf[n] = '\0';
+	nul = open("/dev/null", O_WRONLY);
+	st = run(startv, nul, nul);
+	close(nul);
+	if (st != 0) {
+		runtime_error(m, msg, sizeof(msg));
+		kill((pid_t)atoi(buf), SIGKILL);
+		die_status("start: %s", msg);
+	}
+	return (pid_t)atoi(buf);
+}
+
+/* Copies what is buffered in the pipe, for at most 500 ms after exit. */
+static void
+drain(struct mon *m, int rfd)
+{
+	struct pollfd p = {.fd = rfd, .events = POLLIN};
+	char buf[65536];
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < 50 && poll(&p, 1, 10) >= 0; i++) {
+		if (!(p.revents & (POLLIN | POLLHUP)))
+			continue;
+		n = read(rfd, buf, sizeof(buf));
+		if (n <= 0)
+			return;
+		log_write(m, buf, (size_t)n);
+	}
+}
+
+static void
+loop(struct mon *m, int rfd, int sfd, pid_t cpid)
+{
+	struct pollfd p[2] = {{.fd = rfd, .events = POLLIN},
+	    {.fd = sfd, .events = POLLIN}};
+	struct signalfd_siginfo si;
+	char buf[65536];
+	ssize_t n;
+	pid_t w;
+	int st;
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			_exit(3);
+		if (p[0].revents & POLLIN) {
+			n = read(rfd, buf, sizeof(buf));
+			if (n > 0)
+				log_write(m, buf, (size_t)n);
+		} else if (p[0].revents & (POLLHUP | POLLERR))
+			p[0].fd = -1;
+		if (!(p[1].revents & POLLIN))
+			continue;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == cpid) {
+				drain(m, rfd);
+				write_exit(m, st);
+				return;
+			}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct mon m;
+	sigset_t ss;
+	int lp[2], sfd;
+	pid_t cpid;
+
+	if (argc != 8) {
+		fprintf(stderr, "usage: mts-shim-monitor RUNTIME ROOT ID "
+				"TASKDIR LOGMAX LOGKEEP CGROUPDIR\n");
+		return 64;
+	}
+	memset(&m, 0, sizeof(m));
+	m.runtime = argv[1];
+	m.root = argv[2];
+	m.id = argv[3];
+	m.dir = argv[4];
+	m.logmax = atoll(argv[5]) > 0 ? atoll(argv[5]) : 10 << 20;
+	m.logkeep = atoi(argv[6]) > 0 ? atoi(argv[6]) : 3;
+	m.cgdir = argv[7];
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	setsid();
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		die_status("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	if ((sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
+	    pipe2(lp, O_CLOEXEC) < 0)
+		die_status("monitor setup: %s", strerror(errno));
+	fcntl(lp[0], F_SETPIPE_SZ, 1 << 20);
+	log_open(&m);
+	cpid = start(&m, lp[1]);
+	close(lp[1]);
+	dprintf(STATUS_FD, "R %d\n", (int)cpid);
+	close(STATUS_FD);
+	loop(&m, lp[0], sfd, cpid);
+	return 0;
+}

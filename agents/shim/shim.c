@@ -1,0 +1,461 @@
+/* shim.c: mts-shim main — configuration, runtime detection, the event loop (shim.sock, signals, monitors, helpers, timers). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "hash.h"
+#include "log.h"
+#include "mtserr.h"
+#include "mtstime.h"
+#include "shim.h"
+#include "xmalloc.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define SEC "shim"
+
+static int
+find_in_path(const char *name, char *out, size_t outlen)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	char cand[SHIM_PATH];
+
+	if (strchr(name, '/') != NULL) {
+		snprintf(out, outlen, "%s", name);
+		return access(name, X_OK) == 0 ? 0 : -MTS_ERR_NOTFOUND;
+	}
+	if (path == NULL)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	for (p = path; *p != '\0'; p = *e ? e + 1 : e) {
+		e = strchr(p, ':');
+		if (e == NULL)
+			e = p + strlen(p);
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)(e - p), p, name);
+		if (access(cand, X_OK) == 0)
+			return snprintf(out, outlen, "%s", cand) >= (int)outlen
+			    ? -MTS_ERR_TOOBIG
+			    : 0;
+	}
+	return -MTS_ERR_NOTFOUND;
+}
+
+/* runc or crun: crun only on a pure cgroup v2 host (it refuses hybrid
+ * hierarchies); runc everywhere else. */
+static int
+detect_runtime(const char *want, char *out, size_t outlen)
+{
+	struct statfs fs;
+	int unified = statfs("/sys/fs/cgroup", &fs) == 0 &&
+	    fs.f_type == CGROUP2_SUPER_MAGIC;
+
+	if (strcmp(want, "auto") != 0)
+		return find_in_path(want, out, outlen);
+	if (unified && find_in_path("crun", out, outlen) == 0)
+		return 0;
+	if (find_in_path("runc", out, outlen) == 0)
+		return 0;
+	return unified ? -MTS_ERR_NOTFOUND : find_in_path("crun", out, outlen);
+}
+
+static int
+parse_acl(struct shim_cfg *c, struct mts_cfg *cfg)
+{
+	char **v = mts_cfg_list(cfg, SEC, "acl"), *end;
+	struct passwd *pw;
+	size_t i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++) {
+		c->acl = xreallocarray(c->acl, c->nacl + 1, sizeof(uid_t));
+		c->acl[c->nacl] = (uid_t)strtoul(v[i], &end, 10);
+		if (*end != '\0') {
+			if ((pw = getpwnam(v[i])) == NULL) {
+				log_warnx("[shim] acl: unknown user %s", v[i]);
+				mts_cfg_list_free(v);
+				return -1;
+			}
+			c->acl[c->nacl] = pw->pw_uid;
+		}
+		c->nacl++;
+	}
+	mts_cfg_list_free(v);
+	return 0;
+}
+
+static int
+config(struct shim *s, struct mts_cfg *cfg, const char *self)
+{
+	struct shim_cfg *c = &s->cfg;
+	const char *v, *env;
+	char *dir;
+
+	env = getenv("MTS_RUNDIR");
+	snprintf(c->rundir, sizeof(c->rundir), "%s",
+	    env && *env ? env : mts_cfg_str(cfg, "node", "rundir"));
+	env = getenv("MTS_STATEDIR");
+	if (env && *env)
+		snprintf(c->statedir, sizeof(c->statedir), "%s", env);
+	else
+		snprintf(c->statedir, sizeof(c->statedir), "%s/shim",
+		    mts_cfg_str(cfg, "node", "statedir"));
+	v = mts_cfg_str(cfg, SEC, "runtime");
+	if (detect_runtime(v, c->runtime, sizeof(c->runtime)) != 0) {
+		log_warnx("[shim] runtime %s: no usable OCI runtime found", v);
+		return -1;
+	}
+	v = mts_cfg_str(cfg, SEC, "runtime_root");
+	if (snprintf(c->runtime_root, sizeof(c->runtime_root), "%s%s",
+		v && *v ? v : c->rundir, v && *v ? "" : "/runc") >=
+	    (int)sizeof(c->runtime_root)) {
+		log_warnx("[shim] runtime_root: path too long");
+		return -1;
+	}
+	snprintf(c->cgroup_parent, sizeof(c->cgroup_parent), "%s",
+	    mts_cfg_str(cfg, SEC, "cgroup_parent"));
+	if (c->cgroup_parent[0] != '/') {
+		log_warnx("[shim] cgroup_parent must be absolute");
+		return -1;
+	}
+	snprintf(c->cgroup_mem, sizeof(c->cgroup_mem), "%s",
+	    access("/sys/fs/cgroup/memory", F_OK) == 0
+		? "/sys/fs/cgroup/memory"
+		: "/sys/fs/cgroup");
+	v = mts_cfg_str(cfg, SEC, "rootfs");
+	if (!strcmp(v, "auto"))
+		c->rootfs = MTS_ROOTFS_AUTO;
+	else if (!strcmp(v, "overlay"))
+		c->rootfs = MTS_ROOTFS_OVERLAY;
+	else if (!strcmp(v, "copy"))
+		c->rootfs = MTS_ROOTFS_COPY;
+	else {
+		log_warnx("[shim] rootfs %s: expected auto, overlay or copy", v);
+		return -1;
+	}
+	c->log_max = mts_cfg_int(cfg, SEC, "log_max_size");
+	c->log_keep = mts_cfg_int(cfg, SEC, "log_max_files");
+	c->grace = mts_cfg_int(cfg, SEC, "stop_grace");
+	c->seccomp = mts_cfg_bool(cfg, SEC, "container_seccomp");
+	env = getenv("MTS_NODE_ID");
+	v = mts_cfg_str(cfg, SEC, "node_id");
+	snprintf(c->node, sizeof(c->node), "%s",
+	    env && *env ? env : (v ? v : ""));
+	v = mts_cfg_str(cfg, SEC, "monitor");
+	if (v && *v)
+		snprintf(c->monitor, sizeof(c->monitor), "%s", v);
+	else {
+		dir = realpath(self, NULL);
+		if (dir != NULL && strrchr(dir, '/') != NULL)
+			*strrchr(dir, '/') = '\0';
+		snprintf(c->monitor, sizeof(c->monitor), "%s/mts-shim-monitor",
+		    dir ? dir : ".");
+		free(dir);
+	}
+	if (access(c->monitor, X_OK) != 0) {
+		log_warnx("[shim] monitor %s: not executable", c->monitor);
+		return -1;
+	}
+	return parse_acl(c, cfg);
+}
+
+static int
+mkdirs(const char *path)
+{
+	char tmp[SHIM_PATH], *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int
+setup(struct shim *s)
+{
+	char path[SHIM_PATH], err[512];
+	sigset_t ss;
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		log_warn("PR_SET_CHILD_SUBREAPER");
+		return -1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	if ((s->sigfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+		log_warn("signalfd");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/tasks", s->cfg.statedir);
+	if (mkdirs(path) < 0 || mkdirs(s->cfg.runtime_root) < 0 ||
+	    mkdirs(s->cfg.rundir) < 0) {
+		log_warn("state directories under %s", s->cfg.statedir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/images", s->cfg.statedir);
+	if (mts_store_open(path, &s->store, err, sizeof(err)) != 0) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+on_signals(struct shim *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		log_info("signal %d: exiting (containers keep running)",
+		    (int)si.ssi_signo);
+		s->quit = 1;
+	}
+	shim_children_reap(s);
+}
+
+/* What one pollfd slot is for. */
+struct slot {
+	int kind; /* 0 signals, 1 server, 2 task status, 3 task pidfd, 4 child */
+	char task[MTS_TASK_ID_MAX + 1];
+	struct shim_child *child;
+};
+
+static mts_time_t
+next_deadline(struct shim *s)
+{
+	struct shim_task *t;
+	struct shim_child *c;
+	mts_time_t n = MTS_TIME_NEVER, d;
+
+	for (t = s->tasks; t != NULL; t = t->next)
+		if ((d = mts_task_next(&t->core)) < n)
+			n = d;
+	for (c = s->children; c != NULL; c = c->next)
+		if (!c->exited && c->deadline < n)
+			n = c->deadline;
+	return n;
+}
+
+static size_t
+build_poll(struct shim *s, struct pollfd **pfd, struct slot **sl)
+{
+	struct shim_task *t;
+	struct shim_child *c;
+	size_t n = 2, i = 0;
+
+	for (t = s->tasks; t != NULL; t = t->next)
+		n += 2;
+	for (c = s->children; c != NULL; c = c->next)
+		n++;
+	*pfd = xcalloc(n, sizeof(**pfd));
+	*sl = xcalloc(n, sizeof(**sl));
+	(*pfd)[i] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
+	(*sl)[i++].kind = 0;
+	(*pfd)[i] = (struct pollfd){.fd = mts_ipc_server_fd(s->srv),
+	    .events = POLLIN};
+	(*sl)[i++].kind = 1;
+	for (t = s->tasks; t != NULL; t = t->next) {
+		if (t->status_fd >= 0) {
+			(*pfd)[i] = (struct pollfd){.fd = t->status_fd,
+			    .events = POLLIN};
+			(*sl)[i].kind = 2;
+			snprintf((*sl)[i++].task, MTS_TASK_ID_MAX + 1, "%s",
+			    t->core.id);
+		}
+		if (t->pidfd >= 0) {
+			(*pfd)[i] = (struct pollfd){.fd = t->pidfd,
+			    .events = POLLIN};
+			(*sl)[i].kind = 3;
+			snprintf((*sl)[i++].task, MTS_TASK_ID_MAX + 1, "%s",
+			    t->core.id);
+		}
+	}
+	for (c = s->children; c != NULL; c = c->next)
+		if (c->fd >= 0) {
+			(*pfd)[i] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+			(*sl)[i].kind = 4;
+			(*sl)[i++].child = c;
+		}
+	return i;
+}
+
+static int
+child_alive(struct shim *s, struct shim_child *c)
+{
+	struct shim_child *x;
+
+	for (x = s->children; x != NULL; x = x->next)
+		if (x == c)
+			return 1;
+	return 0;
+}
+
+static void
+handle(struct shim *s, struct pollfd *p, struct slot *sl)
+{
+	struct shim_task *t;
+
+	if (p->revents == 0)
+		return;
+	switch (sl->kind) {
+	case 0:
+		on_signals(s);
+		break;
+	case 1:
+		mts_ipc_server_drain(s->srv, 64);
+		break;
+	case 2:
+		if ((t = shim_task_find(s, sl->task)) && t->status_fd == p->fd)
+			shim_task_monitor_status(s, t);
+		break;
+	case 3:
+		if ((t = shim_task_find(s, sl->task)) && t->pidfd == p->fd)
+			shim_task_monitor_exit(s, t);
+		break;
+	case 4:
+		if (child_alive(s, sl->child)) {
+			shim_child_output(s, sl->child);
+			if (p->revents & (POLLHUP | POLLERR)) {
+				close(sl->child->fd);
+				sl->child->fd = -1;
+			}
+		}
+		break;
+	}
+}
+
+static void
+run_loop(struct shim *s)
+{
+	struct pollfd *pfd;
+	struct slot *sl;
+	mts_time_t now, next, last_check = 0;
+	size_t n, i;
+	int tmo;
+
+	while (!s->quit) {
+		now = mts_now();
+		next = next_deadline(s);
+		tmo = next <= now ? 0 : (next - now > 1000 ? 1000 : (int)(next - now));
+		n = build_poll(s, &pfd, &sl);
+		if (poll(pfd, n, tmo) < 0 && errno != EINTR)
+			fatal("poll");
+		for (i = 0; i < n; i++)
+			handle(s, &pfd[i], &sl[i]);
+		free(pfd);
+		free(sl);
+		now = mts_now();
+		shim_children_timeouts(s, now);
+		shim_task_tick(s, now);
+		if (now - last_check >= 1000) {
+			last_check = now;
+			mts_ipc_server_check(s->srv);
+			shim_store_retry(s);
+		}
+	}
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: mts-shim [-d] [-n] [-c CONFIG]\n");
+	exit(64);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct shim s;
+	struct mts_cfg *cfg = NULL;
+	const char *conf = getenv("MTS_CONFIG");
+	char path[SHIM_PATH], err[512];
+	int ch, debug = getenv("MTS_DEBUG") && !strcmp(getenv("MTS_DEBUG"), "1");
+	int print = 0, rc;
+
+	while ((ch = getopt(argc, argv, "c:dnh")) != -1) {
+		switch (ch) {
+		case 'c':
+			conf = optarg;
+			break;
+		case 'd':
+			debug = 1;
+			break;
+		case 'n':
+			print = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	log_init("shim", debug ? MTS_LOG_DEBUG : MTS_LOG_INFO);
+	if (mts_crypto_init() != 0)
+		fatalx("libsodium init failed");
+	if (conf != NULL && *conf != '\0')
+		rc = mts_cfg_load(conf, mts_conf_schema, &cfg, err, sizeof(err));
+	else
+		rc = mts_cfg_parse("", "(defaults)", mts_conf_schema, &cfg, err,
+		    sizeof(err));
+	if (rc != 0) {
+		log_warnx("%s", err);
+		return 64;
+	}
+	if (print) {
+		mts_cfg_print(cfg, stdout);
+		mts_cfg_free(cfg);
+		return 0;
+	}
+	s.sigfd = -1;
+	if (config(&s, cfg, argv[0]) != 0) {
+		mts_cfg_free(cfg);
+		return 64;
+	}
+	mts_cfg_free(cfg);
+	if (setup(&s) != 0)
+		return 1;
+	log_info("runtime %s, root %s, state %s", s.cfg.runtime,
+	    s.cfg.runtime_root, s.cfg.statedir);
+	shim_tasks_recover(&s);
+	if (mts_path_join(path, sizeof(path), s.cfg.rundir, "shim.sock") != 0 ||
+	    (s.srv = mts_ipc_server_open(path, &shim_service, &s, err,
+		 sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return 1;
+	}
+	run_loop(&s);
+	mts_ipc_server_close(s.srv);
+	if (s.ss != NULL)
+		mts_ipc_client_close(s.ss);
+	while (s.tasks != NULL) {
+		struct shim_task *t = s.tasks;
+		s.tasks = t->next;
+		shim_task_free(t);
+	}
+	mts_store_close(s.store);
+	free(s.cfg.acl);
+	return 0;
+}

@@ -1,0 +1,127 @@
+/* shim.h: private to mts-shim — the agent's state (config, tasks, child processes) shared by its I/O files. */
+#ifndef MTS_SHIM_H
+#define MTS_SHIM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "cfg.h"
+#include "image_store.h"
+#include "ipc.h"
+#include "shim.pb-c.h"
+#include "shim_core.h"
+
+#define SHIM_PATH 4096
+#define SHIM_DIRMAX 1024 /* configured directories */
+#define SHIM_TASKDIR (SHIM_DIRMAX + 96)
+
+struct shim_cfg {
+	char rundir[SHIM_DIRMAX];
+	char statedir[SHIM_DIRMAX];	/* the shim's own: tasks/, images/ */
+	char runtime[SHIM_DIRMAX];	/* absolute path of runc/crun */
+	char runtime_root[SHIM_DIRMAX];
+	char monitor[SHIM_DIRMAX];	/* mts-shim-monitor */
+	char cgroup_parent[256];
+	char cgroup_mem[SHIM_DIRMAX];	/* memory controller mount */
+	char node[64];			/* node id for t/<node>/<task>, "" = none */
+	enum mts_rootfs_mode rootfs;
+	int64_t log_max, log_keep;
+	int64_t grace;
+	int seccomp;
+	uid_t *acl;
+	size_t nacl;
+};
+
+struct shim_task {
+	struct mts_task core;
+	Mts__Shim__TaskSpec *spec; /* owned, unpacked copy */
+	char dir[SHIM_TASKDIR];
+	char image_id[80];
+	char error[512];
+	char health_out[256];
+	char rootfs_mode[16];
+	uint64_t started_wall, finished_wall;
+	pid_t monitor;
+	int pidfd;		/* the monitor's, -1 */
+	int status_fd;		/* monitor start report, -1 */
+	struct mts_buf status;	/* bytes read from status_fd */
+	struct mts_ipc_call *run_call;
+	struct mts_ipc_call **stop_calls;
+	size_t nstop;
+	int remove_when_done;
+	int dirty_store;	/* statestore write pending */
+	struct shim_task *next;
+};
+
+enum shim_child_kind {
+	SHIM_CHILD_EXEC,
+	SHIM_CHILD_PROBE,
+	SHIM_CHILD_RUNTIME,
+};
+
+/* A helper process the loop waits for (exec, probe). */
+struct shim_child {
+	enum shim_child_kind kind;
+	pid_t pid;
+	char task[MTS_TASK_ID_MAX + 1];
+	int fd;			/* its output, -1 */
+	struct mts_buf out;
+	int truncated;
+	struct mts_ipc_call *call;
+	mts_time_t deadline;
+	int timed_out;
+	int status;
+	int exited;
+	struct shim_child *next;
+};
+
+struct shim {
+	struct shim_cfg cfg;
+	struct mts_image_store *store;
+	struct mts_ipc_server *srv;
+	struct shim_task *tasks;
+	struct shim_child *children;
+	int sigfd;
+	int quit;
+	mts_time_t next_store_retry;
+	struct mts_ipc_client *ss; /* statestore, lazily dialled */
+};
+
+/* shim_task.c */
+struct shim_task *shim_task_find(struct shim *, const char *id);
+int shim_task_create(struct shim *, const Mts__Shim__TaskSpec *,
+    struct shim_task **out, char *err, size_t errlen);
+void shim_task_event(struct shim *, struct shim_task *,
+    const struct mts_task_ev *);
+void shim_task_tick(struct shim *, mts_time_t now);
+void shim_task_monitor_status(struct shim *, struct shim_task *);
+void shim_task_monitor_exit(struct shim *, struct shim_task *);
+int shim_task_remove(struct shim *, struct shim_task *, char *err,
+    size_t errlen);
+void shim_task_status(const struct shim_task *, Mts__Shim__TaskStatus *);
+void shim_task_status_free(Mts__Shim__TaskStatus *);
+void shim_tasks_recover(struct shim *);
+void shim_task_save(struct shim *, struct shim_task *);
+void shim_store_retry(struct shim *);
+int shim_runtime(struct shim *, const char *const *args, char *err,
+    size_t errlen);
+void shim_task_free(struct shim_task *);
+
+/* shim_io.c */
+int shim_logs_read(const char *taskdir, uint64_t offset, uint32_t tail,
+    size_t max, struct mts_buf *out, uint64_t *next, uint64_t *end);
+int shim_exec_start(struct shim *, struct shim_task *,
+    const Mts__Shim__ExecReq *, struct mts_ipc_call *, char *err,
+    size_t errlen);
+void shim_probe_start(struct shim *, struct shim_task *);
+void shim_children_reap(struct shim *);
+void shim_child_output(struct shim *, struct shim_child *);
+void shim_children_timeouts(struct shim *, mts_time_t now);
+
+/* shim_api.c */
+extern const struct mts_ipc_service shim_service;
+void shim_reply_task(struct mts_ipc_call *, const struct shim_task *,
+    int body);
+
+#endif

@@ -1,0 +1,422 @@
+/* shim_api.c: mts-shim's request handlers on shim.sock — the dispatch table of task, logs, exec and image requests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mtserr.h"
+#include "shim.h"
+#include "xmalloc.h"
+
+#define CLASS_ADMIN 1u
+#define LOGS_DEFAULT_MAX (256u << 10)
+#define LOGS_LIMIT (2u << 20)
+
+void
+shim_reply_task(struct mts_ipc_call *call, const struct shim_task *t, int body)
+{
+	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
+	Mts__Shim__TaskRunRep run = MTS__SHIM__TASK_RUN_REP__INIT;
+	Mts__Shim__TaskStopRep stop = MTS__SHIM__TASK_STOP_REP__INIT;
+	Mts__Shim__TaskInspectRep ins = MTS__SHIM__TASK_INSPECT_REP__INIT;
+	Mts__Shim__TaskStatus st;
+
+	shim_task_status(t, &st);
+	rep.body_case = body;
+	switch (body) {
+	case MTS__SHIM__REPLY__BODY_RUN:
+		run.task = &st;
+		rep.run = &run;
+		break;
+	case MTS__SHIM__REPLY__BODY_STOP:
+		stop.task = &st;
+		rep.stop = &stop;
+		break;
+	default:
+		ins.task = &st;
+		rep.inspect = &ins;
+		rep.body_case = MTS__SHIM__REPLY__BODY_INSPECT;
+		break;
+	}
+	mts_ipc_reply(call, &rep.base);
+}
+
+static struct shim_task *
+need_task(struct shim *s, const char *id, struct mts_ipc_call *call)
+{
+	struct shim_task *t = id ? shim_task_find(s, id) : NULL;
+
+	if (t == NULL)
+		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND, "no task %s",
+		    id ? id : "(none)");
+	return t;
+}
+
+static void
+h_run(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__Request *req = (const Mts__Shim__Request *)m;
+	struct shim_task *t;
+	char err[512];
+	int rc;
+
+	if (req->run->spec == NULL) {
+		mts_ipc_reply_error(call, MTS_ERR_INVAL, "run: no task spec");
+		return;
+	}
+	if ((rc = shim_task_create(ctx, req->run->spec, &t, err,
+		 sizeof(err))) != 0) {
+		mts_ipc_reply_error(call, -rc, "%s", err);
+		return;
+	}
+	log_info("task %s: run %s", t->core.id, t->spec->image);
+	if (t->core.state == MTS_TASK_CREATED)
+		t->run_call = call; /* replied once started (or failed) */
+	else
+		shim_reply_task(call, t, MTS__SHIM__REPLY__BODY_RUN);
+}
+
+static void
+h_list(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	struct shim *s = ctx;
+	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
+	Mts__Shim__TaskListRep ls = MTS__SHIM__TASK_LIST_REP__INIT;
+	Mts__Shim__TaskStatus *sts, **ptrs;
+	struct shim_task *t;
+	size_t n = 0;
+
+	for (t = s->tasks; t != NULL; t = t->next)
+		n++;
+	sts = xcalloc(n + 1, sizeof(*sts));
+	ptrs = xcalloc(n + 1, sizeof(*ptrs));
+	n = 0;
+	for (t = s->tasks; t != NULL; t = t->next) {
+		shim_task_status(t, &sts[n]);
+		ptrs[n] = &sts[n];
+		n++;
+	}
+	ls.tasks = ptrs;
+	ls.n_tasks = n;
+	rep.body_case = MTS__SHIM__REPLY__BODY_LIST;
+	rep.list = &ls;
+	mts_ipc_reply(call, &rep.base);
+	free(sts);
+	free(ptrs);
+}
+
+static void
+h_inspect(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__Request *req = (const Mts__Shim__Request *)m;
+	struct shim_task *t = need_task(ctx, req->inspect->id, call);
+
+	if (t != NULL)
+		shim_reply_task(call, t, MTS__SHIM__REPLY__BODY_INSPECT);
+}
+
+static void
+h_stop(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__Request *req = (const Mts__Shim__Request *)m;
+	struct shim_task *t = need_task(ctx, req->stop->id, call);
+	struct mts_task_ev ev = {.type = MTS_EV_STOP};
+
+	if (t == NULL)
+		return;
+	t->stop_calls = xreallocarray(t->stop_calls, t->nstop + 1,
+	    sizeof(*t->stop_calls));
+	t->stop_calls[t->nstop++] = call;
+	ev.has_grace = req->stop->has_grace;
+	ev.grace = req->stop->grace_ms;
+	log_info("task %s: stop", t->core.id);
+	shim_task_event(ctx, t, &ev);
+}
+
+static void
+h_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__Request *req = (const Mts__Shim__Request *)m;
+	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
+	Mts__Shim__TaskRemoveRep rm = MTS__SHIM__TASK_REMOVE_REP__INIT;
+	struct shim_task *t = need_task(ctx, req->remove->id, call);
+	char err[512];
+	int rc;
+
+	if (t == NULL)
+		return;
+	if (req->remove->force && t->core.state != MTS_TASK_EXITED &&
+	    t->core.state != MTS_TASK_FAILED) {
+		t->remove_when_done = 1;
+		shim_task_event(ctx, t, &(struct mts_task_ev){
+		    .type = MTS_EV_STOP, .has_grace = 1, .grace = 0});
+		rep.body_case = MTS__SHIM__REPLY__BODY_REMOVE;
+		rep.remove = &rm;
+		mts_ipc_reply(call, &rep.base);
+		return;
+	}
+	if ((rc = shim_task_remove(ctx, t, err, sizeof(err))) != 0) {
+		mts_ipc_reply_error(call, -rc, "%s", err);
+		return;
+	}
+	rep.body_case = MTS__SHIM__REPLY__BODY_REMOVE;
+	rep.remove = &rm;
+	mts_ipc_reply(call, &rep.base);
+}
+
+static void
+h_logs(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__LogsReq *lr = ((const Mts__Shim__Request *)m)->logs;
+	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
+	Mts__Shim__LogsRep out = MTS__SHIM__LOGS_REP__INIT;
+	struct shim_task *t = need_task(ctx, lr->id, call);
+	struct mts_buf buf;
+	uint64_t next, end;
+	size_t max;
+
+	if (t == NULL)
+		return;
+	max = lr->max_bytes ? lr->max_bytes : LOGS_DEFAULT_MAX;
+	if (max > LOGS_LIMIT)
+		max = LOGS_LIMIT;
+	mts_buf_init(&buf);
+	if (shim_logs_read(t->dir, lr->offset, lr->tail_lines, max, &buf,
+		&next, &end) != 0) {
+		mts_buf_free(&buf);
+		mts_ipc_reply_error(call, MTS_ERR_IO, "task %s: cannot read "
+		    "its log", t->core.id);
+		return;
+	}
+	out.data.data = buf.data;
+	out.data.len = buf.len;
+	out.next_offset = next;
+	out.finished = next >= end && (t->core.state == MTS_TASK_EXITED ||
+	    t->core.state == MTS_TASK_FAILED);
+	rep.body_case = MTS__SHIM__REPLY__BODY_LOGS;
+	rep.logs = &out;
+	mts_ipc_reply(call, &rep.base);
+	mts_buf_free(&buf);
+}
+
+static void
+h_exec(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__ExecReq *er = ((const Mts__Shim__Request *)m)->exec;
+	struct shim_task *t = need_task(ctx, er->id, call);
+	char err[256];
+	int rc;
+
+	if (t != NULL &&
+	    (rc = shim_exec_start(ctx, t, er, call, err, sizeof(err))) != 0)
+		mts_ipc_reply_error(call, -rc, "%s", err);
+}
+
+/* Number of tasks using an image (by id). */
+static uint32_t
+image_users(struct shim *s, const char *id)
+{
+	struct shim_task *t;
+	uint32_t n = 0;
+
+	for (t = s->tasks; t != NULL; t = t->next)
+		n += strcmp(t->image_id, id) == 0;
+	return n;
+}
+
+static void
+image_info(struct shim *s, const struct mts_image_info *in,
+    Mts__Shim__ImageInfo *out)
+{
+	mts__shim__image_info__init(out);
+	out->name = in->name;
+	out->id = (char *)in->id;
+	out->manifest = (char *)in->manifest;
+	out->size = (uint64_t)in->size;
+	out->layers = (uint32_t)in->nlayers;
+	out->created_at = in->created_ms;
+	out->tasks = image_users(s, in->id);
+}
+
+/* Replies with the stored image name (after import or pull). */
+static void
+reply_image(struct shim *s, struct mts_ipc_call *call, const char *name,
+    int pull)
+{
+	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
+	Mts__Shim__ImageImportRep ir = MTS__SHIM__IMAGE_IMPORT_REP__INIT;
+	Mts__Shim__ImagePullRep pr = MTS__SHIM__IMAGE_PULL_REP__INIT;
+	Mts__Shim__ImageInfo ii;
+	struct mts_image_info in;
+
+	if (mts_store_get(s->store, name, &in) != 0) {
+		mts_ipc_reply_error(call, MTS_ERR_IO, "image %s vanished", name);
+		return;
+	}
+	image_info(s, &in, &ii);
+	if (pull) {
+		pr.image = &ii;
+		rep.body_case = MTS__SHIM__REPLY__BODY_IMAGE_PULL;
+		rep.image_pull = &pr;
+	} else {
+		ir.image = &ii;
+		rep.body_case = MTS__SHIM__REPLY__BODY_IMAGE_IMPORT;
+		rep.image_import = &ir;
+	}
+	mts_ipc_reply(call, &rep.base);
+	mts_image_info_free(&in);
+}
+
+static void
+h_image_import(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__ImageImportReq *r =
+	    ((const Mts__Shim__Request *)m)->image_import;
+	struct shim *s = ctx;
+	char name[512], err[1024];
+	int rc;
+
+	if (r->path == NULL || r->path[0] != '/') {
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "import: the path must be absolute");
+		return;
+	}
+	rc = mts_store_import(s->store, r->path,
+	    r->name && *r->name ? r->name : NULL, name, sizeof(name), err,
+	    sizeof(err));
+	if (rc != 0) {
+		log_warnx("image import: %s", err);
+		mts_ipc_reply_error(call, -rc, "%s", err);
+		return;
+	}
+	log_info("image %s imported from %s", name, r->path);
+	reply_image(s, call, name, 0);
+}
+
+static void
+h_image_pull(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__ImagePullReq *r =
+	    ((const Mts__Shim__Request *)m)->image_pull;
+	struct shim *s = ctx;
+	char name[512], err[1024];
+	int rc;
+
+	rc = mts_store_pull(s->store, r->ref ? r->ref : "", r->insecure, name,
+	    sizeof(name), err, sizeof(err));
+	if (rc != 0) {
+		log_warnx("image pull %s: %s", r->ref, err);
+		mts_ipc_reply_error(call, -rc, "%s", err);
+		return;
+	}
+	log_info("image %s pulled", name);
+	reply_image(s, call, name, 1);
+}
+
+static void
+h_image_list(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	struct shim *s = ctx;
+	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
+	Mts__Shim__ImageListRep ls = MTS__SHIM__IMAGE_LIST_REP__INIT;
+	Mts__Shim__ImageInfo *ii, **ptrs;
+	struct mts_image_info *all;
+	size_t n, i;
+
+	if (mts_store_list(s->store, &all, &n) != 0) {
+		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot list images");
+		return;
+	}
+	ii = xcalloc(n + 1, sizeof(*ii));
+	ptrs = xcalloc(n + 1, sizeof(*ptrs));
+	for (i = 0; i < n; i++) {
+		image_info(s, &all[i], &ii[i]);
+		ptrs[i] = &ii[i];
+	}
+	ls.images = ptrs;
+	ls.n_images = n;
+	rep.body_case = MTS__SHIM__REPLY__BODY_IMAGE_LIST;
+	rep.image_list = &ls;
+	mts_ipc_reply(call, &rep.base);
+	for (i = 0; i < n; i++)
+		mts_image_info_free(&all[i]);
+	free(all);
+	free(ii);
+	free(ptrs);
+}
+
+static void
+h_image_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__ImageRemoveReq *r =
+	    ((const Mts__Shim__Request *)m)->image_remove;
+	struct shim *s = ctx;
+	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
+	Mts__Shim__ImageRemoveRep rm = MTS__SHIM__IMAGE_REMOVE_REP__INIT;
+	struct mts_image_info in;
+	char err[512];
+	uint32_t users;
+	int rc;
+
+	if (r->name == NULL || mts_store_get(s->store, r->name, &in) != 0) {
+		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND, "no image %s",
+		    r->name ? r->name : "");
+		return;
+	}
+	users = image_users(s, in.id);
+	mts_image_info_free(&in);
+	if (users > 0 && !r->force) {
+		mts_ipc_reply_error(call, MTS_ERR_STATE,
+		    "image %s is used by %u task(s); remove them first",
+		    r->name, users);
+		return;
+	}
+	if ((rc = mts_store_remove(s->store, r->name, err, sizeof(err)))) {
+		mts_ipc_reply_error(call, -rc, "%s", err);
+		return;
+	}
+	rep.body_case = MTS__SHIM__REPLY__BODY_IMAGE_REMOVE;
+	rep.image_remove = &rm;
+	mts_ipc_reply(call, &rep.base);
+}
+
+static const struct mts_ipc_route routes[] = {
+	{MTS__SHIM__REQUEST__BODY_RUN, "run", CLASS_ADMIN, h_run},
+	{MTS__SHIM__REQUEST__BODY_LIST, "list", CLASS_ADMIN, h_list},
+	{MTS__SHIM__REQUEST__BODY_INSPECT, "inspect", CLASS_ADMIN, h_inspect},
+	{MTS__SHIM__REQUEST__BODY_STOP, "stop", CLASS_ADMIN, h_stop},
+	{MTS__SHIM__REQUEST__BODY_REMOVE, "remove", CLASS_ADMIN, h_remove},
+	{MTS__SHIM__REQUEST__BODY_LOGS, "logs", CLASS_ADMIN, h_logs},
+	{MTS__SHIM__REQUEST__BODY_EXEC, "exec", CLASS_ADMIN, h_exec},
+	{MTS__SHIM__REQUEST__BODY_IMAGE_IMPORT, "image_import", CLASS_ADMIN,
+	    h_image_import},
+	{MTS__SHIM__REQUEST__BODY_IMAGE_PULL, "image_pull", CLASS_ADMIN,
+	    h_image_pull},
+	{MTS__SHIM__REQUEST__BODY_IMAGE_LIST, "image_list", CLASS_ADMIN,
+	    h_image_list},
+	{MTS__SHIM__REQUEST__BODY_IMAGE_REMOVE, "image_remove", CLASS_ADMIN,
+	    h_image_remove},
+};
+
+/* Callers in the acl (uids) may do everything; nobody else anything. */
+static uint32_t
+classify(void *ctx, uid_t uid, gid_t gid)
+{
+	struct shim *s = ctx;
+	size_t i;
+
+	for (i = 0; i < s->cfg.nacl; i++)
+		if (s->cfg.acl[i] == uid)
+			return CLASS_ADMIN;
+	return 0;
+}
+
+const struct mts_ipc_service shim_service = {
+	.name = "shim",
+	.request = &mts__shim__request__descriptor,
+	.reply = &mts__shim__reply__descriptor,
+	.routes = routes,
+	.nroutes = sizeof(routes) / sizeof(routes[0]),
+	.classify = classify,
+	.maxmsg = 1u << 20,
+};

@@ -1,0 +1,960 @@
+/* shim_task.c: mts-shim's task I/O — bundles, monitor processes, runtime calls, effects of the core, persistence, recovery after a restart. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "bundle_core.h"
+#include "log.h"
+#include "mtserr.h"
+#include "mtstime.h"
+#include "shim.h"
+#include "statestore.pb-c.h"
+#include "xmalloc.h"
+
+static int
+pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+struct shim_task *
+shim_task_find(struct shim *s, const char *id)
+{
+	struct shim_task *t;
+
+	for (t = s->tasks; t != NULL; t = t->next)
+		if (strcmp(t->core.id, id) == 0)
+			return t;
+	return NULL;
+}
+
+static int
+tpath(char *out, size_t outlen, const struct shim_task *t, const char *name)
+{
+	int n = snprintf(out, outlen, "%s/%s", t->dir, name);
+
+	return (n < 0 || (size_t)n >= outlen) ? -MTS_ERR_TOOBIG : 0;
+}
+
+static int
+write_file(const char *path, const void *data, size_t len)
+{
+	char tmp[SHIM_PATH + 8];
+	int fd, rc = -MTS_ERR_IO;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		return -MTS_ERR_IO;
+	if (write(fd, data, len) == (ssize_t)len && fsync(fd) == 0)
+		rc = 0;
+	close(fd);
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -MTS_ERR_IO;
+	return rc;
+}
+
+static char *
+read_text(const char *path, size_t max)
+{
+	char *buf = NULL;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	buf = xmalloc(max + 1);
+	n = read(fd, buf, max);
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* --- policy from the spec --------------------------------------------- */
+
+static int
+policy_from_spec(const struct shim *s, const Mts__Shim__TaskSpec *sp,
+    struct mts_task_policy *p, char *err, size_t errlen)
+{
+	const Mts__Shim__HealthCheck *h = sp->health;
+
+	memset(p, 0, sizeof(*p));
+	p->grace = sp->stop_grace_ms ? sp->stop_grace_ms : s->cfg.grace;
+	if (sp->restart != NULL) {
+		if (mts_restart_parse(sp->restart->condition, &p->restart)) {
+			snprintf(err, errlen, "restart condition \"%s\": "
+			    "expected none, on-failure or any",
+			    sp->restart->condition);
+			return -MTS_ERR_INVAL;
+		}
+		p->max_attempts = sp->restart->max_attempts;
+		p->delay = sp->restart->delay_ms;
+		p->max_delay = sp->restart->max_delay_ms;
+	}
+	if (h != NULL && h->n_test > 0 && strcmp(h->test[0], "NONE") != 0) {
+		if (strcmp(h->test[0], "CMD") && strcmp(h->test[0], "CMD-SHELL") &&
+		    strcmp(h->test[0], "HTTP") && strcmp(h->test[0], "TCP")) {
+			snprintf(err, errlen, "healthcheck test \"%s\": expected "
+			    "CMD, CMD-SHELL, HTTP, TCP or NONE", h->test[0]);
+			return -MTS_ERR_INVAL;
+		}
+		if (h->n_test < 2) {
+			snprintf(err, errlen, "healthcheck %s needs an argument",
+			    h->test[0]);
+			return -MTS_ERR_INVAL;
+		}
+		p->health = 1;
+		p->hc_interval = h->interval_ms ? h->interval_ms : 30000;
+		p->hc_timeout = h->timeout_ms ? h->timeout_ms : 30000;
+		p->hc_retries = h->retries ? h->retries : 3;
+		p->hc_start_period = h->start_period_ms;
+	}
+	return 0;
+}
+
+/* --- bundle ----------------------------------------------------------- */
+
+static int
+valid_id(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	if (n == 0 || n > MTS_TASK_ID_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') ||
+			(id[i] >= '0' && id[i] <= '9') ||
+			(i > 0 && (id[i] == '-' || id[i] == '_' || id[i] == '.'))))
+			return 0;
+	return 1;
+}
+
+static void
+new_id(char *out, size_t outlen)
+{
+	uint8_t r[8];
+	size_t i;
+
+	randombytes_buf(r, sizeof(r));
+	for (i = 0; i < sizeof(r) && 2 * i + 2 < outlen; i++)
+		snprintf(out + 2 * i, 3, "%02x", r[i]);
+}
+
+static int
+write_bundle(struct shim *s, struct shim_task *t,
+    const struct mts_image_info *img, char *err, size_t errlen)
+{
+	const Mts__Shim__TaskSpec *sp = t->spec;
+	struct mts_bundle_spec b;
+	struct mts_bundle_mount *mounts = NULL;
+	char path[SHIM_PATH], *passwd = NULL, *group = NULL, *json = NULL;
+	char cg[512];
+	const char *user = sp->user && *sp->user ? sp->user : img->cfg.user;
+	const char **argv = NULL, **env = NULL;
+	size_t i;
+	int rc = -MTS_ERR_INVAL;
+
+	memset(&b, 0, sizeof(b));
+	argv = mts_task_argv(img->cfg.entrypoint, img->cfg.cmd, sp->entrypoint,
+	    sp->n_entrypoint, sp->command, sp->n_command);
+	env = mts_task_env(img->cfg.env, sp->env, sp->n_env);
+	tpath(path, sizeof(path), t, "bundle/rootfs/etc/passwd");
+	passwd = read_text(path, 1 << 20);
+	tpath(path, sizeof(path), t, "bundle/rootfs/etc/group");
+	group = read_text(path, 1 << 20);
+	if (mts_user_resolve(user, passwd, group, &b.uid, &b.gid)) {
+		snprintf(err, errlen, "user \"%s\" not found in the image", user);
+		goto out;
+	}
+	mounts = xcalloc(sp->n_mounts + 1, sizeof(*mounts));
+	for (i = 0; i < sp->n_mounts; i++) {
+		const Mts__Shim__Mount *m = sp->mounts[i];
+		if (m->destination == NULL || m->destination[0] != '/') {
+			snprintf(err, errlen, "mount %zu: destination must be "
+			    "absolute", i);
+			goto out;
+		}
+		mounts[i].source = m->source;
+		mounts[i].destination = m->destination;
+		mounts[i].type = m->type;
+		mounts[i].options = m->n_options ? (const char *const *)m->options
+						 : NULL;
+	}
+	snprintf(cg, sizeof(cg), "%s/%s", s->cfg.cgroup_parent, t->core.id);
+	b.args = argv;
+	b.env = env;
+	b.cwd = sp->cwd && *sp->cwd ? sp->cwd : img->cfg.cwd;
+	b.hostname = sp->hostname && *sp->hostname ? sp->hostname
+						   : t->core.id;
+	b.mounts = mounts;
+	b.nmounts = sp->n_mounts;
+	b.netns = sp->netns;
+	b.read_only = sp->read_only;
+	b.memory_limit = sp->memory_limit;
+	b.cpu_millis = sp->cpu_millis;
+	b.pids_limit = sp->pids_limit;
+	b.nofile = sp->nofile;
+	b.cgroups_path = cg;
+	b.seccomp = s->cfg.seccomp;
+	if ((json = mts_bundle_config(&b, err, errlen)) == NULL)
+		goto out;
+	tpath(path, sizeof(path), t, "bundle/config.json");
+	if ((rc = write_file(path, json, strlen(json))) != 0)
+		snprintf(err, errlen, "%s: cannot write", path);
+out:
+	free(json);
+	free(argv);
+	free(env);
+	free(mounts);
+	free(passwd);
+	free(group);
+	return rc;
+}
+
+static Mts__Shim__TaskSpec *
+spec_copy(const Mts__Shim__TaskSpec *sp)
+{
+	size_t len = protobuf_c_message_get_packed_size(&sp->base);
+	uint8_t *buf = xmalloc(len ? len : 1);
+	Mts__Shim__TaskSpec *c;
+
+	protobuf_c_message_pack(&sp->base, buf);
+	c = mts__shim__task_spec__unpack(NULL, len, buf);
+	free(buf);
+	if (c == NULL)
+		fatalx("task spec copy failed");
+	return c;
+}
+
+void
+shim_task_free(struct shim_task *t)
+{
+	if (t == NULL)
+		return;
+	if (t->spec != NULL)
+		mts__shim__task_spec__free_unpacked(t->spec, NULL);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	if (t->status_fd >= 0)
+		close(t->status_fd);
+	mts_buf_free(&t->status);
+	free(t->stop_calls);
+	free(t);
+}
+
+static struct shim_task *
+task_alloc(struct shim *s, const char *id)
+{
+	struct shim_task *t = xcalloc(1, sizeof(*t));
+
+	t->pidfd = -1;
+	t->status_fd = -1;
+	mts_buf_init(&t->status);
+	snprintf(t->dir, sizeof(t->dir), "%s/tasks/%.64s", s->cfg.statedir, id);
+	return t;
+}
+
+static void apply(struct shim *, struct shim_task *, struct mts_effects *);
+
+int
+shim_task_create(struct shim *s, const Mts__Shim__TaskSpec *sp,
+    struct shim_task **out, char *err, size_t errlen)
+{
+	struct mts_image_info img;
+	struct mts_task_policy pol;
+	struct mts_effects fx = {.n = 0};
+	enum mts_rootfs_mode used;
+	struct shim_task *t = NULL;
+	char id[MTS_TASK_ID_MAX + 1], path[SHIM_PATH];
+	int rc;
+
+	memset(&img, 0, sizeof(img));
+	if (sp->image == NULL || *sp->image == '\0') {
+		snprintf(err, errlen, "no image given");
+		return -MTS_ERR_INVAL;
+	}
+	if (sp->id != NULL && *sp->id != '\0')
+		snprintf(id, sizeof(id), "%s", sp->id);
+	else
+		new_id(id, sizeof(id));
+	if (!valid_id(id) || strlen(sp->id ? sp->id : "") > MTS_TASK_ID_MAX) {
+		snprintf(err, errlen, "task id \"%s\": 1-64 of [a-z0-9._-]",
+		    sp->id);
+		return -MTS_ERR_INVAL;
+	}
+	if (shim_task_find(s, id) != NULL) {
+		snprintf(err, errlen, "task %s exists", id);
+		return -MTS_ERR_CONFLICT;
+	}
+	if ((rc = policy_from_spec(s, sp, &pol, err, errlen)) != 0)
+		return rc;
+	if (mts_store_get(s->store, sp->image, &img) != 0) {
+		snprintf(err, errlen, "no image %s (import or pull it first)",
+		    sp->image);
+		return -MTS_ERR_NOTFOUND;
+	}
+	t = task_alloc(s, id);
+	t->spec = spec_copy(sp);
+	free(t->spec->id);
+	t->spec->id = xstrdup(id);
+	snprintf(t->image_id, sizeof(t->image_id), "%s", img.id);
+	tpath(path, sizeof(path), t, "bundle");
+	rc = -MTS_ERR_IO;
+	if (mkdir(t->dir, 0700) < 0 || mkdir(path, 0700) < 0) {
+		snprintf(err, errlen, "%s: %s", t->dir, strerror(errno));
+		goto fail;
+	}
+	if ((rc = mts_store_make_rootfs(s->store, &img, path, s->cfg.rootfs,
+		 &used, err, errlen)) != 0 ||
+	    (rc = write_bundle(s, t, &img, err, errlen)) != 0)
+		goto fail;
+	snprintf(t->rootfs_mode, sizeof(t->rootfs_mode), "%s",
+	    used == MTS_ROOTFS_OVERLAY ? "overlay" : "copy");
+	mts_image_info_free(&img);
+	mts_task_init(&t->core, id, &pol, mts_now(), &fx);
+	t->next = s->tasks;
+	s->tasks = t;
+	*out = t;
+	apply(s, t, &fx);
+	return 0;
+fail:
+	mts_image_info_free(&img);
+	mts_store_release_rootfs(path);
+	mts_rmtree(t->dir);
+	shim_task_free(t);
+	return rc;
+}
+
+/* --- runtime and monitor ---------------------------------------------- */
+
+/* Runs `runtime --root R args...` and waits (bounded: the runtime's own
+ * commands return in milliseconds). */
+int
+shim_runtime(struct shim *s, const char *const *args, char *err,
+    size_t errlen)
+{
+	const char *argv[16];
+	size_t n = 0, i;
+	int st, p[2];
+	pid_t pid;
+	ssize_t r;
+
+	argv[n++] = s->cfg.runtime;
+	argv[n++] = "--root";
+	argv[n++] = s->cfg.runtime_root;
+	for (i = 0; args[i] != NULL && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -MTS_ERR_IO;
+	if ((pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -MTS_ERR_IO;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR);
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(p[1], 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	r = read(p[0], err, errlen > 0 ? errlen - 1 : 0);
+	if (errlen > 0)
+		err[r > 0 ? r : 0] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -MTS_ERR_IO;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -MTS_ERR_IO;
+}
+
+static void
+runtime_delete(struct shim *s, const char *id)
+{
+	const char *args[] = {"delete", "-f", id, NULL};
+	char err[256];
+
+	shim_runtime(s, args, err, sizeof(err));
+}
+
+static int
+spawn_monitor(struct shim *s, struct shim_task *t)
+{
+	char logmax[32], logkeep[32], cg[SHIM_PATH + 256], path[SHIM_PATH];
+	char pidtxt[32];
+	int sp[2];
+	pid_t pid;
+
+	snprintf(logmax, sizeof(logmax), "%" PRId64, s->cfg.log_max);
+	snprintf(logkeep, sizeof(logkeep), "%" PRId64, s->cfg.log_keep);
+	snprintf(cg, sizeof(cg), "%s%s/%s", s->cfg.cgroup_mem,
+	    s->cfg.cgroup_parent, t->core.id);
+	if (pipe2(sp, O_CLOEXEC) < 0)
+		return -MTS_ERR_IO;
+	if ((pid = fork()) < 0) {
+		close(sp[0]);
+		close(sp[1]);
+		return -MTS_ERR_IO;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (dup2(sp[1], 3) < 0)
+			_exit(127);
+		syscall(SYS_close_range, 4, ~0U, 0);
+		execl(s->cfg.monitor, "mts-shim-monitor", s->cfg.runtime,
+		    s->cfg.runtime_root, t->core.id, t->dir, logmax, logkeep,
+		    cg, (char *)NULL);
+		_exit(127);
+	}
+	close(sp[1]);
+	fcntl(sp[0], F_SETFL, O_NONBLOCK);
+	t->status_fd = sp[0];
+	mts_buf_reset(&t->status);
+	t->monitor = pid;
+	t->pidfd = pidfd_open_(pid);
+	snprintf(pidtxt, sizeof(pidtxt), "%d\n", (int)pid);
+	tpath(path, sizeof(path), t, "monitor.pid");
+	write_file(path, pidtxt, strlen(pidtxt));
+	return 0;
+}
+
+static void
+task_start(struct shim *s, struct shim_task *t)
+{
+	char path[SHIM_PATH];
+
+	tpath(path, sizeof(path), t, "exit");
+	unlink(path);
+	runtime_delete(s, t->core.id);
+	t->error[0] = '\0';
+	if (spawn_monitor(s, t) != 0) {
+		snprintf(t->error, sizeof(t->error), "cannot start monitor: %s",
+		    strerror(errno));
+		shim_task_event(s, t,
+		    &(struct mts_task_ev){.type = MTS_EV_START_FAILED});
+	}
+}
+
+void
+shim_task_monitor_status(struct shim *s, struct shim_task *t)
+{
+	char buf[1024], *nl;
+	ssize_t n;
+
+	while ((n = read(t->status_fd, buf, sizeof(buf))) > 0)
+		mts_buf_put(&t->status, buf, (size_t)n);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	close(t->status_fd);
+	t->status_fd = -1;
+	mts_buf_put_u8(&t->status, 0);
+	nl = strchr((char *)t->status.data, '\n');
+	if (nl != NULL)
+		*nl = '\0';
+	if (t->status.data[0] == 'R' && t->core.state == MTS_TASK_CREATED) {
+		t->started_wall = mts_wall_ms();
+		shim_task_event(s, t, &(struct mts_task_ev){.type = MTS_EV_STARTED,
+		    .pid = atoi((char *)t->status.data + 2)});
+	} else if (t->status.data[0] == 'E') {
+		snprintf(t->error, sizeof(t->error), "%s",
+		    (char *)t->status.data + 2);
+		log_warnx("task %s: %s", t->core.id, t->error);
+	}
+	/* Without a report the monitor died: its exit is handled by pidfd. */
+}
+
+/* Reads TASKDIR/exit: "code signal oom ms". */
+static int
+read_exit(struct shim_task *t, struct mts_task_ev *ev, uint64_t *ms)
+{
+	char path[SHIM_PATH], *txt;
+	unsigned long long when = 0;
+	int rc = -MTS_ERR_NOTFOUND;
+
+	tpath(path, sizeof(path), t, "exit");
+	if ((txt = read_text(path, 256)) == NULL)
+		return rc;
+	if (sscanf(txt, "%d %d %d %llu", &ev->code, &ev->sig, &ev->oom,
+		&when) == 4)
+		rc = 0;
+	*ms = when;
+	free(txt);
+	return rc;
+}
+
+void
+shim_task_monitor_exit(struct shim *s, struct shim_task *t)
+{
+	struct mts_task_ev ev = {.type = MTS_EV_EXIT};
+	uint64_t ms = 0;
+
+	if (t->status_fd >= 0)
+		shim_task_monitor_status(s, t);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+	waitpid(t->monitor, NULL, WNOHANG);
+	t->monitor = 0;
+	if (t->core.state == MTS_TASK_CREATED) {
+		if (t->error[0] == '\0')
+			snprintf(t->error, sizeof(t->error),
+			    "monitor exited before the container started");
+		ev.type = MTS_EV_START_FAILED;
+	} else if (read_exit(t, &ev, &ms) != 0) {
+		snprintf(t->error, sizeof(t->error),
+		    "exit status lost (monitor died)");
+		ev.code = -1;
+	}
+	t->finished_wall = ms ? ms : mts_wall_ms();
+	runtime_delete(s, t->core.id);
+	if (ev.type == MTS_EV_EXIT)
+		log_info("task %s exited: code %d%s", t->core.id, ev.code,
+		    ev.oom ? " (out of memory)" : "");
+	shim_task_event(s, t, &ev);
+}
+
+/* --- effects ---------------------------------------------------------- */
+
+static void
+reply_stops(struct shim *s, struct shim_task *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nstop; i++)
+		shim_reply_task(t->stop_calls[i], t,
+		    MTS__SHIM__REPLY__BODY_STOP);
+	free(t->stop_calls);
+	t->stop_calls = NULL;
+	t->nstop = 0;
+	if (t->run_call != NULL) {
+		shim_reply_task(t->run_call, t, MTS__SHIM__REPLY__BODY_RUN);
+		t->run_call = NULL;
+	}
+}
+
+static void
+apply(struct shim *s, struct shim_task *t, struct mts_effects *fx)
+{
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < fx->n; i++) {
+		switch (fx->e[i].kind) {
+		case MTS_FX_START:
+			task_start(s, t);
+			break;
+		case MTS_FX_SIGNAL:
+			if (t->core.pid > 0)
+				kill(t->core.pid, fx->e[i].sig);
+			break;
+		case MTS_FX_PROBE:
+			shim_probe_start(s, t);
+			break;
+		case MTS_FX_SAVE:
+			shim_task_save(s, t);
+			if (t->run_call != NULL &&
+			    t->core.state != MTS_TASK_CREATED) {
+				shim_reply_task(t->run_call, t,
+				    MTS__SHIM__REPLY__BODY_RUN);
+				t->run_call = NULL;
+			}
+			break;
+		case MTS_FX_DONE:
+			reply_stops(s, t);
+			if (t->remove_when_done)
+				shim_task_remove(s, t, err, sizeof(err));
+			return; /* t may be gone */
+		}
+	}
+}
+
+void
+shim_task_event(struct shim *s, struct shim_task *t,
+    const struct mts_task_ev *ev)
+{
+	struct mts_effects fx = {.n = 0};
+	int rc = mts_task_step(&t->core, ev, mts_now(), &fx);
+
+	if (rc != 0) {
+		log_warnx("task %s: event %d impossible in state %s", t->core.id,
+		    ev->type, mts_task_state_name(t->core.state));
+		return;
+	}
+	apply(s, t, &fx);
+}
+
+void
+shim_task_tick(struct shim *s, mts_time_t now)
+{
+	struct shim_task *t, *next;
+	struct mts_effects fx;
+
+	for (t = s->tasks; t != NULL; t = next) {
+		next = t->next;
+		if (mts_task_next(&t->core) > now)
+			continue;
+		fx.n = 0;
+		mts_task_step(&t->core,
+		    &(struct mts_task_ev){.type = MTS_EV_TICK}, now, &fx);
+		apply(s, t, &fx);
+	}
+}
+
+int
+shim_task_remove(struct shim *s, struct shim_task *t, char *err,
+    size_t errlen)
+{
+	struct shim_task **pp;
+	char path[SHIM_PATH], key[256];
+
+	if (t->core.state != MTS_TASK_EXITED && t->core.state != MTS_TASK_FAILED) {
+		snprintf(err, errlen, "task %s is %s; stop it first (or force)",
+		    t->core.id, mts_task_state_name(t->core.state));
+		return -MTS_ERR_STATE;
+	}
+	runtime_delete(s, t->core.id);
+	tpath(path, sizeof(path), t, "bundle");
+	if (mts_store_release_rootfs(path) != 0) {
+		snprintf(err, errlen, "cannot unmount %s/rootfs: %s", path,
+		    strerror(errno));
+		return -MTS_ERR_IO;
+	}
+	mts_rmtree(t->dir);
+	if (s->cfg.node[0] != '\0' && s->ss != NULL) {
+		Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+		Mts__Statestore__DeleteReq del = MTS__STATESTORE__DELETE_REQ__INIT;
+		ProtobufCMessage *rep = NULL;
+		char e[128];
+		snprintf(key, sizeof(key), "t/%s/%s", s->cfg.node, t->core.id);
+		del.key.data = (uint8_t *)key;
+		del.key.len = strlen(key);
+		req.body_case = MTS__STATESTORE__REQUEST__BODY_DELETE;
+		req.delete_ = &del;
+		if (mts_ipc_client_call(s->ss, &req.base,
+			&mts__statestore__reply__descriptor, &rep, e,
+			sizeof(e)) == 0)
+			protobuf_c_message_free_unpacked(rep, NULL);
+	}
+	for (pp = &s->tasks; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	log_info("task %s removed", t->core.id);
+	shim_task_free(t);
+	return 0;
+}
+
+/* --- status, persistence, statestore ---------------------------------- */
+
+void
+shim_task_status(const struct shim_task *t, Mts__Shim__TaskStatus *st)
+{
+	mts__shim__task_status__init(st);
+	st->id = (char *)t->core.id;
+	st->state = (char *)mts_task_state_name(t->core.state);
+	st->exit_code = t->core.exit_code;
+	st->signal = t->core.signal;
+	st->oom_killed = t->core.oom;
+	st->health = (char *)mts_health_name(t->core.health);
+	st->restarts = t->core.restarts;
+	st->pid = t->core.pid;
+	st->started_at = t->started_wall;
+	st->finished_at = t->finished_wall;
+	st->error = (char *)t->error;
+	st->health_failures = t->core.health_failures;
+	st->spec = t->spec;
+	st->image_id = (char *)t->image_id;
+	st->desired = t->core.want_stop ? "stopped" : "running";
+	st->rootfs = (char *)t->rootfs_mode;
+	st->last_health_output = (char *)t->health_out;
+}
+
+static int
+store_put(struct shim *s, struct shim_task *t)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
+	Mts__Shim__TaskStatus st;
+	ProtobufCMessage *rep = NULL;
+	char key[256], path[SHIM_PATH], err[256];
+	uint8_t *buf;
+	int rc;
+
+	if (s->cfg.node[0] == '\0')
+		return 0;
+	if (s->ss == NULL) {
+		if (mts_path_join(path, sizeof(path), s->cfg.rundir,
+			"statestore.sock") ||
+		    access(path, F_OK) != 0)
+			return -MTS_ERR_IO;
+		if ((s->ss = mts_ipc_client_open(path, 1000, err,
+			 sizeof(err))) == NULL)
+			return -MTS_ERR_IO;
+	}
+	shim_task_status(t, &st);
+	buf = xmalloc(protobuf_c_message_get_packed_size(&st.base) + 1);
+	put.value.len = protobuf_c_message_pack(&st.base, buf);
+	put.value.data = buf;
+	snprintf(key, sizeof(key), "t/%s/%s", s->cfg.node, t->core.id);
+	put.key.data = (uint8_t *)key;
+	put.key.len = strlen(key);
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
+	req.put = &put;
+	rc = mts_ipc_client_call(s->ss, &req.base,
+	    &mts__statestore__reply__descriptor, &rep, err, sizeof(err));
+	free(buf);
+	if (rep != NULL)
+		protobuf_c_message_free_unpacked(rep, NULL);
+	if (rc != 0) {
+		log_debug("statestore put %s: %s", key, err);
+		mts_ipc_client_close(s->ss);
+		s->ss = NULL;
+	}
+	return rc;
+}
+
+void
+shim_task_save(struct shim *s, struct shim_task *t)
+{
+	Mts__Shim__TaskStatus st;
+	char path[SHIM_PATH];
+	uint8_t *buf;
+	size_t len;
+
+	shim_task_status(t, &st);
+	len = protobuf_c_message_get_packed_size(&st.base);
+	buf = xmalloc(len + 1);
+	protobuf_c_message_pack(&st.base, buf);
+	tpath(path, sizeof(path), t, "state.pb");
+	if (write_file(path, buf, len) != 0)
+		log_warn("task %s: cannot save state", t->core.id);
+	free(buf);
+	t->dirty_store = store_put(s, t) != 0;
+}
+
+/* Writes pending statestore records (the statestore may start later). */
+void
+shim_store_retry(struct shim *s)
+{
+	struct shim_task *t;
+
+	for (t = s->tasks; t != NULL; t = t->next)
+		if (t->dirty_store && (t->dirty_store = store_put(s, t) != 0))
+			return;
+}
+
+/* --- recovery --------------------------------------------------------- */
+
+/* Is pid a monitor for this task dir (guards against pid reuse)? */
+static int
+is_our_monitor(pid_t pid, const char *dir)
+{
+	char path[64], buf[8192];
+	ssize_t n, i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = '\n';
+	buf[n] = '\0';
+	return strstr(buf, "mts-shim-monitor") != NULL &&
+	    strstr(buf, dir) != NULL;
+}
+
+static int
+load_task(struct shim *s, const char *id, struct shim_task **out)
+{
+	Mts__Shim__TaskStatus *st;
+	struct mts_effects fx = {.n = 0};
+	struct shim_task *t = task_alloc(s, id);
+	char path[SHIM_PATH], err[256], *buf;
+	enum mts_task_state state;
+	int fd;
+	ssize_t n;
+
+	tpath(path, sizeof(path), t, "state.pb");
+	buf = xmalloc(1 << 20);
+	n = -1;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, buf, 1 << 20);
+		close(fd);
+	}
+	st = n > 0 ? mts__shim__task_status__unpack(NULL, (size_t)n,
+			 (uint8_t *)buf)
+		   : NULL;
+	free(buf);
+	if (st == NULL || st->spec == NULL ||
+	    mts_task_state_parse(st->state, &state) != 0) {
+		if (st != NULL)
+			mts__shim__task_status__free_unpacked(st, NULL);
+		shim_task_free(t);
+		return -MTS_ERR_INVAL;
+	}
+	t->spec = spec_copy(st->spec);
+	{
+		struct mts_task_policy pol;
+		if (policy_from_spec(s, t->spec, &pol, err, sizeof(err)) != 0)
+			memset(&pol, 0, sizeof(pol));
+		mts_task_init(&t->core, id, &pol, mts_now(), &fx);
+	}
+	t->core.state = state;
+	t->core.want_stop = st->desired && !strcmp(st->desired, "stopped");
+	t->core.exit_code = st->exit_code;
+	t->core.signal = st->signal;
+	t->core.oom = st->oom_killed;
+	t->core.restarts = st->restarts;
+	t->core.pid = st->pid;
+	t->core.health_failures = st->health_failures;
+	t->core.health = !strcmp(st->health, "healthy") ? MTS_HEALTH_HEALTHY
+	    : !strcmp(st->health, "unhealthy")	      ? MTS_HEALTH_UNHEALTHY
+	    : !strcmp(st->health, "starting")	      ? MTS_HEALTH_STARTING
+						      : MTS_HEALTH_NONE;
+	t->started_wall = st->started_at;
+	t->finished_wall = st->finished_at;
+	snprintf(t->error, sizeof(t->error), "%s", st->error);
+	snprintf(t->image_id, sizeof(t->image_id), "%s", st->image_id);
+	snprintf(t->rootfs_mode, sizeof(t->rootfs_mode), "%s", st->rootfs);
+	snprintf(t->health_out, sizeof(t->health_out), "%s",
+	    st->last_health_output);
+	mts__shim__task_status__free_unpacked(st, NULL);
+	*out = t;
+	return 0;
+}
+
+/* Re-attaches a loaded task to its monitor, or settles what happened
+ * while the shim was away. */
+static void
+reattach(struct shim *s, struct shim_task *t)
+{
+	char path[SHIM_PATH], *txt;
+	mts_time_t now = mts_now();
+	pid_t pid = 0;
+
+	switch (t->core.state) {
+	case MTS_TASK_RESTARTING:
+		t->core.deadline = now + mts_task_backoff(&t->core.pol,
+		    t->core.restarts);
+		return;
+	case MTS_TASK_EXITED:
+	case MTS_TASK_FAILED:
+		return;
+	default:
+		break;
+	}
+	tpath(path, sizeof(path), t, "monitor.pid");
+	if ((txt = read_text(path, 32)) != NULL)
+		pid = (pid_t)atoi(txt);
+	free(txt);
+	if (pid > 0 && is_our_monitor(pid, t->dir))
+		t->pidfd = pidfd_open_(pid);
+	t->monitor = pid;
+	if (t->core.state == MTS_TASK_STOPPING)
+		t->core.deadline = now + t->core.pol.grace;
+	if (t->core.state == MTS_TASK_RUNNING && t->core.pol.health) {
+		t->core.next_probe = now + t->core.pol.hc_interval;
+		t->core.probe_grace_end = now;
+	}
+	if (t->pidfd < 0) {
+		/* Gone while we were away: its exit file says how. */
+		if (t->core.state == MTS_TASK_CREATED)
+			t->core.state = MTS_TASK_RUNNING;
+		shim_task_monitor_exit(s, t);
+	} else
+		log_info("task %s: re-attached to monitor %d (container %d)",
+		    t->core.id, (int)pid, t->core.pid);
+}
+
+/* Deletes runtime containers under our root that no task owns. */
+static void
+clean_orphans(struct shim *s)
+{
+	char dir[SHIM_PATH];
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(s->cfg.runtime_root)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || shim_task_find(s, de->d_name))
+			continue;
+		if (mts_path_join(dir, sizeof(dir), s->cfg.runtime_root,
+			de->d_name) != 0)
+			continue;
+		log_info("deleting container %s: no task owns it", de->d_name);
+		runtime_delete(s, de->d_name);
+	}
+	closedir(d);
+}
+
+void
+shim_tasks_recover(struct shim *s)
+{
+	char dir[SHIM_PATH], path[SHIM_PATH];
+	struct shim_task *t, *next, *loaded = NULL;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/tasks", s->cfg.statedir);
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || !valid_id(de->d_name))
+			continue;
+		if (load_task(s, de->d_name, &t) != 0) {
+			/* A task whose creation never finished. */
+			if (snprintf(path, sizeof(path), "%s/%s/bundle", dir,
+				de->d_name) >= (int)sizeof(path))
+				continue;
+			log_warnx("task %s: no usable state, removing",
+			    de->d_name);
+			runtime_delete(s, de->d_name);
+			mts_store_release_rootfs(path);
+			if (snprintf(path, sizeof(path), "%s/%s", dir,
+				de->d_name) < (int)sizeof(path))
+				mts_rmtree(path);
+			continue;
+		}
+		t->next = loaded;
+		loaded = t;
+	}
+	closedir(d);
+	for (t = loaded; t != NULL; t = next) {
+		next = t->next;
+		t->next = s->tasks;
+		s->tasks = t;
+		t->dirty_store = 1;
+	}
+	for (t = s->tasks; t != NULL; t = next) {
+		next = t->next;
+		reattach(s, t);
+	}
+	clean_orphans(s);
+}
