@@ -9,6 +9,10 @@ extern const struct mtsctl_group mtsctl_group_state;
 extern const struct mtsctl_group mtsctl_group_config;
 extern const struct mtsctl_group mtsctl_group_cluster;
 extern const struct mtsctl_group mtsctl_group_node;
+extern const struct mtsctl_group mtsctl_group_task;
+extern const struct mtsctl_group mtsctl_group_image;
+extern const struct mtsctl_group mtsctl_group_logs;
+extern const struct mtsctl_group mtsctl_group_exec;
 
 const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_version,
@@ -17,5 +21,9 @@ const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_config,
 	&mtsctl_group_cluster,
 	&mtsctl_group_node,
+	&mtsctl_group_task,
+	&mtsctl_group_image,
+	&mtsctl_group_logs,
+	&mtsctl_group_exec,
 	NULL,
 };

@@ -272,42 +272,32 @@ write_exit(const struct mon *m, int status)
 	close(fd);
 }
 
-/* Starts the container; returns its pid, or reports and exits. */
+/* Creates and starts the container in one runtime call (`run --detach`:
+ * one runtime start-up instead of two); returns its pid, or reports and
+ * exits. */
 static pid_t
 start(struct mon *m, int outfd)
 {
 	char bundle[4200], pidfile[4200], rlog[4200], buf[32], msg[512];
-	char *create[] = {(char *)m->runtime, "--root", (char *)m->root,
-	    "--log", rlog, "--log-format", "json", "create", "--bundle", bundle,
-	    "--pid-file", pidfile, (char *)m->id, NULL};
-	char *startv[] = {(char *)m->runtime, "--root", (char *)m->root,
-	    "--log", rlog, "--log-format", "json", "start", (char *)m->id,
-	    NULL};
+	char *runv[] = {(char *)m->runtime, "--root", (char *)m->root,
+	    "--log", rlog, "--log-format", "json", "run", "--detach",
+	    "--bundle", bundle, "--pid-file", pidfile, (char *)m->id, NULL};
 	ssize_t n;
-	int st, fd, nul;
+	int fd;
 
 	snprintf(bundle, sizeof(bundle), "%s/bundle", m->dir);
 	snprintf(pidfile, sizeof(pidfile), "%s/pid", m->dir);
 	snprintf(rlog, sizeof(rlog), "%s/runtime.log", m->dir);
 	unlink(pidfile);
-	st = run(create, outfd, outfd);
-	if (st != 0) {
+	if (run(runv, outfd, outfd) != 0) {
 		runtime_error(m, msg, sizeof(msg));
-		die_status("create: %s", msg);
+		die_status("%s", msg);
 	}
 	if ((fd = open(pidfile, O_RDONLY)) < 0 ||
 	    (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
-		die_status("create: no pid file");
+		die_status("runtime wrote no pid file");
 	close(fd);
 	buf[n] = '\0';
-	nul = open("/dev/null", O_WRONLY);
-	st = run(startv, nul, nul);
-	close(nul);
-	if (st != 0) {
-		runtime_error(m, msg, sizeof(msg));
-		kill((pid_t)atoi(buf), SIGKILL);
-		die_status("start: %s", msg);
-	}
 	return (pid_t)atoi(buf);
 }
 

@@ -1,7 +1,6 @@
 /* shim.c: mts-shim main — configuration, runtime detection, the event loop (shim.sock, signals, monitors, helpers, timers). */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
@@ -17,6 +16,7 @@
 
 #include <sodium.h>
 
+#include "agent.h"
 #include "hash.h"
 #include "log.h"
 #include "mtserr.h"
@@ -98,21 +98,23 @@ parse_acl(struct shim_cfg *c, struct mts_cfg *cfg)
 }
 
 static int
-config(struct shim *s, struct mts_cfg *cfg, const char *self)
+config(struct shim *s, struct mts_agent *ag)
 {
 	struct shim_cfg *c = &s->cfg;
+	struct mts_cfg *cfg = ag->cfg;
 	const char *v, *env;
 	char *dir;
 
-	env = getenv("MTS_RUNDIR");
-	snprintf(c->rundir, sizeof(c->rundir), "%s",
-	    env && *env ? env : mts_cfg_str(cfg, "node", "rundir"));
+	/* Under init MTS_STATEDIR is the shim's own directory; otherwise
+	 * the shim takes a "shim" directory under the node's. */
 	env = getenv("MTS_STATEDIR");
-	if (env && *env)
-		snprintf(c->statedir, sizeof(c->statedir), "%s", env);
-	else
-		snprintf(c->statedir, sizeof(c->statedir), "%s/shim",
-		    mts_cfg_str(cfg, "node", "statedir"));
+	if (snprintf(c->rundir, sizeof(c->rundir), "%s", ag->rundir) >=
+		(int)sizeof(c->rundir) ||
+	    snprintf(c->statedir, sizeof(c->statedir), "%s%s", ag->statedir,
+		env && *env ? "" : "/shim") >= (int)sizeof(c->statedir)) {
+		log_warnx("run or state directory path too long");
+		return -1;
+	}
 	v = mts_cfg_str(cfg, SEC, "runtime");
 	if (detect_runtime(v, c->runtime, sizeof(c->runtime)) != 0) {
 		log_warnx("[shim] runtime %s: no usable OCI runtime found", v);
@@ -158,7 +160,7 @@ config(struct shim *s, struct mts_cfg *cfg, const char *self)
 	if (v && *v)
 		snprintf(c->monitor, sizeof(c->monitor), "%s", v);
 	else {
-		dir = realpath(self, NULL);
+		dir = realpath("/proc/self/exe", NULL);
 		if (dir != NULL && strrchr(dir, '/') != NULL)
 			*strrchr(dir, '/') = '\0';
 		snprintf(c->monitor, sizeof(c->monitor), "%s/mts-shim-monitor",
@@ -380,72 +382,33 @@ run_loop(struct shim *s)
 	}
 }
 
-static void
-usage(void)
-{
-	fprintf(stderr, "usage: mts-shim [-d] [-n] [-c CONFIG]\n");
-	exit(64);
-}
-
 int
 main(int argc, char **argv)
 {
 	static struct shim s;
-	struct mts_cfg *cfg = NULL;
-	const char *conf = getenv("MTS_CONFIG");
+	struct mts_agent ag;
 	char path[SHIM_PATH], err[512];
-	int ch, debug = getenv("MTS_DEBUG") && !strcmp(getenv("MTS_DEBUG"), "1");
-	int print = 0, rc;
 
-	while ((ch = getopt(argc, argv, "c:dnh")) != -1) {
-		switch (ch) {
-		case 'c':
-			conf = optarg;
-			break;
-		case 'd':
-			debug = 1;
-			break;
-		case 'n':
-			print = 1;
-			break;
-		default:
-			usage();
-		}
-	}
-	log_init("shim", debug ? MTS_LOG_DEBUG : MTS_LOG_INFO);
+	mts_agent_init(&ag, "shim", argc, argv, NULL, NULL, NULL);
 	if (mts_crypto_init() != 0)
 		fatalx("libsodium init failed");
-	if (conf != NULL && *conf != '\0')
-		rc = mts_cfg_load(conf, mts_conf_schema, &cfg, err, sizeof(err));
-	else
-		rc = mts_cfg_parse("", "(defaults)", mts_conf_schema, &cfg, err,
-		    sizeof(err));
-	if (rc != 0) {
-		log_warnx("%s", err);
-		return 64;
-	}
-	if (print) {
-		mts_cfg_print(cfg, stdout);
-		mts_cfg_free(cfg);
-		return 0;
-	}
 	s.sigfd = -1;
-	if (config(&s, cfg, argv[0]) != 0) {
-		mts_cfg_free(cfg);
-		return 64;
-	}
-	mts_cfg_free(cfg);
+	if (config(&s, &ag) != 0)
+		return MTS_EXIT_USAGE;
 	if (setup(&s) != 0)
-		return 1;
+		return MTS_EXIT_FAILURE;
 	log_info("runtime %s, root %s, state %s", s.cfg.runtime,
 	    s.cfg.runtime_root, s.cfg.statedir);
 	shim_tasks_recover(&s);
+	if (mts_agent_sandbox(&ag) != 0)
+		return MTS_EXIT_FAILURE;
 	if (mts_path_join(path, sizeof(path), s.cfg.rundir, "shim.sock") != 0 ||
 	    (s.srv = mts_ipc_server_open(path, &shim_service, &s, err,
 		 sizeof(err))) == NULL) {
 		log_warnx("%s", err);
-		return 1;
+		return MTS_EXIT_FAILURE;
 	}
+	mts_agent_ready(&ag);
 	run_loop(&s);
 	mts_ipc_server_close(s.srv);
 	if (s.ss != NULL)
@@ -457,5 +420,6 @@ main(int argc, char **argv)
 	}
 	mts_store_close(s.store);
 	free(s.cfg.acl);
-	return 0;
+	mts_agent_free(&ag);
+	return MTS_EXIT_OK;
 }

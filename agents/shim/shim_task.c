@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -162,6 +163,7 @@ write_bundle(struct shim *s, struct shim_task *t,
 	const Mts__Shim__TaskSpec *sp = t->spec;
 	struct mts_bundle_spec b;
 	struct mts_bundle_mount *mounts = NULL;
+	struct rlimit rl;
 	char path[SHIM_PATH], *passwd = NULL, *group = NULL, *json = NULL;
 	char cg[512];
 	const char *user = sp->user && *sp->user ? sp->user : img->cfg.user;
@@ -195,12 +197,12 @@ write_bundle(struct shim *s, struct shim_task *t,
 		mounts[i].options = m->n_options ? (const char *const *)m->options
 						 : NULL;
 	}
-	snprintf(cg, sizeof(cg), "%s/%s", s->cfg.cgroup_parent, t->core.id);
+	/* t->core is set up after the bundle: the id comes from the spec. */
+	snprintf(cg, sizeof(cg), "%s/%s", s->cfg.cgroup_parent, sp->id);
 	b.args = argv;
 	b.env = env;
 	b.cwd = sp->cwd && *sp->cwd ? sp->cwd : img->cfg.cwd;
-	b.hostname = sp->hostname && *sp->hostname ? sp->hostname
-						   : t->core.id;
+	b.hostname = sp->hostname && *sp->hostname ? sp->hostname : sp->id;
 	b.mounts = mounts;
 	b.nmounts = sp->n_mounts;
 	b.netns = sp->netns;
@@ -209,6 +211,8 @@ write_bundle(struct shim *s, struct shim_task *t,
 	b.cpu_millis = sp->cpu_millis;
 	b.pids_limit = sp->pids_limit;
 	b.nofile = sp->nofile;
+	if (b.nofile == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		b.nofile = rl.rlim_max; /* the host may cap below 1048576 */
 	b.cgroups_path = cg;
 	b.seccomp = s->cfg.seccomp;
 	if ((json = mts_bundle_config(&b, err, errlen)) == NULL)
@@ -445,7 +449,8 @@ task_start(struct shim *s, struct shim_task *t)
 
 	tpath(path, sizeof(path), t, "exit");
 	unlink(path);
-	runtime_delete(s, t->core.id);
+	/* No runtime delete here: the container is deleted at each exit,
+	 * at rm, and orphans at start-up. */
 	t->error[0] = '\0';
 	if (spawn_monitor(s, t) != 0) {
 		snprintf(t->error, sizeof(t->error), "cannot start monitor: %s",
