@@ -598,13 +598,21 @@ shim_task_event(struct shim *s, struct shim_task *t,
     const struct mts_task_ev *ev)
 {
 	struct mts_effects fx = {.n = 0};
-	int rc = mts_task_step(&t->core, ev, mts_now(), &fx);
+	enum mts_task_state was = t->core.state;
+	mts_time_t now = mts_now();
+	int rc = mts_task_step(&t->core, ev, now, &fx);
 
 	if (rc != 0) {
 		log_warnx("task %s: event %d impossible in state %s", t->core.id,
 		    ev->type, mts_task_state_name(t->core.state));
 		return;
 	}
+	if (t->core.state == MTS_TASK_RESTARTING && was != MTS_TASK_RESTARTING)
+		log_info("task %s: restart %u in %lld ms", t->core.id,
+		    t->core.restarts + 1, (long long)(t->core.deadline - now));
+	else if (t->core.state == MTS_TASK_FAILED && was != MTS_TASK_FAILED)
+		log_info("task %s: failed after %u restarts", t->core.id,
+		    t->core.restarts);
 	apply(s, t, &fx);
 }
 

@@ -1,0 +1,82 @@
+# lib_shim.bash: sourced by the shim_*.sh tests — a private mts-shim with its own run/state dirs and cgroup, a busybox image, and a cleanup that leaves no container, mount or cgroup behind.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+CTL=$BIN/mtsctl
+SHIM_PID=
+
+if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
+	echo "PASS: skipped (needs root and runc)"
+	exit 0
+fi
+
+# shim_setup [EXTRA CONFIG LINES]: temp dirs, config, busybox image files.
+shim_setup() {
+	t_tmpdir
+	trap 'shim_cleanup' EXIT
+	RUN=$T_DIR/run
+	STATE=$T_DIR/state
+	CGP=/mts-test-$$
+	mkdir -p "$RUN" "$STATE"
+	export MTS_RUNDIR=$RUN
+	shim_config "$@"
+	"$TOP/scripts/mkimage" "$T_DIR/busybox-oci" >/dev/null ||
+		{ fail "mkimage"; t_done; }
+}
+
+shim_config() {
+	printf '[node]\nrundir = %s\nstatedir = %s\n[shim]\ncgroup_parent = %s\nstop_grace = 2s\n%s\n' \
+		"$RUN" "$STATE" "$CGP" "$*" >"$T_DIR/mts.conf"
+}
+
+# shim_start: starts mts-shim and waits for its socket.
+shim_start() {
+	rm -f "$RUN/shim.sock"
+	"$BIN/mts-shim" -c "$T_DIR/mts.conf" >>"$T_DIR/shim.log" 2>&1 &
+	SHIM_PID=$!
+	disown "$SHIM_PID" # no "Killed" job notice when a test kills it
+	T_PIDS+=("$SHIM_PID")
+	wait_for 10 test -S "$RUN/shim.sock" || { fail "shim socket appears"; cat "$T_DIR/shim.log"; t_done; }
+	wait_for 10 "$CTL" task ls >/dev/null || { fail "shim answers"; t_done; }
+}
+
+shim_kill9() {
+	kill -9 "$SHIM_PID" 2>/dev/null
+	while kill -0 "$SHIM_PID" 2>/dev/null; do sleep 0.05; done
+	SHIM_PID=
+}
+
+# task_field TASK FIELD: one field of `mtsctl -o json task inspect`.
+task_field() {
+	"$CTL" -o json task inspect "$1" 2>/dev/null |
+		python3 -c 'import json,sys; v=json.load(sys.stdin)[sys.argv[1]]; print(str(v).lower() if isinstance(v,bool) else v)' "$2"
+}
+
+# task_is TASK FIELD VALUE: for wait_for.
+task_is() { [ "$(task_field "$1" "$2")" = "$3" ]; }
+
+# Stops everything this test started: the shim, monitors, containers,
+# overlay mounts and cgroups, then the temp dir.
+shim_cleanup() {
+	local id m p
+	[ -n "$SHIM_PID" ] && kill -9 "$SHIM_PID" 2>/dev/null
+	for m in "$STATE"/shim/tasks/*/monitor.pid "$STATE"/*/tasks/*/monitor.pid; do
+		[ -f "$m" ] || continue
+		p=$(cat "$m")
+		grep -q "$T_DIR" "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p" 2>/dev/null
+	done
+	for root in "$RUN"/runc "$RUN"/runc2; do
+		[ -d "$root" ] || continue
+		for id in $(ls "$root" 2>/dev/null); do
+			runc --root "$root" delete -f "$id" >/dev/null 2>&1
+		done
+	done
+	grep -o " $T_DIR[^ ]*" /proc/mounts | sort -r | while read -r m; do
+		umount -l "$m" 2>/dev/null
+	done
+	for c in /sys/fs/cgroup/*/"${CGP#/}"; do
+		[ -d "$c" ] || continue
+		find "$c" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+		rmdir "$c" 2>/dev/null
+	done
+	t_cleanup
+}

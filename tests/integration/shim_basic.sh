@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# shim_basic.sh: real busybox containers through mts-shim and runc — exit codes and logs, namespaces, default capabilities, read-only rootfs, OOM kills, exec, removal.
+. "$(dirname "$0")/lib_shim.bash"
+shim_setup
+shim_start
+
+out=$($CTL image import "$T_DIR/busybox-oci" 2>&1)
+check "import names the image busybox:latest" grep -q '^busybox:latest sha256:' <<<"$out"
+check "image ls lists it" bash -c "$CTL image ls | grep -q '^busybox:latest'"
+
+# A task that prints and exits 3.
+$CTL task run --name exit3 busybox -- sh -c 'echo out-line; echo err-line >&2; exit 3' >/dev/null
+check "task exits" wait_for 10 task_is exit3 state exited
+check "inspect shows exit code 3" task_is exit3 exit_code 3
+check "inspect text shows exit code 3" bash -c "$CTL task inspect exit3 | grep -q '^exit code: *3$'"
+logs=$($CTL logs exit3)
+check "logs show stdout" grep -qx out-line <<<"$logs"
+check "logs show stderr" grep -qx err-line <<<"$logs"
+check "logs --tail 1 shows the last line" test "$($CTL logs --tail 1 exit3)" = err-line
+
+# Namespaces and capabilities, from inside.
+$CTL task run --name probe busybox -- sh -c '
+	grep -E "^(CapEff|CapPrm|CapBnd|CapInh|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status
+	for n in pid mnt uts ipc net; do echo "ns $n $(readlink /proc/self/ns/$n)"; done
+	echo "host $(hostname)"' >/dev/null
+wait_for 10 task_is probe state exited
+plog=$($CTL logs probe)
+check "effective caps are Docker's default set" grep -qP '^CapEff:\s+00000000a80425fb$' <<<"$plog"
+check "bounding caps are Docker's default set" grep -qP '^CapBnd:\s+00000000a80425fb$' <<<"$plog"
+check "no inheritable or ambient caps" bash -c "grep -qP '^CapInh:\s+0+$' <<<'$plog' && grep -qP '^CapAmb:\s+0+$' <<<'$plog'"
+check "no_new_privs is set" grep -qP '^NoNewPrivs:\s+1$' <<<"$plog"
+check "a seccomp filter is on" grep -qP '^Seccomp:\s+2$' <<<"$plog"
+for n in pid mnt uts ipc net; do
+	inside=$(awk -v n="$n" '$1=="ns" && $2==n {print $3}' <<<"$plog")
+	check "own $n namespace" test -n "$inside" -a "$inside" != "$(readlink /proc/self/ns/$n)"
+done
+check "hostname is the task id" grep -qx 'host probe' <<<"$plog"
+
+# Read-only root file system.
+$CTL task run --name ro --read-only busybox -- sh -c 'if echo x >/written; then echo WROTE; else echo REFUSED; fi' >/dev/null
+wait_for 10 task_is ro state exited
+check "read-only rootfs refuses writes" bash -c "$CTL logs ro | grep -qx REFUSED"
+$CTL task run --name rw busybox -- sh -c 'echo x >/written && echo WROTE' >/dev/null
+wait_for 10 task_is rw state exited
+check "writable rootfs by default" bash -c "$CTL logs rw | grep -qx WROTE"
+
+# Memory limit: killed by the OOM killer, and recorded.
+$CTL task run --name oom -m 24M busybox -- sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo survived' >/dev/null
+check "oom task ends" wait_for 20 task_is oom state exited
+check "OOM kill recorded" task_is oom oom_killed true
+check "killed by SIGKILL" task_is oom signal 9
+check "it did not survive" bash -c "! $CTL logs oom | grep -q survived"
+
+# exec: output and exit code.
+$CTL task run --name live busybox -- sleep 1000 >/dev/null
+check "live task runs" task_is live state running
+out=$($CTL exec live -- sh -c 'echo from-exec; hostname; exit 5')
+rc=$?
+check "exec returns the command's exit code" test $rc -eq 5
+check "exec prints the output" grep -qx from-exec <<<"$out"
+check "exec runs in the task's uts namespace" grep -qx live <<<"$out"
+$CTL exec exit3 -- true 2>"$T_DIR/err"
+check "exec into an exited task is refused" grep -q 'not running' "$T_DIR/err"
+
+# Errors name what is wrong.
+$CTL task run --name nope no-such-image 2>"$T_DIR/err" >/dev/null
+check "unknown image refused" grep -q 'no image no-such-image' "$T_DIR/err"
+$CTL task run --name 'BAD/ID' busybox 2>"$T_DIR/err" >/dev/null
+check "bad task id refused" grep -q 'task id' "$T_DIR/err"
+$CTL task run --name failstart busybox -- /no/such/binary >/dev/null 2>"$T_DIR/err"
+check "start failure reported" wait_for 10 task_is failstart exit_code 127
+check "start failure has an error" bash -c "$CTL task inspect failstart | grep -q 'no such file'"
+$CTL task rm live 2>"$T_DIR/err"
+check "rm of a running task refused" grep -q 'stop it first' "$T_DIR/err"
+$CTL image rm busybox 2>"$T_DIR/err"
+check "image rm refused while tasks use it" grep -q 'used by' "$T_DIR/err"
+
+# Removal leaves nothing behind.
+$CTL task rm -f live
+check "rm -f removes a running task" wait_for 10 bash -c "! $CTL task inspect live >/dev/null 2>&1"
+for t in exit3 probe ro rw oom failstart; do $CTL task rm "$t"; done
+check "no task left" test "$($CTL task ls | tail -n +2 | wc -l)" -eq 0
+check "no container left in the runtime" test -z "$(ls "$RUN/runc")"
+check "no overlay mount left" bash -c "! grep -q '$STATE' /proc/mounts"
+check "no task dir left" test -z "$(ls "$STATE/shim/tasks")"
+$CTL image rm busybox:latest
+check "image rm empties the store" test -z "$(find "$STATE/shim/images/blobs/sha256" "$STATE/shim/images/layers" -mindepth 1)"
+t_done
