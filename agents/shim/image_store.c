@@ -351,16 +351,18 @@ extract(const char *src, const char *dest, int whiteouts, char *err,
 {
 	struct archive *in = archive_read_new(), *out = archive_write_disk_new();
 	struct archive_entry *e;
-	char target[PATHMAX];
+	char target[PATHMAX], name[PATHMAX];
 	enum mts_whiteout kind;
 	int r, rootfd = -1, rc = -MTS_ERR_INVAL, n = 0;
 
 	archive_read_support_filter_all(in);
 	archive_read_support_format_tar(in);
+	/* No ARCHIVE_EXTRACT_UNLINK: with it libarchive would replace a
+	 * symlink in the way by a directory; without it, an entry below a
+	 * symlink is refused, which is what a layer doing that deserves. */
 	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_OWNER |
 	    ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME |
-	    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-	    ARCHIVE_EXTRACT_UNLINK);
+	    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
 	if ((rootfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		snprintf(err, errlen, "%s: %s", dest, strerror(errno));
 		rc = -MTS_ERR_IO;
@@ -372,6 +374,8 @@ extract(const char *src, const char *dest, int whiteouts, char *err,
 	}
 	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
 		n++;
+		snprintf(name, sizeof(name), "%s",
+		    archive_entry_pathname(e) ? archive_entry_pathname(e) : "");
 		if ((rc = place_entry(e, dest, whiteouts, &kind, target,
 			 sizeof(target), err, errlen)) != 0)
 			goto out;
@@ -387,8 +391,7 @@ extract(const char *src, const char *dest, int whiteouts, char *err,
 		if (archive_write_header(out, e) < ARCHIVE_OK ||
 		    copy_entry_data(in, out) < ARCHIVE_OK ||
 		    archive_write_finish_entry(out) < ARCHIVE_OK) {
-			snprintf(err, errlen, "%s: %s",
-			    archive_entry_pathname(e),
+			snprintf(err, errlen, "entry \"%.300s\": %s", name,
 			    archive_error_string(out) ? archive_error_string(out)
 						      : archive_error_string(in));
 			goto out;

@@ -5,3 +5,8 @@ SHIM_SRCS := agents/shim/shim.c agents/shim/shim_api.c agents/shim/shim_task.c \
 SHIM_LIBS := -ljansson -larchive -lcurl
 $(eval $(call program,mts-shim,$(SHIM_SRCS),$(SHIM_LIBS)))
 $(eval $(call program,mts-shim-monitor,agents/shim/monitor.c,))
+$(eval $(call unittest,test_shim_image,tests/unit/test_shim_image.c agents/shim/image_core.c,-ljansson))
+$(eval $(call unittest,test_shim_bundle,tests/unit/test_shim_bundle.c agents/shim/bundle_core.c,-ljansson))
+$(eval $(call unittest,test_shim_core,tests/unit/test_shim_core.c agents/shim/shim_core.c))
+$(eval $(call fuzzer,fuzz_shim_manifest,tests/fuzz/fuzz_shim_manifest.c agents/shim/image_core.c,-ljansson))
+$(eval $(call fuzzer,fuzz_shim_path,tests/fuzz/fuzz_shim_path.c agents/shim/image_core.c,-ljansson))
