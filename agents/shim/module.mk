@@ -10,3 +10,5 @@ $(eval $(call unittest,test_shim_bundle,tests/unit/test_shim_bundle.c agents/shi
 $(eval $(call unittest,test_shim_core,tests/unit/test_shim_core.c agents/shim/shim_core.c))
 $(eval $(call fuzzer,fuzz_shim_manifest,tests/fuzz/fuzz_shim_manifest.c agents/shim/image_core.c,-ljansson))
 $(eval $(call fuzzer,fuzz_shim_path,tests/fuzz/fuzz_shim_path.c agents/shim/image_core.c,-ljansson))
+$(eval $(call unittest,test_shim_policy,tests/unit/test_shim_policy.c,-lseccomp))
+$(BUILD)/obj/tests/unit/test_shim_policy.o: CPPFLAGS += -DTOP='"$(CURDIR)"'

@@ -40,6 +40,14 @@ wh_check() { # MODE
 }
 wh_check overlay
 
+# A layout whose index points at an image index (arm64 + amd64).
+$MK multiarch "$T_DIR/multi" "$T_DIR/busybox-oci"
+check "nested index resolved to linux/amd64" bash -c "$CTL image import --name multi:1 $T_DIR/multi | grep -q '^multi:1 '"
+$CTL task run --name arch multi:1 -- uname -m >/dev/null
+check "and its image runs" wait_for 10 bash -c "$CTL logs arch | grep -qx x86_64"
+$CTL task rm arch
+$CTL image rm multi:1
+
 # Bad input: refused with a clear error, the store unchanged, nothing
 # written outside it.
 before=$(store_listing)

@@ -92,6 +92,46 @@ def write_layout(out, name, layers, missing=None, corrupt=None):
     open(os.path.join(out, "oci-layout"), "w").write('{"imageLayoutVersion":"1.0.0"}')
 
 
+def write_multiarch(out, base):
+    """index.json -> an image index (tag "multi") of an arm64 and an amd64
+    manifest over the same busybox layer."""
+    os.makedirs(os.path.join(out, "blobs/sha256"), exist_ok=True)
+
+    def put(b):
+        d = sha(b)
+        open(os.path.join(out, "blobs/sha256", d[7:]), "wb").write(b)
+        return d, len(b)
+
+    ld, lsize = put(base[0])
+    mans = []
+    for arch in ("arm64", "amd64"):
+        cfg = json.dumps({"architecture": arch, "os": "linux",
+                          "config": {"Env": ["PATH=/bin"], "Cmd": ["sh"]},
+                          "rootfs": {"type": "layers",
+                                     "diff_ids": [base[1]]}}).encode()
+        cd, cs = put(cfg)
+        man = json.dumps({"schemaVersion": 2,
+                          "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                          "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                                     "digest": cd, "size": cs},
+                          "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                                      "digest": ld, "size": lsize}]}).encode()
+        md, ms = put(man)
+        mans.append({"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                     "digest": md, "size": ms,
+                     "platform": {"architecture": arch, "os": "linux"}})
+    idx = json.dumps({"schemaVersion": 2,
+                      "mediaType": "application/vnd.oci.image.index.v1+json",
+                      "manifests": mans}).encode()
+    xd, xs = put(idx)
+    json.dump({"schemaVersion": 2, "manifests": [
+        {"mediaType": "application/vnd.oci.image.index.v1+json",
+         "digest": xd, "size": xs,
+         "annotations": {"org.opencontainers.image.ref.name": "multi"}}]},
+        open(os.path.join(out, "index.json"), "w"))
+    open(os.path.join(out, "oci-layout"), "w").write('{"imageLayoutVersion":"1.0.0"}')
+
+
 def plain(entries):
     t = tar_bytes(entries)
     return t, sha(t)
@@ -111,6 +151,8 @@ def main():
                     ("opq/new", "file", "new\n"), (".wh.top", "file", ""),
                     ("added", "file", "added\n")])
         write_layout(out, "whiteout:latest", [base, l1, l2])
+    elif kind == "multiarch":
+        write_multiarch(out, base)
     elif kind == "traversal":
         write_layout(out, "evil:traversal",
                      [base, plain([("../../" + arg, "file", "pwned\n")])])
