@@ -12,3 +12,4 @@ $(eval $(call fuzzer,fuzz_shim_manifest,tests/fuzz/fuzz_shim_manifest.c agents/s
 $(eval $(call fuzzer,fuzz_shim_path,tests/fuzz/fuzz_shim_path.c agents/shim/image_core.c,-ljansson))
 $(eval $(call unittest,test_shim_policy,tests/unit/test_shim_policy.c,-lseccomp))
 $(BUILD)/obj/tests/unit/test_shim_policy.o: CPPFLAGS += -DTOP='"$(CURDIR)"'
+$(eval $(call testprog,shim-bench-client,tests/bench/shim_client.c,-ljansson))
