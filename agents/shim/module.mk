@@ -1,9 +1,11 @@
 # agents/shim/module.mk: mts-shim (containers through runc/crun), its per-container monitor, and their tests.
 SHIM_CORE := agents/shim/image_core.c agents/shim/bundle_core.c agents/shim/shim_core.c
 SHIM_SRCS := agents/shim/shim.c agents/shim/shim_api.c agents/shim/shim_task.c \
-	agents/shim/shim_io.c agents/shim/image_store.c agents/shim/image_pull.c $(SHIM_CORE)
-SHIM_LIBS := -ljansson -larchive -lcurl
-$(eval $(call program,mts-shim,$(SHIM_SRCS),$(SHIM_LIBS)))
+	agents/shim/shim_io.c agents/shim/image_store.c $(SHIM_CORE)
+IMAGE_SRCS := agents/shim/image_tool.c agents/shim/image_store.c \
+	agents/shim/image_import.c agents/shim/image_pull.c agents/shim/image_core.c
+$(eval $(call program,mts-shim,$(SHIM_SRCS),-ljansson))
+$(eval $(call program,mts-shim-image,$(IMAGE_SRCS),-ljansson -larchive -lcurl))
 $(eval $(call program,mts-shim-monitor,agents/shim/monitor.c,))
 $(eval $(call unittest,test_shim_image,tests/unit/test_shim_image.c agents/shim/image_core.c,-ljansson))
 $(eval $(call unittest,test_shim_bundle,tests/unit/test_shim_bundle.c agents/shim/bundle_core.c,-ljansson))

@@ -178,6 +178,15 @@ run(char *const argv[], int outfd, int errfd)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		/* The runtime and the container start with default signal
+		 * handling, not the monitor's. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		nul = open("/dev/null", O_RDONLY);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(outfd, 1) < 0 ||
 		    dup2(errfd, 2) < 0)

@@ -171,6 +171,20 @@ config(struct shim *s, struct mts_agent *ag)
 		log_warnx("[shim] monitor %s: not executable", c->monitor);
 		return -1;
 	}
+	/* mts-shim-image lives next to the monitor. */
+	dir = xstrdup(c->monitor);
+	if (strrchr(dir, '/') != NULL)
+		*strrchr(dir, '/') = '\0';
+	else
+		snprintf(dir, strlen(dir) + 1, ".");
+	if (snprintf(c->image_tool, sizeof(c->image_tool), "%s/mts-shim-image",
+		dir) >= (int)sizeof(c->image_tool) ||
+	    access(c->image_tool, X_OK) != 0) {
+		log_warnx("%s/mts-shim-image: not executable", dir);
+		free(dir);
+		return -1;
+	}
+	free(dir);
 	return parse_acl(c, cfg);
 }
 

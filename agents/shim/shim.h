@@ -22,6 +22,7 @@ struct shim_cfg {
 	char runtime[SHIM_DIRMAX];	/* absolute path of runc/crun */
 	char runtime_root[SHIM_DIRMAX];
 	char monitor[SHIM_DIRMAX];	/* mts-shim-monitor */
+	char image_tool[SHIM_DIRMAX];	/* mts-shim-image */
 	char cgroup_parent[256];
 	char cgroup_mem[SHIM_DIRMAX];	/* memory controller mount */
 	char node[64];			/* node id for t/<node>/<task>, "" = none */
@@ -57,7 +58,7 @@ struct shim_task {
 enum shim_child_kind {
 	SHIM_CHILD_EXEC,
 	SHIM_CHILD_PROBE,
-	SHIM_CHILD_RUNTIME,
+	SHIM_CHILD_IMAGE, /* mts-shim-image import/pull */
 };
 
 /* A helper process the loop waits for (exec, probe). */
@@ -73,6 +74,7 @@ struct shim_child {
 	int timed_out;
 	int status;
 	int exited;
+	int pull; /* SHIM_CHILD_IMAGE: reply as a pull */
 	struct shim_child *next;
 };
 
@@ -84,6 +86,7 @@ struct shim {
 	struct shim_child *children;
 	int sigfd;
 	int quit;
+	int image_job; /* an import or pull is running */
 	mts_time_t next_store_retry;
 	struct mts_ipc_client *ss; /* statestore, lazily dialled */
 };
@@ -115,12 +118,19 @@ int shim_exec_start(struct shim *, struct shim_task *,
     const Mts__Shim__ExecReq *, struct mts_ipc_call *, char *err,
     size_t errlen);
 void shim_probe_start(struct shim *, struct shim_task *);
+/* Runs mts-shim-image with args (after the program name); the call is
+ * answered when it ends. */
+int shim_image_start(struct shim *, const char *const *args, int pull,
+    struct mts_ipc_call *);
 void shim_children_reap(struct shim *);
 void shim_child_output(struct shim *, struct shim_child *);
 void shim_children_timeouts(struct shim *, mts_time_t now);
 
 /* shim_api.c */
 extern const struct mts_ipc_service shim_service;
+/* Answers an import or pull with the image now stored under name. */
+void shim_reply_image(struct shim *, struct mts_ipc_call *, const char *name,
+    int pull);
 void shim_reply_task(struct mts_ipc_call *, const struct shim_task *,
     int body);
 

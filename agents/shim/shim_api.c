@@ -238,9 +238,8 @@ image_info(struct shim *s, const struct mts_image_info *in,
 	out->tasks = image_users(s, in->id);
 }
 
-/* Replies with the stored image name (after import or pull). */
-static void
-reply_image(struct shim *s, struct mts_ipc_call *call, const char *name,
+void
+shim_reply_image(struct shim *s, struct mts_ipc_call *call, const char *name,
     int pull)
 {
 	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
@@ -267,30 +266,39 @@ reply_image(struct shim *s, struct mts_ipc_call *call, const char *name,
 	mts_image_info_free(&in);
 }
 
+/* One import or pull at a time: they stage into the same store, and a
+ * removal's garbage collection must not run under them. */
+static int
+image_busy(struct shim *s, struct mts_ipc_call *call)
+{
+	if (!s->image_job)
+		return 0;
+	mts_ipc_reply_error(call, MTS_ERR_STATE,
+	    "an image import or pull is running; try again when it ends");
+	return 1;
+}
+
 static void
 h_image_import(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	const Mts__Shim__ImageImportReq *r =
 	    ((const Mts__Shim__Request *)m)->image_import;
 	struct shim *s = ctx;
-	char name[512], err[1024];
-	int rc;
+	char store[SHIM_PATH];
+	const char *args[] = {"import", store, r->path,
+	    r->name ? r->name : "", NULL};
 
 	if (r->path == NULL || r->path[0] != '/') {
 		mts_ipc_reply_error(call, MTS_ERR_INVAL,
 		    "import: the path must be absolute");
 		return;
 	}
-	rc = mts_store_import(s->store, r->path,
-	    r->name && *r->name ? r->name : NULL, name, sizeof(name), err,
-	    sizeof(err));
-	if (rc != 0) {
-		log_warnx("image import: %s", err);
-		mts_ipc_reply_error(call, -rc, "%s", err);
+	if (image_busy(s, call))
 		return;
-	}
-	log_info("image %s imported from %s", name, r->path);
-	reply_image(s, call, name, 0);
+	snprintf(store, sizeof(store), "%s/images", s->cfg.statedir);
+	if (shim_image_start(s, args, 0, call) != 0)
+		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot run %s",
+		    s->cfg.image_tool);
 }
 
 static void
@@ -299,18 +307,16 @@ h_image_pull(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	const Mts__Shim__ImagePullReq *r =
 	    ((const Mts__Shim__Request *)m)->image_pull;
 	struct shim *s = ctx;
-	char name[512], err[1024];
-	int rc;
+	char store[SHIM_PATH];
+	const char *args[] = {"pull", store, r->ref ? r->ref : "",
+	    r->insecure ? "insecure" : "secure", NULL};
 
-	rc = mts_store_pull(s->store, r->ref ? r->ref : "", r->insecure, name,
-	    sizeof(name), err, sizeof(err));
-	if (rc != 0) {
-		log_warnx("image pull %s: %s", r->ref, err);
-		mts_ipc_reply_error(call, -rc, "%s", err);
+	if (image_busy(s, call))
 		return;
-	}
-	log_info("image %s pulled", name);
-	reply_image(s, call, name, 1);
+	snprintf(store, sizeof(store), "%s/images", s->cfg.statedir);
+	if (shim_image_start(s, args, 1, call) != 0)
+		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot run %s",
+		    s->cfg.image_tool);
 }
 
 static void
@@ -358,6 +364,8 @@ h_image_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	uint32_t users;
 	int rc;
 
+	if (image_busy(s, call))
+		return;
 	if (r->name == NULL || mts_store_get(s->store, r->name, &in) != 0) {
 		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND, "no image %s",
 		    r->name ? r->name : "");

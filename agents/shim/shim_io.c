@@ -202,6 +202,7 @@ child_fork(struct shim_child *c, int (*fn)(struct shim *, void *),
 		int nul = open("/dev/null", O_RDONLY);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(p[1], 1) < 0 ||
 		    dup2(p[1], 2) < 0)
 			_exit(127);
@@ -419,6 +420,58 @@ shim_probe_start(struct shim *s, struct shim_task *t)
 	}
 }
 
+int
+shim_image_start(struct shim *s, const char *const *args, int pull,
+    struct mts_ipc_call *call)
+{
+	struct shim_child *c = child_new(s, SHIM_CHILD_IMAGE, "");
+	const char *argv[8];
+	size_t n = 0;
+
+	argv[n++] = s->cfg.image_tool;
+	while (*args != NULL && n < 7)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	c->pull = pull;
+	c->deadline = mts_now() + 30 * 60 * 1000;
+	if (child_fork(c, do_exec, s, (void *)argv) != 0) {
+		c->exited = 1;
+		c->pid = 0;
+		return -MTS_ERR_IO;
+	}
+	c->call = call;
+	s->image_job = 1;
+	return 0;
+}
+
+/* "OK name" or "ERR code message" from mts-shim-image. */
+static void
+image_done(struct shim *s, struct shim_child *c)
+{
+	char *line, *nl;
+	int code;
+
+	s->image_job = 0;
+	mts_buf_put_u8(&c->out, 0);
+	line = (char *)c->out.data;
+	/* Warnings it logged come first; the verdict is the last line. */
+	while ((nl = strchr(line, '\n')) != NULL && nl[1] != '\0')
+		line = nl + 1;
+	if ((nl = strchr(line, '\n')) != NULL)
+		*nl = '\0';
+	if (strncmp(line, "OK ", 3) == 0 && !c->timed_out) {
+		log_info("image %s %s", line + 3, c->pull ? "pulled" : "imported");
+		shim_reply_image(s, c->call, line + 3, c->pull);
+	} else if (sscanf(line, "ERR %d", &code) == 1 && strchr(line + 4, ' ')) {
+		log_warnx("image %s: %s", c->pull ? "pull" : "import",
+		    strchr(line + 4, ' ') + 1);
+		mts_ipc_reply_error(c->call, code, "%s",
+		    strchr(line + 4, ' ') + 1);
+	} else
+		mts_ipc_reply_error(c->call, MTS_ERR_IO, "image helper failed%s",
+		    c->timed_out ? " (timed out)" : "");
+}
+
 /* Delivers a finished child's result and frees it. */
 static void
 child_done(struct shim *s, struct shim_child *c)
@@ -432,7 +485,9 @@ child_done(struct shim *s, struct shim_child *c)
 		close(c->fd);
 		c->fd = -1;
 	}
-	if (c->kind == SHIM_CHILD_EXEC && c->call != NULL) {
+	if (c->kind == SHIM_CHILD_IMAGE && c->call != NULL) {
+		image_done(s, c);
+	} else if (c->kind == SHIM_CHILD_EXEC && c->call != NULL) {
 		Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
 		Mts__Shim__ExecRep er = MTS__SHIM__EXEC_REP__INIT;
 		er.exit_code = c->timed_out ? 124

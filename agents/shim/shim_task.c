@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@
 #include "shim.h"
 #include "statestore.pb-c.h"
 #include "xmalloc.h"
+
+extern char **environ;
 
 static int
 pidfd_open_(pid_t pid)
@@ -49,8 +52,9 @@ tpath(char *out, size_t outlen, const struct shim_task *t, const char *name)
 	return (n < 0 || (size_t)n >= outlen) ? -MTS_ERR_TOOBIG : 0;
 }
 
+/* Writes path atomically (tmp + rename), fsync'ed when sync is set. */
 static int
-write_file(const char *path, const void *data, size_t len)
+write_file(const char *path, const void *data, size_t len, int sync)
 {
 	char tmp[SHIM_PATH + 8];
 	int fd, rc = -MTS_ERR_IO;
@@ -58,7 +62,7 @@ write_file(const char *path, const void *data, size_t len)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
 		return -MTS_ERR_IO;
-	if (write(fd, data, len) == (ssize_t)len && fsync(fd) == 0)
+	if (write(fd, data, len) == (ssize_t)len && (!sync || fsync(fd) == 0))
 		rc = 0;
 	close(fd);
 	if (rc == 0 && rename(tmp, path) < 0)
@@ -218,7 +222,9 @@ write_bundle(struct shim *s, struct shim_task *t,
 	if ((json = mts_bundle_config(&b, err, errlen)) == NULL)
 		goto out;
 	tpath(path, sizeof(path), t, "bundle/config.json");
-	if ((rc = write_file(path, json, strlen(json))) != 0)
+	/* No fsync: after a crash an unfinished task directory is removed
+	 * at start anyway. */
+	if ((rc = write_file(path, json, strlen(json), 0)) != 0)
 		snprintf(err, errlen, "%s: cannot write", path);
 out:
 	free(json);
@@ -373,6 +379,10 @@ shim_runtime(struct shim *s, const char *const *args, char *err,
 	}
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDWR);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
 		dup2(nul, 0);
 		dup2(nul, 1);
 		dup2(p[1], 2);
@@ -404,7 +414,12 @@ spawn_monitor(struct shim *s, struct shim_task *t)
 {
 	char logmax[32], logkeep[32], cg[SHIM_PATH + 256], path[SHIM_PATH];
 	char pidtxt[32];
-	int sp[2];
+	const char *argv[] = {"mts-shim-monitor", s->cfg.runtime,
+	    s->cfg.runtime_root, t->core.id, t->dir, logmax, logkeep, cg, NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, def;
+	int sp[2], rc;
 	pid_t pid;
 
 	snprintf(logmax, sizeof(logmax), "%" PRId64, s->cfg.log_max);
@@ -413,22 +428,28 @@ spawn_monitor(struct shim *s, struct shim_task *t)
 	    s->cfg.cgroup_parent, t->core.id);
 	if (pipe2(sp, O_CLOEXEC) < 0)
 		return -MTS_ERR_IO;
-	if ((pid = fork()) < 0) {
+	/* posix_spawn (vfork-like) rather than fork: no copy of the shim's
+	 * page tables on the start path. */
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, sp[1], 3);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &def);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawn(&pid, s->cfg.monitor, &fa, &at, (char *const *)argv,
+	    environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc != 0) {
 		close(sp[0]);
 		close(sp[1]);
+		errno = rc;
 		return -MTS_ERR_IO;
-	}
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (dup2(sp[1], 3) < 0)
-			_exit(127);
-		syscall(SYS_close_range, 4, ~0U, 0);
-		execl(s->cfg.monitor, "mts-shim-monitor", s->cfg.runtime,
-		    s->cfg.runtime_root, t->core.id, t->dir, logmax, logkeep,
-		    cg, (char *)NULL);
-		_exit(127);
 	}
 	close(sp[1]);
 	fcntl(sp[0], F_SETFL, O_NONBLOCK);
@@ -438,7 +459,7 @@ spawn_monitor(struct shim *s, struct shim_task *t)
 	t->pidfd = pidfd_open_(pid);
 	snprintf(pidtxt, sizeof(pidtxt), "%d\n", (int)pid);
 	tpath(path, sizeof(path), t, "monitor.pid");
-	write_file(path, pidtxt, strlen(pidtxt));
+	write_file(path, pidtxt, strlen(pidtxt), 1);
 	return 0;
 }
 
@@ -576,13 +597,16 @@ apply(struct shim *s, struct shim_task *t, struct mts_effects *fx)
 			shim_probe_start(s, t);
 			break;
 		case MTS_FX_SAVE:
-			shim_task_save(s, t);
+			/* The caller learns first, the disk a moment later:
+			 * recovery re-derives a lost "running" from the
+			 * monitor. */
 			if (t->run_call != NULL &&
 			    t->core.state != MTS_TASK_CREATED) {
 				shim_reply_task(t->run_call, t,
 				    MTS__SHIM__REPLY__BODY_RUN);
 				t->run_call = NULL;
 			}
+			shim_task_save(s, t);
 			break;
 		case MTS_FX_DONE:
 			reply_stops(s, t);
@@ -760,7 +784,7 @@ shim_task_save(struct shim *s, struct shim_task *t)
 	buf = xmalloc(len + 1);
 	protobuf_c_message_pack(&st.base, buf);
 	tpath(path, sizeof(path), t, "state.pb");
-	if (write_file(path, buf, len) != 0)
+	if (write_file(path, buf, len, 1) != 0)
 		log_warn("task %s: cannot save state", t->core.id);
 	free(buf);
 	t->dirty_store = store_put(s, t) != 0;
