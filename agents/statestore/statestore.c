@@ -1,6 +1,5 @@
 /* statestore.c: mts-statestore main — the node's replica: RocksDB records, MST index, local API, change feed. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
@@ -12,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "cfg.h"
 #include "hash.h"
 #include "hlc.h"
@@ -25,6 +25,8 @@
 #include "statestore.h"
 #include "statestore.pb-c.h"
 #include "store.h"
+#include "committer.h"
+#include "round.h"
 #include "xmalloc.h"
 
 #define ROUND_MAX 512		    /* requests taken per poll round */
@@ -37,132 +39,26 @@ static const char meta_node_id[] = "node_id";
 static const char meta_hlc[] = "hlc";
 static const char frontier_prefix[] = "pf/";
 
-/* --- the open batch of one poll round ------------------------------------ */
-
-/* A write accepted in this round, waiting for the synced commit. */
-struct pending {
-	struct mts_ipc_call *call; /* NULL for the 2nd.. record of a merge */
-	uint32_t kind;		   /* request body case */
-	uint8_t *key;
-	size_t klen;
-	uint8_t *enc; /* canonical encoding of the new record */
-	size_t elen;
-	uint8_t rh[MTS_HASH_LEN];
-	int was_live;	/* the key had a live record before this round */
-	int tombstone;	/* the new record is a delete */
-	int local;	/* put/delete here, not a merge */
-	uint32_t applied, ignored; /* merge counters (first entry only) */
-};
-
-/* Open-addressing index from key to the newest pending entry, so a second
- * write to a key in the same round sees the first. */
-struct overlay {
-	size_t *slot; /* index+1 into pending, 0 = empty */
-	size_t cap;
-};
-
-static void *
-round_reserve(struct statestore *ss)
-{
-	if (ss->npend == ss->cappend) {
-		ss->cappend = ss->cappend ? ss->cappend * 2 : 64;
-		ss->pend = xreallocarray(ss->pend, ss->cappend,
-		    sizeof(*ss->pend));
-	}
-	return &ss->pend[ss->npend];
-}
-
-static uint64_t
-key_hash(const uint8_t *k, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (n--)
-		h = (h ^ *k++) * 1099511628211ull;
-	return h;
-}
-
-static size_t *
-overlay_find(struct statestore *ss, const uint8_t *key, size_t klen)
-{
-	struct overlay *ov = ss->ov;
-	size_t i;
-
-	if (ov->cap == 0)
-		return NULL;
-	i = key_hash(key, klen) & (ov->cap - 1);
-	for (;; i = (i + 1) & (ov->cap - 1)) {
-		struct pending *p;
-
-		if (ov->slot[i] == 0)
-			return &ov->slot[i];
-		p = &ss->pend[ov->slot[i] - 1];
-		if (p->klen == klen && memcmp(p->key, key, klen) == 0)
-			return &ov->slot[i];
-	}
-}
-
-static void
-overlay_set(struct statestore *ss, size_t idx)
-{
-	struct overlay *ov = ss->ov;
-	struct pending *p = &ss->pend[idx];
-	size_t *s, i, oldcap = ov->cap, *old = ov->slot;
-
-	if ((ss->nov + 1) * 2 > ov->cap) { /* grow and rehash */
-		ov->cap = ov->cap ? ov->cap * 2 : 256;
-		ov->slot = xcalloc(ov->cap, sizeof(size_t));
-		ss->nov = 0;
-		for (i = 0; i < oldcap; i++) {
-			if (old[i] == 0)
-				continue;
-			s = overlay_find(ss, ss->pend[old[i] - 1].key,
-			    ss->pend[old[i] - 1].klen);
-			*s = old[i];
-			ss->nov++;
-		}
-		free(old);
-	}
-	s = overlay_find(ss, p->key, p->klen);
-	if (*s == 0)
-		ss->nov++;
-	*s = idx + 1;
-}
-
-static void
-round_clear(struct statestore *ss)
-{
-	size_t i;
-
-	for (i = 0; i < ss->npend; i++) {
-		free(ss->pend[i].key);
-		free(ss->pend[i].enc);
-	}
-	ss->npend = 0;
-	if (ss->ov->cap)
-		memset(ss->ov->slot, 0, ss->ov->cap * sizeof(size_t));
-	ss->nov = 0;
-}
-
 /* --- reading the current state ------------------------------------------- */
 
-/* The current record of key, as the open round sees it. On 1, *rec points
- * into *buf (free it) or into the round; 0 when absent; <0 on I/O error. */
+/* The current record of key as a new write must see it: the open round,
+ * then the round being synced, then the database. On 1, *rec points into
+ * *buf (free it) or into a round; 0 when absent; <0 on I/O error. */
 static int
 current(struct statestore *ss, const uint8_t *key, size_t klen,
     struct mts_record *rec, uint8_t **buf)
 {
-	size_t *s = overlay_find(ss, key, klen), vlen;
+	struct pending *p = round_find(ss->open, key, klen);
+	size_t vlen;
 	char err[256];
 	int r;
 
 	*buf = NULL;
-	if (s != NULL && *s != 0) {
-		struct pending *p = &ss->pend[*s - 1];
-
+	if (p == NULL && committer_busy(ss->committer))
+		p = round_find(ss->syncing, key, klen);
+	if (p != NULL)
 		return mts_record_decode(p->enc, p->elen, rec) == 0 ? 1
 								    : -MTS_ERR_IO;
-	}
 	r = mts_store_get(ss->db, MTS_CF_RECORDS, key, klen, buf, &vlen, err,
 	    sizeof(err));
 	if (r == -MTS_ERR_NOTFOUND)
@@ -200,38 +96,6 @@ frontier(struct statestore *ss, const uint8_t *key, size_t klen,
 	r = mts_frontier_decode(v, vlen, f) == 0;
 	free(v);
 	return r;
-}
-
-/* Adds an accepted write to the round and the batch. */
-static struct pending *
-round_add(struct statestore *ss, struct mts_ipc_call *call, uint32_t kind,
-    const uint8_t *key, size_t klen, const struct mts_record *rec,
-    int was_live, int local)
-{
-	struct pending *p = round_reserve(ss);
-	size_t *prev = overlay_find(ss, key, klen);
-	struct mts_buf b;
-
-	/* A key written earlier in this round keeps its before-round state. */
-	if (prev != NULL && *prev != 0)
-		was_live = ss->pend[*prev - 1].was_live;
-	memset(p, 0, sizeof(*p));
-	p->tombstone = rec->tombstone;
-	p->call = call;
-	p->kind = kind;
-	p->key = xmemdup(key, klen);
-	p->klen = klen;
-	mts_buf_init(&b);
-	mts_record_encode(rec, &b);
-	p->enc = mts_buf_steal(&b, &p->elen);
-	mts_blake2b256(p->rh, p->enc, p->elen);
-	p->was_live = was_live;
-	p->local = local;
-	mts_store_batch_put(ss->batch, MTS_CF_RECORDS, key, klen, p->enc,
-	    p->elen);
-	overlay_set(ss, ss->npend);
-	ss->npend++;
-	return p;
 }
 
 /* --- protobuf <-> record ------------------------------------------------- */
@@ -372,8 +236,8 @@ local_write(struct statestore *ss, struct mts_ipc_call *call, uint32_t kind,
 	}
 	rec.hlc = mts_hlc_now(&ss->hlc, mts_wall_ms());
 	memcpy(rec.origin, ss->node, MTS_NODE_ID_LEN);
-	round_add(ss, call, kind, key->data, key->len, &rec,
-	    r == 1 && !cur.tombstone, 1);
+	round_add(ss->open, call, kind, key->data, key->len, &rec,
+	    r == 1 && !cur.tombstone, true);
 	free(buf);
 }
 
@@ -411,7 +275,7 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	struct statestore *ss = ctx;
 	struct mts_record in, cur;
 	struct mts_frontier pf;
-	struct pending *first = NULL;
+	size_t first = SIZE_MAX; /* index of this request's first write */
 	uint32_t applied = 0, ignored = 0;
 	const char *why;
 	uint8_t *buf;
@@ -446,27 +310,26 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 			mts_ipc_reply_error(call, MTS_ERR_IO,
 			    "cannot read current record");
 			/* earlier records of this request stay in the round
-			 * without a reply owner; that is harmless */
-			if (first != NULL)
-				first->call = NULL;
+			 * without a reply owner: merges are idempotent */
 			return;
 		}
 		has_pf = r == 0 && frontier(ss, kr->key.data, kr->key.len, &pf);
 		if (mts_state_merge_wins(r ? &cur : NULL, has_pf ? &pf : NULL,
 			&in)) {
-			struct pending *p = round_add(ss, NULL,
-			    MTS__STATESTORE__REQUEST__BODY_MERGE, kr->key.data,
-			    kr->key.len, &in, r == 1 && !cur.tombstone, 0);
+			size_t idx = ss->open->n;
 
-			if (first == NULL)
-				first = p;
+			round_add(ss->open, NULL,
+			    MTS__STATESTORE__REQUEST__BODY_MERGE, kr->key.data,
+			    kr->key.len, &in, r == 1 && !cur.tombstone, false);
+			if (first == SIZE_MAX)
+				first = idx;
 			applied++;
 		} else {
 			ignored++;
 		}
 		free(buf);
 	}
-	if (first == NULL) { /* nothing to commit: answer now */
+	if (first == SIZE_MAX) { /* nothing to commit: answer now */
 		Mts__Statestore__MergeRep mrep = MTS__STATESTORE__MERGE_REP__INIT;
 		SS_REPLY(rep);
 
@@ -476,9 +339,9 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		mts_ipc_reply(call, &rep.base);
 		return;
 	}
-	first->call = call;
-	first->applied = applied;
-	first->ignored = ignored;
+	ss->open->pend[first].call = call;
+	ss->open->pend[first].applied = applied;
+	ss->open->pend[first].ignored = ignored;
 }
 
 /* Whether key starts with prefix. */
@@ -765,47 +628,72 @@ reply_write(const struct pending *p)
 	mts_ipc_reply(p->call, &rep.base);
 }
 
-/* Makes the round durable with one synced batch, then applies it to the
- * MST, publishes the changes and sends the replies — in that order, so no
- * one hears of a write that a crash could still lose. */
+/* Hands the open round to the commit thread (if it is idle), so that the
+ * loop keeps accepting requests while the disk syncs: everything that
+ * arrives meanwhile forms the next round, one fsync for all of it. */
 static void
-round_commit(struct statestore *ss)
+round_submit(struct statestore *ss)
 {
+	struct round *t;
 	uint8_t hlcbuf[8];
-	char err[256];
-	size_t i;
 
-	if (ss->npend == 0)
+	if (ss->open->n == 0 || committer_busy(ss->committer))
 		return;
 	mts_put_u64be(hlcbuf, ss->hlc.last);
-	mts_store_batch_put(ss->batch, MTS_CF_META, meta_hlc,
+	mts_store_batch_put(ss->open->batch, MTS_CF_META, meta_hlc,
 	    sizeof(meta_hlc) - 1, hlcbuf, sizeof(hlcbuf));
-	if (mts_store_commit(ss->db, ss->batch, err, sizeof(err)) < 0) {
-		log_warnx("commit of %zu writes failed: %s", ss->npend, err);
-		for (i = 0; i < ss->npend; i++)
-			if (ss->pend[i].call != NULL)
-				mts_ipc_reply_error(ss->pend[i].call,
-				    MTS_ERR_IO, "write failed: %s", err);
-		goto out;
+	t = ss->syncing;
+	ss->syncing = ss->open;
+	ss->open = t;
+	committer_submit(ss->committer, ss->syncing->batch);
+}
+
+static void
+fail_round(struct round *r, const char *err)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->pend[i].call != NULL)
+			mts_ipc_reply_error(r->pend[i].call, MTS_ERR_IO,
+			    "write failed: %s", err);
+	round_reset(r);
+}
+
+/* Called when the commit thread is done: applies the synced round to the
+ * MST, publishes it and only then answers, so no one hears of a write that
+ * a crash could still lose. */
+static void
+round_finish(struct statestore *ss)
+{
+	struct round *r = ss->syncing;
+	char err[256];
+	size_t i;
+	int rc;
+
+	if (!committer_done(ss->committer, &rc, err, sizeof(err)))
+		return;
+	if (rc < 0) {
+		log_warnx("commit of %zu writes failed: %s", r->n, err);
+		fail_round(r, err);
+		/* the open round was decided on top of the failed one */
+		fail_round(ss->open, err);
+		return;
 	}
-	for (i = 0; i < ss->npend; i++) {
-		struct pending *p = &ss->pend[i];
-		size_t *s = overlay_find(ss, p->key, p->klen);
+	for (i = 0; i < r->n; i++) {
+		struct pending *p = &r->pend[i];
 
 		mts_mst_put(ss->mst, p->key, p->klen, p->rh);
-		/* The key's last write of the round decides its liveness. */
-		if (&ss->pend[*s - 1] == p)
+		/* The key's newest write of the round decides its liveness. */
+		if (round_is_newest(r, p))
 			ss->live += !p->tombstone - p->was_live;
 		publish(ss, p);
 	}
-	for (i = 0; i < ss->npend; i++)
-		if (ss->pend[i].call != NULL)
-			reply_write(&ss->pend[i]);
+	for (i = 0; i < r->n; i++)
+		if (r->pend[i].call != NULL)
+			reply_write(&r->pend[i]);
 	ss->commits++;
-out:
-	round_clear(ss);
-	mts_store_batch_free(ss->batch);
-	ss->batch = mts_store_batch_new(ss->db);
+	round_reset(r);
 }
 
 /* --- tombstone pruning ------------------------------------------------------ */
@@ -891,12 +779,13 @@ prune(struct statestore *ss)
 
 /* --- start-up ---------------------------------------------------------------- */
 
-/* The node id: MTS_NODE from init (bound to the node's static key), else
- * the one stored, else a random one (a standalone statestore). */
+/* The node id: MTS_NODE_ID (32 hex digits, bound to the node's static key;
+ * see docs/agents.md), else the one stored, else a random one (a
+ * standalone statestore). */
 static void
 load_identity(struct statestore *ss)
 {
-	const char *env = getenv("MTS_NODE");
+	const char *env = getenv("MTS_NODE_ID");
 	struct mts_store_batch *b;
 	uint8_t *v = NULL;
 	size_t vlen;
@@ -908,7 +797,7 @@ load_identity(struct statestore *ss)
 	    vlen == MTS_NODE_ID_LEN;
 	if (env != NULL && *env != '\0') {
 		if (mts_unhex(ss->node, MTS_NODE_ID_LEN, env, strlen(env)) < 0)
-			fatalx("MTS_NODE must be %d hex digits, got '%s'",
+			fatalx("MTS_NODE_ID must be %d hex digits, got '%s'",
 			    MTS_NODE_HEX_LEN, env);
 	} else if (stored) {
 		memcpy(ss->node, v, MTS_NODE_ID_LEN);
@@ -1004,39 +893,29 @@ load_acl(struct statestore *ss, int cls, const char *key)
 	mts_cfg_list_free(list);
 }
 
-static void
-usage(void)
+/* mkdir -p with the given mode for the directories it creates. */
+static int
+mkdir_p(const char *dir, mode_t mode)
 {
-	fprintf(stderr,
-	    "usage: mts-statestore [-dn] [-c config] [-r rundir] [-s statedir]\n"
-	    "\n"
-	    "The node's replica of the cluster state (see mts-statestore(8)).\n"
-	    "  -c config    mts.conf to read (default /etc/mts/mts.conf; built-in\n"
-	    "               defaults when that file does not exist)\n"
-	    "  -d           debug logging\n"
-	    "  -n           check the configuration, print it and exit\n"
-	    "  -r rundir    directory of the sockets (overrides [node] rundir\n"
-	    "               and MTS_RUNDIR)\n"
-	    "  -s statedir  directory of the database (overrides [node]\n"
-	    "               statedir and MTS_STATEDIR)\n");
-	exit(2);
+	char path[PATH_MAX], *p;
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return -1;
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, mode) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Picks a directory: flag, then environment, then config. */
-static const char *
-pick_dir(const char *flag, const char *envname, const char *cfgval)
-{
-	const char *env = getenv(envname);
-
-	if (flag != NULL)
-		return flag;
-	if (env != NULL && *env != '\0')
-		return env;
-	return cfgval;
-}
-
+/* Opens the database and rebuilds the MST: everything that needs the file
+ * system beyond the sockets, done before the seccomp filter goes on. */
 static void
-open_all(struct statestore *ss, const char *rundir, const char *statedir)
+open_store(struct statestore *ss, const char *statedir)
 {
 	struct mts_store_opts o = {
 		.sync = mts_cfg_bool(ss->cfg, "statestore", "sync"),
@@ -1045,16 +924,25 @@ open_all(struct statestore *ss, const char *rundir, const char *statedir)
 	};
 	char path[PATH_MAX], err[512];
 
-	if (mkdir(statedir, 0750) < 0 && errno != EEXIST)
+	if (mkdir_p(statedir, 0750) < 0)
 		fatal("%s", statedir);
 	if (mts_path_join(path, sizeof(path), statedir, "statestore") < 0)
 		fatalx("state directory path too long");
 	if ((ss->db = mts_store_open(path, &o, err, sizeof(err))) == NULL)
 		fatalx("open %s: %s", path, err);
-	ss->batch = mts_store_batch_new(ss->db);
+	round_init(ss->open, ss->db);
+	round_init(ss->syncing, ss->db);
+	ss->committer = committer_start(ss->db);
 	load_identity(ss);
 	rebuild(ss);
-	if (mkdir(rundir, 0750) < 0 && errno != EEXIST)
+}
+
+static void
+open_sockets(struct statestore *ss, const char *rundir)
+{
+	char path[PATH_MAX], err[512];
+
+	if (mkdir_p(rundir, 0750) < 0)
 		fatal("%s", rundir);
 	if (mts_path_join(path, sizeof(path), rundir, "statestore.sock") < 0)
 		fatalx("run directory path too long");
@@ -1067,18 +955,23 @@ open_all(struct statestore *ss, const char *rundir, const char *statedir)
 		fatalx("%s", err);
 }
 
-/* Tells init (if it started us) that we are up: write to MTS_READY_FD. */
-static void
-notify_ready(void)
-{
-	const char *env = getenv("MTS_READY_FD");
-	int64_t fd;
+/* -r and -s override the directories init (or the config) gives. */
+struct dirs {
+	const char *rundir, *statedir;
+};
 
-	if (env == NULL || mts_parse_int(env, &fd) < 0 || fd < 0)
-		return;
-	if (write((int)fd, "READY\n", 6) != 6)
-		log_warn("readiness notification");
-	close((int)fd);
+static int
+dir_opt(void *arg, int opt, const char *val)
+{
+	struct dirs *d = arg;
+
+	if (opt == 'r')
+		d->rundir = val;
+	else if (opt == 's')
+		d->statedir = val;
+	else
+		return -1;
+	return 0;
 }
 
 static int
@@ -1100,35 +993,43 @@ setup_signals(void)
 static void
 loop(struct statestore *ss)
 {
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	struct signalfd_siginfo si;
 	mts_time_t now, next;
 
 	pfd[0].fd = mts_ipc_server_fd(ss->srv);
-	pfd[0].events = POLLIN;
 	pfd[1].fd = ss->sigfd;
-	pfd[1].events = POLLIN;
-	while (!ss->stop) {
+	pfd[2].fd = committer_fd(ss->committer);
+	pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
+	/* On a stop, the rounds already accepted are still made durable and
+	 * answered before the loop ends. */
+	while (!ss->stop || ss->open->n > 0 ||
+	    committer_busy(ss->committer)) {
 		now = mts_now();
 		next = ss->next_check < ss->next_prune ? ss->next_check
 						       : ss->next_prune;
-		if (poll(pfd, 2, next > now ? (int)(next - now) : 0) < 0 &&
+		if (poll(pfd, 3, next > now ? (int)(next - now) : 0) < 0 &&
 		    errno != EINTR)
 			fatal("poll");
 		if (read(ss->sigfd, &si, sizeof(si)) == sizeof(si)) {
 			log_info("signal %u: shutting down", si.ssi_signo);
 			ss->stop = 1;
 		}
+		round_finish(ss);
 		/* Drain even without POLLIN: the recv fd of nng can lag. */
-		mts_ipc_server_drain(ss->srv, ROUND_MAX);
-		round_commit(ss);
+		if (!ss->stop)
+			mts_ipc_server_drain(ss->srv, ROUND_MAX);
+		round_submit(ss);
 		now = mts_now();
 		if (now >= ss->next_check) {
 			mts_ipc_server_check(ss->srv);
 			mts_pub_check(ss->pub);
 			ss->next_check = now + CHECK_INTERVAL;
 		}
-		if (now >= ss->next_prune) {
+		/* Pruning reads and deletes outside the rounds: only when no
+		 * write is pending, so it cannot undo one. */
+		if (now >= ss->next_prune && ss->open->n == 0 &&
+		    !committer_busy(ss->committer)) {
 			prune(ss);
 			ss->next_prune = now + ss->prune_interval_ms;
 		}
@@ -1139,54 +1040,22 @@ int
 main(int argc, char **argv)
 {
 	struct statestore ss;
-	struct overlay ov = {0};
-	const char *cfgpath = "/etc/mts/mts.conf", *rundir = NULL;
-	const char *statedir = NULL;
-	int c, printonly = 0, debug = 0, explicit_cfg = 0;
-	char err[512];
+	struct round rounds[2];
+	struct mts_agent agent;
+	struct dirs dirs = {NULL, NULL};
+	int c;
 
 	memset(&ss, 0, sizeof(ss));
-	ss.ov = &ov;
-	while ((c = getopt(argc, argv, "c:dnr:s:h")) != -1) {
-		switch (c) {
-		case 'c':
-			cfgpath = optarg;
-			explicit_cfg = 1;
-			break;
-		case 'd':
-			debug = 1;
-			break;
-		case 'n':
-			printonly = 1;
-			break;
-		case 'r':
-			rundir = optarg;
-			break;
-		case 's':
-			statedir = optarg;
-			break;
-		default:
-			usage();
-		}
+	memset(rounds, 0, sizeof(rounds));
+	ss.open = &rounds[0];
+	ss.syncing = &rounds[1];
+	mts_agent_init(&agent, "statestore", argc, argv, "r:s:", dir_opt,
+	    &dirs);
+	if (agent.argc != 0) {
+		log_warnx("unexpected argument '%s'", agent.argv[0]);
+		return MTS_EXIT_USAGE;
 	}
-	if (optind != argc)
-		usage();
-	log_init("statestore", debug ? MTS_LOG_DEBUG : MTS_LOG_INFO);
-	if (!explicit_cfg && access(cfgpath, F_OK) < 0) {
-		if (mts_cfg_parse("", "<defaults>", mts_conf_schema, &ss.cfg,
-			err, sizeof(err)) < 0)
-			fatalx("%s", err);
-	} else if (mts_cfg_load(cfgpath, mts_conf_schema, &ss.cfg, err,
-		       sizeof(err)) < 0) {
-		fprintf(stderr, "mts-statestore: %s\n", err);
-		return 2;
-	}
-	if (printonly) {
-		mts_cfg_print(ss.cfg, stdout);
-		return 0;
-	}
-	if (mts_cfg_bool(ss.cfg, "node", "debug"))
-		log_setlevel(MTS_LOG_DEBUG);
+	ss.cfg = agent.cfg;
 	if (mts_crypto_init() < 0)
 		fatalx("libsodium failed to initialize");
 	load_acl(&ss, 0, "acl_read");
@@ -1198,25 +1067,26 @@ main(int argc, char **argv)
 	    "prune_interval");
 	ss.mst = mts_mst_new();
 	ss.sigfd = setup_signals();
-	open_all(&ss, pick_dir(rundir, "MTS_RUNDIR",
-			  mts_cfg_str(ss.cfg, "node", "rundir")),
-	    pick_dir(statedir, "MTS_STATEDIR",
-		mts_cfg_str(ss.cfg, "node", "statedir")));
+	open_store(&ss, dirs.statedir ? dirs.statedir : agent.statedir);
+	/* The filter covers RocksDB's threads (TSYNC) and every nng thread
+	 * started after it. */
+	if (mts_agent_sandbox(&agent) < 0)
+		return MTS_EXIT_FAILURE;
+	open_sockets(&ss, dirs.rundir ? dirs.rundir : agent.rundir);
 	ss.next_check = mts_now() + CHECK_INTERVAL;
 	ss.next_prune = mts_now() + ss.prune_interval_ms;
 	log_info("node %s serving", ss.node_hex);
-	notify_ready();
+	mts_agent_ready(&agent);
 	loop(&ss);
 	mts_ipc_server_close(ss.srv);
 	mts_pub_close(ss.pub);
-	round_clear(&ss);
-	mts_store_batch_free(ss.batch);
+	committer_stop(ss.committer);
+	round_free(&rounds[0]);
+	round_free(&rounds[1]);
 	mts_store_close(ss.db);
 	mts_mst_free(ss.mst);
-	mts_cfg_free(ss.cfg);
-	free(ss.pend);
-	free(ov.slot);
 	for (c = 0; c < ACL_CLASSES; c++)
 		free(ss.acl[c]);
-	return 0;
+	mts_agent_free(&agent);
+	return MTS_EXIT_OK;
 }

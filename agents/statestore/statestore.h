@@ -12,8 +12,8 @@
 
 #define ACL_CLASSES 3 /* read, write, merge: bits of the route table */
 
-struct pending;
-struct overlay;
+struct round;
+struct committer;
 
 struct statestore {
 	struct mts_cfg *cfg;
@@ -31,12 +31,11 @@ struct statestore {
 	uid_t *acl[ACL_CLASSES];
 	size_t nacl[ACL_CLASSES];
 
-	/* the open round: writes waiting for one synced commit */
-	struct mts_store_batch *batch;
-	struct pending *pend;
-	size_t npend, cappend;
-	struct overlay *ov;
-	size_t nov;
+	/* group commit: the open round takes new writes while the syncing
+	 * one is written by the commit thread */
+	struct round *open;
+	struct round *syncing;
+	struct committer *committer;
 
 	uint64_t retention_ms;
 	int64_t prune_interval_ms;

@@ -564,6 +564,184 @@ cmd_pages(int argc, char **argv)
 	return bad != 0;
 }
 
+/* fill N VSIZE HLC_BASE: merges N records k/<i> (deterministic, so two
+ * stores filled alike are identical) in requests of 1000. */
+static int
+cmd_fill(int argc, char **argv)
+{
+	struct mts_ipc_client *c = connect_or_die(30000);
+	size_t n = strtoul(argv[0], NULL, 10), vs = strtoul(argv[1], NULL, 10);
+	uint64_t base = strtoull(argv[2], NULL, 10);
+	size_t step = 1000, i, j, m;
+	Mts__KeyRecord *kr = calloc(step, sizeof(*kr)), **krp;
+	Mts__Record *rec = calloc(step, sizeof(*rec));
+	char (*keys)[32] = calloc(step, 32), err[256];
+	uint8_t origin[16] = {1}, *val = malloc(vs);
+	Rep *rep;
+
+	krp = calloc(step, sizeof(*krp));
+	for (i = 0; i < n; i += step) {
+		Req req = MTS__STATESTORE__REQUEST__INIT;
+		Mts__Statestore__MergeReq mr = MTS__STATESTORE__MERGE_REQ__INIT;
+
+		m = n - i < step ? n - i : step;
+		for (j = 0; j < m; j++) {
+			mts__key_record__init(&kr[j]);
+			mts__record__init(&rec[j]);
+			snprintf(keys[j], 32, "k/%09zu", i + j);
+			memset(val, 'a' + (i + j) % 26, vs);
+			kr[j].key.data = (uint8_t *)keys[j];
+			kr[j].key.len = strlen(keys[j]);
+			rec[j].hlc = base + i + j;
+			rec[j].origin.data = origin;
+			rec[j].origin.len = 16;
+			rec[j].value.data = val;
+			rec[j].value.len = vs;
+			kr[j].record = &rec[j];
+			krp[j] = &kr[j];
+		}
+		mr.n_records = m;
+		mr.records = krp;
+		req.body_case = MTS__STATESTORE__REQUEST__BODY_MERGE;
+		req.merge = &mr;
+		if (call(c, &req, &rep, err, sizeof(err)) < 0) {
+			fprintf(stderr, "fill: %s\n", err);
+			return 1;
+		}
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	return 0;
+}
+
+static int
+fetch_page(struct mts_ipc_client *c, const uint8_t *h, Rep **rep)
+{
+	Req req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__PageReq pr = MTS__STATESTORE__PAGE_REQ__INIT;
+	char err[256];
+
+	pr.hash.data = (uint8_t *)h;
+	pr.hash.len = 32;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_PAGE;
+	req.page = &pr;
+	if (call(c, &req, rep, err, sizeof(err)) < 0)
+		return -1;
+	return (*rep)->page->found;
+}
+
+struct diffstat {
+	size_t pages, page_bytes, keys;
+	char **diffkeys;
+	size_t ndiff;
+};
+
+/* Walks the remote tree from h, fetching only pages the local store does
+ * not have; collects keys whose rh the local store lacks. */
+static void
+diff_walk(struct mts_ipc_client *local, struct mts_ipc_client *remote,
+    const uint8_t *h, struct diffstat *d)
+{
+	struct mts_mst_page_view v;
+	Rep *rep, *lrep;
+	size_t i;
+
+	if (fetch_page(local, h, &lrep) == 1) { /* same subtree here */
+		protobuf_c_message_free_unpacked(&lrep->base, NULL);
+		return;
+	}
+	if (fetch_page(remote, h, &rep) != 1)
+		return;
+	d->pages++;
+	d->page_bytes += rep->page->page.len;
+	if (mts_mst_page_decode(rep->page->page.data, rep->page->page.len,
+		&v) == 0) {
+		for (i = 0; i < v.nitems; i++) {
+			if (v.items[i].child != NULL)
+				diff_walk(local, remote, v.items[i].child, d);
+			/* a differing item: the caller pulls its record */
+			d->diffkeys = realloc(d->diffkeys,
+			    (d->ndiff + 1) * sizeof(char *));
+			d->diffkeys[d->ndiff++] = strndup(
+			    (const char *)v.items[i].key, v.items[i].klen);
+		}
+		if (v.last_child != NULL)
+			diff_walk(local, remote, v.last_child, d);
+		mts_mst_page_view_free(&v);
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+/* diff REMOTE_SOCKET: what anti-entropy from REMOTE to this store costs.
+ * Prints "pages P page_bytes B candidate_keys K pulled_records R
+ * record_bytes RB". Items of fetched pages are candidates; the records
+ * whose rh differs are pulled. */
+static int
+cmd_diff(int argc, char **argv)
+{
+	struct mts_ipc_client *l = connect_or_die(10000);
+	struct mts_ipc_client *r;
+	const char *saved = sock_path;
+	Req req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__RootReq root = MTS__STATESTORE__ROOT_REQ__INIT;
+	Mts__Statestore__RecordsReq rr = MTS__STATESTORE__RECORDS_REQ__INIT;
+	struct diffstat d = {0};
+	size_t i, pulled = 0, rbytes = 0;
+	char err[256];
+	Rep *rep;
+
+	sock_path = argv[0];
+	r = connect_or_die(10000);
+	sock_path = saved;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_ROOT;
+	req.root = &root;
+	if (call(r, &req, &rep, err, sizeof(err)) < 0)
+		return 1;
+	diff_walk(l, r, rep->root->hash.data, &d);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	rr.n_keys = d.ndiff;
+	rr.keys = calloc(d.ndiff + 1, sizeof(*rr.keys));
+	for (i = 0; i < d.ndiff; i++) {
+		rr.keys[i].data = (uint8_t *)d.diffkeys[i];
+		rr.keys[i].len = strlen(d.diffkeys[i]);
+	}
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_RECORDS;
+	req.records = &rr;
+	/* A real exchange first compares each candidate's rh with the local
+	 * one (from the local page); pull only the keys that differ. */
+	if (call(r, &req, &rep, err, sizeof(err)) < 0)
+		return 1;
+	for (i = 0; i < rep->records->n_records; i++) {
+		Mts__KeyRecord *kr = rep->records->records[i];
+		Rep *lr;
+		Req g = MTS__STATESTORE__REQUEST__INIT;
+		Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
+		int same = 0;
+
+		get.key = kr->key;
+		g.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
+		g.get = &get;
+		if (call(l, &g, &lr, err, sizeof(err)) == 0) {
+			same = lr->get->found &&
+			    lr->get->record->hlc == kr->record->hlc &&
+			    lr->get->record->value.len ==
+				kr->record->value.len &&
+			    memcmp(lr->get->record->value.data,
+				kr->record->value.data,
+				kr->record->value.len) == 0;
+			protobuf_c_message_free_unpacked(&lr->base, NULL);
+		}
+		if (!same) {
+			pulled++;
+			rbytes += mts__key_record__get_packed_size(kr);
+		}
+	}
+	printf("pages %zu page_bytes %zu candidate_keys %zu pulled_records %zu "
+	       "record_bytes %zu\n",
+	    d.pages, d.page_bytes, d.ndiff, pulled, rbytes);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int nargs;
@@ -579,6 +757,8 @@ static const struct {
 	{"merge", 4, cmd_merge, "merge KEY VALUE|- HLC ORIGIN_HEX"},
 	{"watch", 2, cmd_watch, "watch PREFIX N"},
 	{"pages", 0, cmd_pages, "pages"},
+	{"fill", 3, cmd_fill, "fill N VALUE_BYTES HLC_BASE"},
+	{"diff", 1, cmd_diff, "diff REMOTE_SOCKET"},
 	{"writer", 2, cmd_writer, "writer N LOGFILE"},
 	{"verify", 1, cmd_verify, "verify LOGFILE"},
 	{"probe", 0, cmd_probe, "probe"},

@@ -21,7 +21,7 @@ acl_merge = 0
 CONF
 
 start() {
-	MTS_NODE=$NODE "$BIN/mts-statestore" -c "$T_DIR/mts.conf" 2>>"$T_DIR/log" &
+	MTS_NODE_ID=$NODE "$BIN/mts-statestore" -c "$T_DIR/mts.conf" 2>>"$T_DIR/log" &
 	SS_PID=$!
 	T_PIDS+=("$SS_PID")
 	wait_for 10 "$SS" "$SOCK" root >/dev/null

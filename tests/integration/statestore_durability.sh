@@ -2,12 +2,13 @@
 # statestore_durability.sh: SIGKILL the statestore at random moments under a stream of writes; every acknowledged write must survive.
 . "$(dirname "$0")/../lib.sh"
 t_tmpdir
+printf '[node]\nrundir = %s/run\nstatedir = %s/state\n' "$T_DIR" "$T_DIR" >"$T_DIR/mts.conf"
 SS=$BUILD/tests/sstool
 SOCK=$T_DIR/run/statestore.sock
 KILLS=${KILLS:-24}
 
 start() {
-	"$BIN/mts-statestore" -r "$T_DIR/run" -s "$T_DIR/state" 2>>"$T_DIR/log" &
+	"$BIN/mts-statestore" -c "$T_DIR/mts.conf" -r "$T_DIR/run" -s "$T_DIR/state" 2>>"$T_DIR/log" &
 	SS_PID=$!
 	T_PIDS+=("$SS_PID")
 	wait_for 10 "$SS" "$SOCK" root >/dev/null
