@@ -693,6 +693,7 @@ round_finish(struct statestore *ss)
 		if (r->pend[i].call != NULL)
 			reply_write(&r->pend[i]);
 	ss->commits++;
+	ss->writes += r->n;
 	round_reset(r);
 }
 
@@ -1078,6 +1079,8 @@ main(int argc, char **argv)
 	log_info("node %s serving", ss.node_hex);
 	mts_agent_ready(&agent);
 	loop(&ss);
+	log_info("stopped: %llu writes in %llu synced rounds",
+	    (unsigned long long)ss.writes, (unsigned long long)ss.commits);
 	mts_ipc_server_close(ss.srv);
 	mts_pub_close(ss.pub);
 	committer_stop(ss.committer);

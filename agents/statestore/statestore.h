@@ -26,7 +26,8 @@ struct statestore {
 	char node_hex[MTS_NODE_HEX_LEN + 1];
 	uint64_t live;	     /* records that are not tombstones */
 	uint64_t nfrontiers; /* prune frontiers in the meta CF */
-	uint64_t commits;
+	uint64_t commits;    /* synced rounds */
+	uint64_t writes;     /* records written through them */
 
 	uid_t *acl[ACL_CLASSES];
 	size_t nacl[ACL_CLASSES];
