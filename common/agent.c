@@ -49,6 +49,18 @@ env_str(const char *name, const char *def)
 }
 
 static void
+read_env(struct mts_agent *a)
+{
+	a->node = env_str("MTS_NODE", NULL);
+	a->node_id = env_str("MTS_NODE_ID", NULL);
+	a->rundir = env_str("MTS_RUNDIR", NULL);
+	a->statedir = env_str("MTS_STATEDIR", NULL);
+	a->notify_fd = env_fd("MTS_NOTIFY_FD");
+	a->seccomp_fd = env_fd("MTS_SECCOMP_FD");
+	a->seccomp_debug = env_str("MTS_SECCOMP_DEBUG", "0")[0] == '1';
+}
+
+static void
 usage(const char *prog, const char *extra)
 {
 	fprintf(stderr, "usage: %s [-dn] [-c CONFIG]%s%s\n", prog,
@@ -113,14 +125,22 @@ mts_agent_init(struct mts_agent *a, const char *default_name, int argc,
 	}
 	if (mts_cfg_bool(a->cfg, "node", "debug"))
 		log_setlevel(MTS_LOG_DEBUG);
-	a->node = env_str("MTS_NODE", mts_cfg_str(a->cfg, "node", "name"));
-	a->rundir = env_str("MTS_RUNDIR",
-	    mts_cfg_str(a->cfg, "node", "rundir"));
-	a->statedir = env_str("MTS_STATEDIR",
-	    mts_cfg_str(a->cfg, "node", "statedir"));
-	a->notify_fd = env_fd("MTS_NOTIFY_FD");
-	a->seccomp_fd = env_fd("MTS_SECCOMP_FD");
-	a->seccomp_debug = env_str("MTS_SECCOMP_DEBUG", "0")[0] == '1';
+	read_env(a);
+	if (a->node == NULL)
+		a->node = mts_cfg_str(a->cfg, "node", "name");
+	if (a->rundir == NULL)
+		a->rundir = mts_cfg_str(a->cfg, "node", "rundir");
+	if (a->statedir == NULL)
+		a->statedir = mts_cfg_str(a->cfg, "node", "statedir");
+}
+
+void
+mts_agent_env(struct mts_agent *a, const char *default_name)
+{
+	memset(a, 0, sizeof(*a));
+	a->name = env_str("MTS_AGENT", default_name);
+	a->config = env_str("MTS_CONFIG", MTS_DEFAULT_CONFIG);
+	read_env(a);
 }
 
 /* Formats an unsigned number into p (async-signal-safe); returns the end. */
@@ -236,6 +256,25 @@ mts_agent_ready(struct mts_agent *a)
 		return;
 	if (write(a->notify_fd, msg, sizeof(msg) - 1) != sizeof(msg) - 1)
 		log_warn("telling init we are ready");
+}
+
+int
+mts_agent_node_key(uint8_t key[32])
+{
+	const char *v = getenv("MTS_NODE_KEY_FD");
+	char *end;
+	ssize_t r;
+	long fd;
+
+	if (v == NULL || *v == '\0')
+		return -MTS_ERR_NOTFOUND;
+	fd = strtol(v, &end, 10);
+	if (*end != '\0' || fd < 3 || fd > 1023)
+		return -MTS_ERR_IO;
+	r = pread((int)fd, key, 32, 0);
+	close((int)fd);
+	unsetenv("MTS_NODE_KEY_FD");
+	return r == 32 ? 0 : -MTS_ERR_IO;
 }
 
 void

@@ -2,6 +2,8 @@
 #ifndef MTS_AGENT_H
 #define MTS_AGENT_H
 
+#include <stdint.h>
+
 #include "cfg.h"
 
 #define MTS_VERSION "0.1.0"
@@ -22,7 +24,9 @@ enum mts_exit {
 /*
  * The environment init gives an agent (and nothing else but PATH):
  *   MTS_AGENT           the agent's name (its section in mts.conf)
- *   MTS_NODE            the node's name
+ *   MTS_NODE            the node's name, for people
+ *   MTS_NODE_ID         the node id: 32 hex digits (DESIGN.md section 5)
+ *   MTS_NODE_KEY_FD     fd of the node's static key (agents with node_key)
  *   MTS_RUNDIR          directory of the node's sockets
  *   MTS_STATEDIR        the agent's own state directory (mode 0700, its own)
  *   MTS_CONFIG          path of mts.conf (also given as -c)
@@ -33,7 +37,8 @@ enum mts_exit {
  */
 struct mts_agent {
 	const char *name;
-	const char *node;
+	const char *node;	/* node name */
+	const char *node_id;	/* node id, 32 hex digits, or NULL */
 	const char *config; /* -c, else MTS_CONFIG, else MTS_DEFAULT_CONFIG */
 	const char *rundir;
 	const char *statedir;
@@ -60,6 +65,12 @@ typedef int (*mts_agent_opt_fn)(void *arg, int opt, const char *optarg);
 void mts_agent_init(struct mts_agent *, const char *default_name, int argc,
     char **argv, const char *extra, mts_agent_opt_fn fn, void *arg);
 
+/* Only the environment part of mts_agent_init (MTS_AGENT, MTS_NODE,
+ * MTS_RUNDIR, MTS_STATEDIR, the notify and seccomp fds), for agents that
+ * parse their own arguments and config; fields not in the environment
+ * are left NULL. Exits with MTS_EXIT_USAGE on a bad fd number. */
+void mts_agent_env(struct mts_agent *, const char *default_name);
+
 /*
  * Installs the seccomp filter init passed in MTS_SECCOMP_FD (all threads,
  * TSYNC). Call it after opening what the agent needs and before starting
@@ -70,6 +81,10 @@ int mts_agent_sandbox(struct mts_agent *);
 /* Tells init the agent is ready (privileges dropped, filter installed,
  * sockets listening). Harmless when not started by init. */
 void mts_agent_ready(struct mts_agent *);
+
+/* Reads the node's static key from MTS_NODE_KEY_FD (and closes it):
+ * 0, -MTS_ERR_NOTFOUND when init gave none, -MTS_ERR_IO if unreadable. */
+int mts_agent_node_key(uint8_t key[32]);
 
 /* Frees what mts_agent_init allocated. */
 void mts_agent_free(struct mts_agent *);

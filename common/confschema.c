@@ -40,6 +40,12 @@ const struct mts_cfg_schema mts_conf_schema[] = {
 	{"init", "admin_group", MTS_CFG_STR, "0",
 	    "group (name or gid) owning the run directory and admin.sock: "
 	    "its members may use mtsctl; agents join it to reach sockets"},
+	{"node", "key", MTS_CFG_STR, "",
+	    "the node's static X25519 key (32 bytes, mode 0600), created by "
+	    "mts-init when missing; default <statedir>/node.key; the node id "
+	    "is derived from it"},
+	{"*", "node_key", MTS_CFG_BOOL, "no",
+	    "give the agent the node's static key (MTS_NODE_KEY_FD): gossipd"},
 	{"*", "executable", MTS_CFG_STR, NULL,
 	    "the agent's program (absolute, or relative to mts.conf's directory)"},
 	{"*", "args", MTS_CFG_LIST, "",

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "agent.h"
+#include "hash.h"
 #include "init.h"
 #include "log.h"
 #include "mtserr.h"
@@ -26,6 +27,7 @@
 #define ADMIN_CHECK_MS 1000
 #define NOTIFY_FD 3
 #define FILTER_FD 4
+#define KEY_FD 5
 
 static void run_fx(struct init *, struct mts_init_fxlist *);
 
@@ -85,13 +87,14 @@ agent_statedir(const struct init *in, const struct init_agent *a)
 static char **
 build_env(const struct init *in, const struct init_agent *a)
 {
-	char **env = xcalloc(14, sizeof(char *));
+	char **env = xcalloc(16, sizeof(char *));
 	char *sd = agent_statedir(in, a);
 	size_t n = 0;
 
 	env[n++] = xstrdup("PATH=/usr/sbin:/usr/bin:/sbin:/bin");
 	env[n++] = xasprintf("MTS_AGENT=%s", a->name);
 	env[n++] = xasprintf("MTS_NODE=%s", in->conf->node);
+	env[n++] = xasprintf("MTS_NODE_ID=%s", in->node_id);
 	env[n++] = xasprintf("MTS_RUNDIR=%s", in->conf->rundir);
 	env[n++] = xasprintf("MTS_STATEDIR=%s", sd);
 	env[n++] = xasprintf("MTS_CONFIG=%s", in->config_path);
@@ -103,6 +106,8 @@ build_env(const struct init *in, const struct init_agent *a)
 	}
 	if (in->conf->debug)
 		env[n++] = xstrdup("MTS_DEBUG=1");
+	if (a->node_key)
+		env[n++] = xasprintf("MTS_NODE_KEY_FD=%d", KEY_FD);
 #ifdef __SANITIZE_ADDRESS__
 	/* Sanitizer builds (make check): LeakSanitizer's exit check needs
 	 * ptrace, which no agent policy allows, so it is off in sandboxed
@@ -138,14 +143,14 @@ build_argv(const struct init *in, const struct init_agent *a)
 /* In the child: only the fds the agent needs, as 0..4, then the drop. */
 static void __attribute__((noreturn))
 child_exec(const struct init_agent *a, int logfd, int notify_w, char **argv,
-    char **env, const char *dir)
+    char **env, const char *dir, const char *keyfile)
 {
 	struct mts_privdrop d = {.chroot = a->chroot, .uid = a->uid,
 	    .gid = a->gid, .groups = a->groups, .ngroups = a->ngroups,
 	    .caps = a->caps, .nofile = a->nofile};
 	sigset_t all;
 	char err[256];
-	int nul, l, w, f = -1;
+	int nul, l, w, f = -1, k = -1, last = NOTIFY_FD;
 
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
@@ -155,11 +160,21 @@ child_exec(const struct init_agent *a, int logfd, int notify_w, char **argv,
 	w = fcntl(notify_w, F_DUPFD, 10);
 	if (a->filter_fd >= 0)
 		f = fcntl(a->filter_fd, F_DUPFD, 10);
+	/* A fresh open file (own offset) of the key, only for this agent. */
+	if (a->node_key && (k = open(keyfile, O_RDONLY | O_NOFOLLOW)) >= 0)
+		k = fcntl(k, F_DUPFD, 10);
 	if (nul < 0 || l < 0 || w < 0 || dup2(nul, 0) < 0 || dup2(l, 1) < 0 ||
 	    dup2(l, 2) < 0 || dup2(w, NOTIFY_FD) < 0 ||
-	    (f >= 0 && dup2(f, FILTER_FD) < 0))
+	    (f >= 0 && dup2(f, FILTER_FD) < 0) ||
+	    (a->node_key && (k < 0 || dup2(k, KEY_FD) < 0)))
 		_exit(MTS_EXIT_FAILURE);
-	close_range(f >= 0 ? FILTER_FD + 1 : NOTIFY_FD + 1, ~0U, 0);
+	if (f >= 0)
+		last = FILTER_FD;
+	if (k >= 0)
+		last = KEY_FD;
+	if (f < 0 && k >= 0) /* keep the numbers fixed: 4 is /dev/null */
+		(void)dup2(nul, FILTER_FD);
+	close_range(last + 1, ~0U, 0);
 	if (chdir(dir) < 0) {
 		dprintf(2, "mts-init: %s: chdir %s: %s\n", a->name, dir,
 		    strerror(errno));
@@ -212,7 +227,7 @@ spawn(struct init *in, size_t i)
 	sd = agent_statedir(in, a);
 	pid = fork();
 	if (pid == 0)
-		child_exec(a, logfd, p[1], argv, env, sd);
+		child_exec(a, logfd, p[1], argv, env, sd, in->conf->key);
 	for (k = 0; env[k]; k++)
 		free(env[k]);
 	free(env);
@@ -459,6 +474,36 @@ make_dirs(const struct init_conf *c)
 		fatal("%s", c->rundir);
 }
 
+/* Reads the node's static key, creating it (0600, root) on first start,
+ * and derives the node id every agent gets as MTS_NODE_ID. */
+static void
+load_node_key(struct init *in)
+{
+	uint8_t key[32], pub[32], id[MTS_NODE_ID_LEN];
+	const char *path = in->conf->key;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT) {
+		randombytes_buf(key, sizeof(key));
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, key, sizeof(key)) != sizeof(key) ||
+		    fsync(fd) < 0)
+			fatal("creating the node key %s", path);
+		close(fd);
+		log_info("created the node key %s", path);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	}
+	if (fd < 0 || read(fd, key, sizeof(key)) != sizeof(key))
+		fatalx("%s: cannot read a 32-byte node key", path);
+	close(fd);
+	if (crypto_scalarmult_base(pub, key) != 0)
+		fatalx("%s: not a usable X25519 key", path);
+	sodium_memzero(key, sizeof(key));
+	mts_node_id(id, pub);
+	mts_hex(in->node_id, id, sizeof(id));
+}
+
 static void
 add_agents(struct init *in, struct init_conf *c)
 {
@@ -669,11 +714,14 @@ main(int argc, char **argv)
 	    TFD_NONBLOCK)) < 0)
 		fatal("signalfd/timerfd");
 	make_dirs(in.conf);
+	if (mts_crypto_init() < 0)
+		fatalx("libsodium failed to initialize");
+	load_node_key(&in);
 	if (init_admin_open(&in, err, sizeof(err)) < 0)
 		fatalx("%s", err);
 	add_agents(&in, in.conf);
-	log_info("mts-init %s: node %s, %zu agents", MTS_VERSION,
-	    in.conf->node, in.conf->n);
+	log_info("mts-init %s: node %s (id %s), %zu agents", MTS_VERSION,
+	    in.conf->node, in.node_id, in.conf->n);
 	for (i = 0; i < in.core.n; i++)
 		init_event(&in, i, SEV_START);
 	loop(&in, sfd, tfd);

@@ -28,6 +28,7 @@ struct init {
 	struct init_rt *rt; /* parallel to core.s */
 	struct mts_ipc_server *admin;
 	mts_time_t started;
+	char node_id[33];	/* hex, from the node's static key */
 	int node_ready_logged;
 	struct mts_init_fxlist fx;
 };

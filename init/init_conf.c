@@ -246,6 +246,7 @@ build_params(struct build *b, struct init_agent *a)
 	v = mts_cfg_str(b->cfg, s, "log");
 	a->log = (v && *v) ? resolve_path(b, v) : NULL;
 	a->after = mts_cfg_list(b->cfg, s, "after");
+	a->node_key = mts_cfg_bool(b->cfg, s, "node_key");
 	return 0;
 }
 
@@ -253,13 +254,13 @@ static void
 fingerprint(struct init_agent *a)
 {
 	char *f = xasprintf("%s|%s|%u|%u|%llx|%s|%d|%s|%llu|%s|%d|%lld|%lld|"
-	    "%lld|%lld|%lld", a->name, a->exec, (unsigned)a->uid,
+	    "%lld|%lld|%lld|%d", a->name, a->exec, (unsigned)a->uid,
 	    (unsigned)a->gid, (unsigned long long)a->caps,
 	    a->seccomp ?: "", a->seccomp_debug, a->chroot ?: "",
 	    (unsigned long long)a->nofile, a->log ?: "", a->p.restart,
 	    (long long)a->p.backoff_min_ms, (long long)a->p.backoff_max_ms,
 	    (long long)a->p.stable_ms, (long long)a->p.ready_timeout_ms,
-	    (long long)a->p.grace_ms), *t;
+	    (long long)a->p.grace_ms, a->node_key), *t;
 	size_t i;
 
 	for (i = 0; a->args[i]; i++) {
@@ -360,6 +361,9 @@ build_node(struct build *b, struct init_conf *c)
 	c->rundir = xstrdup(mts_cfg_str(b->cfg, "node", "rundir"));
 	c->statedir = xstrdup(mts_cfg_str(b->cfg, "node", "statedir"));
 	c->debug = mts_cfg_bool(b->cfg, "node", "debug");
+	n = mts_cfg_str(b->cfg, "node", "key");
+	c->key = (n && *n) ? resolve_path(b, n)
+			   : xasprintf("%s/node.key", c->statedir);
 	if (c->rundir[0] != '/' || c->statedir[0] != '/')
 		return fail(b, "node", c->rundir[0] != '/' ? "rundir"
 		    : "statedir", "must be an absolute path");
@@ -438,5 +442,6 @@ mts_init_conf_free(struct init_conf *c)
 	free(c->node);
 	free(c->rundir);
 	free(c->statedir);
+	free(c->key);
 	free(c);
 }

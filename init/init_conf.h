@@ -27,6 +27,7 @@ struct init_agent {
 	char *chroot;	    /* or NULL */
 	uint64_t nofile;
 	char *log;	    /* or NULL */
+	int node_key;	    /* gets MTS_NODE_KEY_FD */
 	struct mts_sup_params p;
 	char *fingerprint;  /* everything above: equal means unchanged */
 };
@@ -36,6 +37,7 @@ struct init_conf {
 	char *node;
 	char *rundir;
 	char *statedir;
+	char *key;	    /* the node's static key file */
 	gid_t admin_gid;
 	int debug;
 	struct init_agent *a;

@@ -132,13 +132,16 @@ init_reload(struct init *in, char ***restarted, char ***added,
 	if (mts_init_conf_load(in->config_path, &nc, err, errlen) < 0)
 		return -1;
 	if (strcmp(nc->rundir, old->rundir) != 0 ||
-	    strcmp(nc->statedir, old->statedir) != 0)
-		log_warnx("reload: rundir and statedir changes take effect "
+	    strcmp(nc->statedir, old->statedir) != 0 ||
+	    strcmp(nc->key, old->key) != 0)
+		log_warnx("reload: rundir, statedir and key changes take effect "
 		    "when mts-init restarts");
 	free(nc->rundir);
 	free(nc->statedir);
 	nc->rundir = xstrdup(old->rundir);
 	nc->statedir = xstrdup(old->statedir);
+	free(nc->key);
+	nc->key = xstrdup(old->key);
 	ev = rebind(in, nc, &re, &rm);
 	add_new(in, nc, ev, &add);
 	in->conf = nc;

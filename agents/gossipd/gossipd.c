@@ -104,6 +104,14 @@ load_key(struct gossipd *g)
 	ssize_t r;
 	int fd;
 
+	/* Under mts-init the node key comes from init (MTS_NODE_KEY_FD), so
+	 * that every agent's MTS_NODE_ID is this key's node id. */
+	if ((r = mts_agent_node_key(g->priv)) == 0)
+		goto derive;
+	if (r != -MTS_ERR_NOTFOUND) {
+		log_warnx("MTS_NODE_KEY_FD: cannot read the node key");
+		return -1;
+	}
 	if (mts_path_join(path, sizeof(path), g->agent.statedir, KEY_FILE) < 0)
 		return -1;
 	if (mkdir(g->agent.statedir, 0700) < 0 && errno != EEXIST) {
@@ -135,6 +143,7 @@ load_key(struct gossipd *g)
 		log_warn("%s", path);
 		return -1;
 	}
+derive:
 	if (crypto_scalarmult_base(g->pub, g->priv) != 0)
 		return -1;
 	mts_node_id(g->id, g->pub);

@@ -148,6 +148,72 @@ test_errno_action(void **state)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 4);
 }
 
+/* Installs the compiled policy file in a child which then makes one call:
+ * 0 socket(AF_UNIX), 1 socket(AF_INET), 2 socket(AF_INET6), 3 execve,
+ * 4 a fork (clone without CLONE_THREAD), 5 ptrace. Returns the status. */
+static int
+run_policy_file(const char *path, int what)
+{
+	static char *const argv[] = {"x", NULL};
+	struct mts_seccomp_policy *p;
+	struct sock_fprog prog;
+	char err[256], buf[65536];
+	ssize_t len;
+	int fd, status;
+	pid_t pid;
+
+	if (mts_seccomp_load(path, &p, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	fd = memfd_create("t", 0);
+	assert_int_equal(mts_seccomp_export(p, 0, fd, err, sizeof(err)), 0);
+	mts_seccomp_free(p);
+	len = pread(fd, buf, sizeof(buf), 0);
+	close(fd);
+	prog.len = len / sizeof(struct sock_filter);
+	prog.filter = (struct sock_filter *)buf;
+	pid = fork();
+	if (pid == 0) {
+		signal(SIGSYS, SIG_DFL);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			syscall(SYS_exit_group, 3);
+		if (what == 0)
+			syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0);
+		else if (what == 1)
+			syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+		else if (what == 2)
+			syscall(SYS_socket, AF_INET6, SOCK_DGRAM, 0);
+		else if (what == 3)
+			syscall(SYS_execve, "/nonexistent/x", argv, NULL);
+		else if (what == 4)
+			syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+		else
+			syscall(SYS_ptrace, 0, 0, NULL, NULL);
+		syscall(SYS_exit_group, 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+/* The statestore's policy: Unix sockets yes; network, exec, new processes
+ * and ptrace no. Run from the repository's top directory (make test). */
+static void
+test_statestore_policy_strict(void **state)
+{
+	const char *path = "config/seccomp/statestore.policy";
+	int st, what;
+
+	if (access(path, R_OK) < 0)
+		skip();
+	st = run_policy_file(path, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (what = 1; what <= 5; what++) {
+		st = run_policy_file(path, what);
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
+			fail_msg("call %d was not killed (status %#x)", what, st);
+	}
+}
+
 static void
 test_syscall_name(void **state)
 {
@@ -171,6 +237,7 @@ main(void)
 		cmocka_unit_test(test_filter_allows_and_kills),
 		cmocka_unit_test(test_default_allow),
 		cmocka_unit_test(test_errno_action),
+		cmocka_unit_test(test_statestore_policy_strict),
 		cmocka_unit_test(test_syscall_name),
 	};
 
