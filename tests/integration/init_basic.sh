@@ -47,7 +47,7 @@ check "state dir owned by the agent, 0700" test "$(stat -c %u:%a "$STATE/alpha")
 check "admin.sock 0660 root:admin group" test "$(stat -c %a:%u:%g "$RUN/admin.sock")" = "660:0:$ADMIN_GID"
 check "run dir setgid+sticky, admin group" test "$(stat -c %a:%g "$RUN")" = "3770:$ADMIN_GID"
 env=$(tr "\0" "\n" <"/proc/$pa/environ" | cut -d= -f1 | grep -v "^ASAN_OPTIONS$" | sort | tr "\n" " ")
-check "clean environment" test "$env" = "MTS_AGENT MTS_CONFIG MTS_NODE MTS_NODE_NAME MTS_NOTIFY_FD MTS_RUNDIR MTS_SECCOMP_FD MTS_STATEDIR PATH "
+check "clean environment" test "$env" = "MTS_AGENT MTS_CONFIG MTS_NODE MTS_NODE_ID MTS_NOTIFY_FD MTS_RUNDIR MTS_SECCOMP_FD MTS_STATEDIR PATH "
 check "no fd of init leaked (admin.sock, signalfd, timerfd)" bash -c "! ls -l /proc/$pa/fd | grep -qE 'admin.sock|signalfd|timerfd'"
 check "seccomp fd closed after use" bash -c "! ls -l /proc/$pa/fd | grep -q memfd"
 
