@@ -657,6 +657,40 @@ usage(void)
 	exit(MTS_EXIT_USAGE);
 }
 
+/* Blocks the signals the loop reads from a signalfd; returns the fds. */
+static void
+setup_fds(int *sfd, int *tfd)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((*sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	    (*tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC |
+	    TFD_NONBLOCK)) < 0)
+		fatal("signalfd/timerfd");
+}
+
+/* -n: the effective configuration, after the full check passed. */
+static int
+print_config(struct init *in)
+{
+	struct mts_cfg *cfg = NULL;
+	char err[1024];
+
+	if (mts_cfg_load(in->config_path, mts_conf_schema, &cfg, err,
+	    sizeof(err)) == 0)
+		mts_cfg_print(cfg, stdout);
+	mts_cfg_free(cfg);
+	mts_init_conf_free(in->conf);
+	return MTS_EXIT_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -664,8 +698,6 @@ main(int argc, char **argv)
 	const char *config = MTS_DEFAULT_CONFIG;
 	char err[1024], real[PATH_MAX];
 	int c, print = 0, debug = 0, sfd, tfd;
-	struct mts_cfg *cfg;
-	sigset_t set;
 	size_t i;
 
 	while ((c = getopt(argc, argv, "c:ndh")) != -1) {
@@ -682,19 +714,12 @@ main(int argc, char **argv)
 	in.started = mts_now();
 	in.config_path = realpath(config, real) ? real : config;
 	if (mts_init_conf_load(in.config_path, &in.conf, err, sizeof(err)) < 0) {
-		fprintf(stderr, "mts-init: %s\n", err);
-		fprintf(stderr, "mts-init: configuration refused, nothing "
-		    "started\n");
+		fprintf(stderr, "mts-init: %s\nmts-init: configuration refused, "
+		    "nothing started\n", err);
 		return MTS_EXIT_USAGE;
 	}
-	if (print) {
-		if (mts_cfg_load(in.config_path, mts_conf_schema, &cfg, err,
-		    sizeof(err)) == 0)
-			mts_cfg_print(cfg, stdout);
-		mts_cfg_free(cfg);
-		mts_init_conf_free(in.conf);
-		return MTS_EXIT_OK;
-	}
+	if (print)
+		return print_config(&in);
 	if (in.conf->debug)
 		log_setlevel(MTS_LOG_DEBUG);
 	if (geteuid() != 0)
@@ -702,17 +727,7 @@ main(int argc, char **argv)
 		    "privileges)");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		fatal("PR_SET_CHILD_SUBREAPER");
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
-	    (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC |
-	    TFD_NONBLOCK)) < 0)
-		fatal("signalfd/timerfd");
+	setup_fds(&sfd, &tfd);
 	make_dirs(in.conf);
 	if (mts_crypto_init() < 0)
 		fatalx("libsodium failed to initialize");

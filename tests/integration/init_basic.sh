@@ -20,6 +20,11 @@ user = 64102
 args = -s beta.sock
 seccomp = $POLICY
 after = alpha
+
+[gamma]
+executable = $TA
+user = 64103
+args = -s gamma.sock -x orphan
 EOF
 it_start
 check "all agents up" wait_for 10 it_all_up
@@ -66,6 +71,7 @@ check "killed agent back and serving within $limit ms" test "$ms" -lt $limit
 check "restart counted" test "$(it_field alpha restarts)" = 1
 check "last exit shows SIGKILL" grep -q SIGKILL <<<"$(it_field alpha last_exit)"
 
+check "gamma left a process in another session" test "$(pgrep -u 64103 | wc -l)" -ge 2
 # SIGTERM to init: everything stops, dependants first, nothing left.
 pa=$(it_field alpha pid)
 pb=$(it_field beta pid)
@@ -74,6 +80,7 @@ check "init exits on SIGTERM" it_stop
 check "init exit status 0" test "$INIT_RC" = 0
 check "within the grace period" test $((SECONDS - t0)) -le 6
 check "no agent left running" bash -c "! kill -0 $pa 2>/dev/null && ! kill -0 $pb 2>/dev/null"
+check "the escaped grandchild of gamma is gone too (subreaper)" bash -c "! pgrep -u 64103 >/dev/null"
 eb=$(grep -n 'beta: pid .* exited' "$T_DIR/init.log" | cut -d: -f1)
 ea=$(grep -n 'alpha: pid .* exited' "$T_DIR/init.log" | tail -1 | cut -d: -f1)
 check "beta stopped before alpha" test "${eb:-9999}" -lt "${ea:-0}"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "agent.h"
 #include "hash.h"
@@ -273,7 +274,8 @@ opt(void *arg, int c, const char *val)
 	return 0;
 }
 
-/* The -x faults: exit:CODE, abort, syscall (one outside any policy). */
+/* The -x faults: exit:CODE, abort, syscall (one outside any policy),
+ * inet (socket(AF_INET)); orphan is handled at start. */
 static void
 misbehave(const char *fault)
 {
@@ -296,6 +298,25 @@ misbehave(const char *fault)
 		exit(MTS_EXIT_FAILURE);
 	}
 	fatalx("unknown fault '%s'", fault);
+}
+
+/* -x orphan: leaves a grandchild in its own session, which only a
+ * subreaper can catch when the agent goes away. */
+static void
+spawn_orphan(void)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		setsid();
+		if (fork() == 0) {
+			for (;;)
+				pause();
+		}
+		_exit(0);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
 }
 
 static void
@@ -324,6 +345,10 @@ main(int argc, char **argv)
 	if ((srv = mts_ipc_server_open(path, &svc, &t, err, sizeof(err))) ==
 	    NULL)
 		fatalx("%s", err);
+	if (t.fault != NULL && strcmp(t.fault, "orphan") == 0) {
+		spawn_orphan();
+		t.fault = NULL;
+	}
 	mts_agent_ready(&a);
 	log_info("ready on %s", path);
 	start = mts_now();
