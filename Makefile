@@ -29,6 +29,9 @@ PROTOS   := $(wildcard proto/*.proto)
 PROTO_C  := $(PROTOS:proto/%.proto=$(BUILD)/proto/%.pb-c.c)
 PROTO_H  := $(PROTO_C:.c=.h)
 
+# Generated files are kept (not deleted as intermediates of a chain).
+.SECONDARY: $(PROTO_C) $(PROTO_H)
+
 $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto $(PROTOS)
 	@mkdir -p $(BUILD)/proto
 	$(PROTOC_C) --proto_path=proto --c_out=$(BUILD)/proto $<
@@ -95,7 +98,8 @@ test: deps
 	@BUILD=$(abspath $(BUILD)) tests/run
 
 check:
-	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 test
+	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	    $(MAKE) --no-print-directory BUILD=build-san SAN=1 test
 
 fuzz: $(FUZZERS)
 
@@ -111,9 +115,14 @@ demo: deps
 	@BUILD=$(abspath $(BUILD)) scripts/demo
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mts/seccomp
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/mts/seccomp \
+	    $(DESTDIR)$(PREFIX)/share/doc/mts $(DESTDIR)/lib/systemd/system
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 config/seccomp/*.policy $(DESTDIR)$(PREFIX)/share/mts/seccomp/ 2>/dev/null || true
+	install -m 0644 config/seccomp/*.policy $(DESTDIR)/etc/mts/seccomp/
+	test -e $(DESTDIR)/etc/mts/mts.conf || \
+	    install -m 0644 config/mts.conf $(DESTDIR)/etc/mts/mts.conf
+	install -m 0644 config/mts-init.service $(DESTDIR)/lib/systemd/system/
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/mts/
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

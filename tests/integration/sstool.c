@@ -18,18 +18,50 @@ static const char *sock_path;
 typedef Mts__Statestore__Request Req;
 typedef Mts__Statestore__Reply Rep;
 
+/* Clients a command opened and still holds; closed when it returns. */
+static struct mts_ipc_client *held[4];
+
 static struct mts_ipc_client *
 connect_or_die(int timeout_ms)
 {
 	char err[256];
 	struct mts_ipc_client *c =
 	    mts_ipc_client_open(sock_path, timeout_ms, err, sizeof(err));
+	size_t i;
 
 	if (c == NULL) {
 		fprintf(stderr, "sstool: %s\n", err);
 		exit(1);
 	}
+	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
+		if (held[i] == NULL) {
+			held[i] = c;
+			break;
+		}
+	}
 	return c;
+}
+
+/* Closes a client connect_or_die opened. */
+static void
+disconnect(struct mts_ipc_client *c)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		if (held[i] == c)
+			held[i] = NULL;
+	mts_ipc_client_close(c);
+}
+
+static void
+disconnect_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		if (held[i] != NULL)
+			disconnect(held[i]);
 }
 
 static int
@@ -104,7 +136,7 @@ cmd_writer(int argc, char **argv)
 		snprintf(val, sizeof(val), "v%d", i);
 		while (do_put(c, key, val, strlen(val), err, sizeof(err)) < 0) {
 			/* not acknowledged: reconnect and retry */
-			mts_ipc_client_close(c);
+			disconnect(c);
 			usleep(20000);
 			c = connect_or_die(1000);
 		}
@@ -112,7 +144,7 @@ cmd_writer(int argc, char **argv)
 		fflush(log);
 	}
 	fclose(log);
-	mts_ipc_client_close(c);
+	disconnect(c);
 	return 0;
 }
 
@@ -237,7 +269,7 @@ cmd_probe(int argc, char **argv)
 	fails += raw(c, truncated, sizeof(truncated)) != MTS_ERR_INVAL;
 	fails += raw(c, badmerge, sizeof(badmerge)) != MTS_ERR_INVAL;
 	fails += raw(c, "", 0) != MTS_ERR_VERSION;
-	mts_ipc_client_close(c);
+	disconnect(c);
 	c = connect_or_die(1000);
 	fails += raw(c, big, biglen) >= 0; /* must not be answered */
 	printf("probe: %d unexpected\n", fails);
@@ -277,7 +309,7 @@ load_thread(void *arg)
 		l->lat[l->n++] = mts_now_us() - t0;
 	}
 	free(val);
-	mts_ipc_client_close(c);
+	disconnect(c);
 	return NULL;
 }
 
@@ -773,10 +805,15 @@ main(int argc, char **argv)
 	if (argc < 3)
 		goto usage;
 	sock_path = argv[1];
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[2], cmds[i].name) == 0 &&
-		    argc - 3 >= cmds[i].nargs)
-			return cmds[i].fn(argc - 3, argv + 3);
+		    argc - 3 >= cmds[i].nargs) {
+			int rc = cmds[i].fn(argc - 3, argv + 3);
+
+			disconnect_all();
+			return rc;
+		}
+	}
 usage:
 	fprintf(stderr, "usage: sstool SOCKET COMMAND ...\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
