@@ -340,6 +340,7 @@ loop(struct gossipd *g)
 			gd_swim_effects(g, now);
 		}
 		now = mts_now();
+		gd_push_flush(g, now);
 		if (g->in_cluster)
 			mts_swim_tick(g->swim, now, &g->out);
 		gd_swim_effects(g, now);

@@ -123,8 +123,16 @@ struct gd_stats {
 	uint64_t push_sent, push_recv;
 };
 
+/* Pushes received in this loop round, merged together at its end. */
+struct push_in {
+	Mts__Gossip__Msg *msg; /* owned */
+	uint8_t from[MTS_NODE_ID_LEN];
+	struct push_in *next;
+};
+
 struct gossipd {
 	struct mts_agent agent;
+	struct push_in *pushes;
 	struct gd_cfg cfg;
 	uint8_t priv[32], pub[32];
 	uint8_t id[MTS_NODE_ID_LEN];
@@ -220,8 +228,11 @@ void gd_relay_reply(struct gossipd *, const Mts__Gossip__RelayRep *);
 /* sync.c: delta push and anti-entropy */
 void gd_push_local(struct gossipd *, Mts__KeyRecord **recs, size_t n,
     mts_time_t now);
-void gd_on_push(struct gossipd *, struct peer *from,
-    const Mts__Gossip__Push *, mts_time_t now);
+/* Takes ownership of a received Push message until gd_push_flush. */
+void gd_on_push(struct gossipd *, struct peer *from, Mts__Gossip__Msg *);
+/* Merges every push received since the last call in one request and
+ * forwards the records seen for the first time. */
+void gd_push_flush(struct gossipd *, mts_time_t now);
 void gd_ae_tick(struct gossipd *, mts_time_t now);
 void gd_ae_reply(struct gossipd *, struct peer *, const Mts__Gossip__Msg *,
     mts_time_t now);

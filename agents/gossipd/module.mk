@@ -15,3 +15,4 @@ GOSSIPD_SRCS := agents/gossipd/gossipd.c agents/gossipd/net.c agents/gossipd/msg
 $(eval $(call program,mts-gossipd,$(GOSSIPD_SRCS) $(GOSSIPD_CORE),-lm))
 $(eval $(call unittest,test_token,tests/unit/test_token.c agents/gossipd/token_core.c))
 $(eval $(call fuzzer,fuzz_gossip_frame,tests/fuzz/fuzz_gossip_frame.c agents/gossipd/noise.c agents/gossipd/conn_core.c agents/gossipd/token_core.c))
+$(eval $(call testprog,gossip_load,tests/integration/gossip_load.c))

@@ -42,13 +42,6 @@ on_pingreq(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m,
 }
 
 static void
-on_push(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m,
-    mts_time_t now)
-{
-	gd_on_push(g, l->peer, m->push, now);
-}
-
-static void
 on_ae_request(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m,
     mts_time_t now)
 {
@@ -216,7 +209,6 @@ static const struct {
 	{MTS__GOSSIP__MSG__BODY_PING, "ping", 1, on_ping},
 	{MTS__GOSSIP__MSG__BODY_ACK, "ack", 1, on_ack},
 	{MTS__GOSSIP__MSG__BODY_PING_REQ, "ping-req", 1, on_pingreq},
-	{MTS__GOSSIP__MSG__BODY_PUSH, "push", 1, on_push},
 	{MTS__GOSSIP__MSG__BODY_ROOT_REQ, "root", 1, on_ae_request},
 	{MTS__GOSSIP__MSG__BODY_PAGE_REQ, "pages", 1, on_ae_request},
 	{MTS__GOSSIP__MSG__BODY_RECORDS_REQ, "records", 1, on_ae_request},
@@ -271,6 +263,14 @@ gd_handle_msg(struct gossipd *g, struct link *l, const uint8_t *data,
 	if (member) {
 		apply_updates(g, l, m, now);
 		mts_swim_on_heard(g->swim, l->id, now);
+	}
+	if (m->body_case == MTS__GOSSIP__MSG__BODY_PUSH) {
+		if (!member || l->peer == NULL) {
+			gd_link_close(g, l, "member message on a join link");
+			goto out;
+		}
+		gd_on_push(g, l->peer, m); /* keeps m */
+		return;
 	}
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		if (routes[i].body != m->body_case)

@@ -69,24 +69,72 @@ gd_push_local(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
 }
 
 void
-gd_on_push(struct gossipd *g, struct peer *from, const Mts__Gossip__Push *push,
-    mts_time_t now)
+gd_on_push(struct gossipd *g, struct peer *from, Mts__Gossip__Msg *m)
 {
-	Mts__KeyRecord **fresh = xcalloc(push->n_records + 1, sizeof(*fresh));
-	size_t i, n = 0;
+	struct push_in *pi = xcalloc(1, sizeof(*pi));
 
+	pi->msg = m;
+	memcpy(pi->from, from->id, MTS_NODE_ID_LEN);
+	pi->next = g->pushes;
+	g->pushes = pi;
 	g->stats.push_recv++;
-	for (i = 0; i < push->n_records; i++) {
-		Mts__KeyRecord *kr = push->records[i];
+}
 
-		if (!valid_record(kr))
-			continue;
-		if (mts_seen_add(g->seen, kr->key.data, kr->key.len,
-			kr->record->hlc, kr->record->origin.data))
-			fresh[n++] = kr;
+/* Merges recs in requests of about GD_CHUNK bytes; 0 if all succeeded. */
+static int
+merge_chunked(struct gossipd *g, Mts__KeyRecord **recs, size_t n)
+{
+	size_t start = 0, end, bytes;
+	int rc = 0;
+
+	while (start < n) {
+		for (end = start, bytes = 0; end < n && bytes < GD_CHUNK; end++)
+			bytes += mts__key_record__get_packed_size(recs[end]);
+		if (gd_store_merge(g, recs + start, end - start) < 0)
+			rc = -1;
+		start = end;
 	}
-	if (n > 0 && gd_store_merge(g, fresh, n) == 0)
-		push_to_peers(g, fresh, n, from ? from->id : NULL, now);
+	return rc;
+}
+
+void
+gd_push_flush(struct gossipd *g, mts_time_t now)
+{
+	struct push_in *pi, *next;
+	Mts__KeyRecord **fresh = NULL;
+	size_t n = 0, cap = 0, i;
+	const uint8_t *except = NULL;
+	int senders = 0;
+
+	for (pi = g->pushes; pi; pi = pi->next) {
+		const Mts__Gossip__Push *push = pi->msg->push;
+
+		senders++;
+		except = pi->from;
+		for (i = 0; i < push->n_records; i++) {
+			Mts__KeyRecord *kr = push->records[i];
+
+			if (!valid_record(kr) ||
+			    !mts_seen_add(g->seen, kr->key.data, kr->key.len,
+				kr->record->hlc, kr->record->origin.data))
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				fresh = xreallocarray(fresh, cap,
+				    sizeof(*fresh));
+			}
+			fresh[n++] = kr;
+		}
+	}
+	/* forward once what was new; with one sender, not back to it */
+	if (n > 0 && merge_chunked(g, fresh, n) == 0)
+		push_to_peers(g, fresh, n, senders == 1 ? except : NULL, now);
+	for (pi = g->pushes; pi; pi = next) {
+		next = pi->next;
+		mts__gossip__msg__free_unpacked(pi->msg, NULL);
+		free(pi);
+	}
+	g->pushes = NULL;
 	free(fresh);
 }
 
@@ -365,7 +413,7 @@ on_records(struct gossipd *g, const Mts__Gossip__RecordsRep *rr,
 	for (i = 0; i < rr->n_records; i++)
 		if (valid_record(rr->records[i]))
 			ok[n++] = rr->records[i];
-	if (gd_store_merge(g, ok, n) == 0)
+	if (merge_chunked(g, ok, n) == 0)
 		g->stats.ae_records += n;
 	free(ok);
 	walk_next(g, now);

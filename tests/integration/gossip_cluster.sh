@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# gossip_cluster.sh: 5 real nodes on loopback — formation, write propagation (p99), no false suspicion when idle, failure detection, restart and catch-up by anti-entropy.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/gossip_lib.sh"
+t_tmpdir
+trap 'g_down; t_cleanup' EXIT
+
+LOAD=$BUILD/tests/gossip_load
+NODES="1 2 3 4 5"
+
+if ! g_up 5 17400; then
+	fail "5-node cluster formed with cluster init + 4 joins"
+	cat "$T_DIR/up.log"
+	t_done
+fi
+pass "5-node cluster formed with cluster init + 4 joins"
+check "every node lists 5 alive members within 5 s" wait_for 5 g_all_alive 5 $NODES
+
+# --- propagation: 200 writes spread across the nodes ---
+args=()
+for i in $NODES; do args+=(-p "$(g_run "$i")" -w "$(g_run "$i")"); done
+out=$("$LOAD" "${args[@]}" -n 200 -r 100 -k prop/ -t 20)
+p99=$(echo "$out" | awk '/^p99_ms/ {print $2}')
+arrived=$(echo "$out" | awk '/^arrived/ {print $2}')
+echo "propagation: $(echo "$out" | tr '\n' ' ')"
+check "all 200 writes reached all 5 nodes" [ "$arrived" = 200 ]
+check "propagation p99 under 1 s (got ${p99:-none} ms)" \
+	python3 -c "import sys; sys.exit(0 if float('${p99:-9999}') < 1000 else 1)"
+
+# --- idle: no suspicion for 60 s ---
+idle_ok() { ! grep -q "is suspect\|is dead" "$MTS_CLUSTER_DIR"/n*/log/gossipd.log; }
+deadline=$((SECONDS + 60))
+while [ $SECONDS -lt $deadline ] && idle_ok; do sleep 1; done
+check "no suspicion on an idle 5-node cluster over 60 s" idle_ok
+
+# --- failure detection ---
+id5=$(g_id 5)
+"$GOSSIP_CLUSTER" kill 5
+t0=$(date +%s%N)
+dead_everywhere() {
+	local i
+	for i in 1 2 3 4; do [ "$(g_state_of "$i" "$id5")" = dead ] || return 1; done
+}
+if wait_for 10 dead_everywhere; then
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "detection: all 4 report node 5 dead after $ms ms"
+	check "all others report the killed node dead within 6 s ($ms ms)" [ "$ms" -le 6000 ]
+else
+	fail "all others report the killed node dead within 6 s"
+fi
+
+# --- catch-up: 2000 writes while node 5 is down ---
+args=()
+for i in 1 2 3 4; do args+=(-p "$(g_run "$i")"); done
+out=$("$LOAD" "${args[@]}" -n 2000 -s 100 -k miss/)
+missed=$(echo "$out" | awk '/^bytes/ {print $2}')
+check "2000 writes while node 5 was down" [ -n "$missed" ]
+"$GOSSIP_CLUSTER" start 5 >/dev/null 2>&1
+t0=$SECONDS
+if wait_for 10 g_roots_equal $NODES; then
+	pass "restarted node converges (equal roots) within 10 s ($((SECONDS - t0)) s)"
+else
+	fail "restarted node converges (equal roots) within 10 s"
+fi
+rx=$(g_stat 5 rx_bytes)
+echo "catch-up: node 5 received $rx bytes for $missed bytes of missed records"
+check "bytes received within 3x the missed records ($rx vs $missed)" [ "$rx" -le $((3 * missed)) ]
+alive_again() {
+	local i
+	for i in 1 2 3 4; do [ "$(g_state_of "$i" "$id5")" = alive ] || return 1; done
+}
+check "the restarted node is alive again everywhere" wait_for 10 alive_again
+
+g_final_check $NODES
+t_done
