@@ -202,8 +202,26 @@ send_probe(struct gossipd *g, const struct mts_swim_effect *e, mts_time_t now)
 	(void)gd_send(g, p, &msg, now);
 }
 
+/* Bad news travels at once: a member turning suspect, dead or left is
+ * told to every alive member directly (the message carries only the
+ * piggybacked updates), instead of waiting for probes to carry it. */
 static void
-on_event(struct gossipd *g, const struct mts_swim_update *u)
+broadcast_news(struct gossipd *g, const struct mts_swim_update *u,
+    mts_time_t now)
+{
+	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
+	uint8_t ids[64][16];
+	size_t n, i;
+	struct peer *p;
+
+	n = mts_swim_random_alive(g->swim, u->id, ids, 64);
+	for (i = 0; i < n; i++)
+		if ((p = gd_peer_find(g, ids[i])) != NULL)
+			(void)gd_send(g, p, &msg, now);
+}
+
+static void
+on_event(struct gossipd *g, const struct mts_swim_update *u, mts_time_t now)
 {
 	char hex[MTS_NODE_HEX_LEN + 1];
 	const char *st = mts_swim_state_name(u->state);
@@ -212,6 +230,8 @@ on_event(struct gossipd *g, const struct mts_swim_update *u)
 	log_info("node %s (%s) is %s (incarnation %llu)", hex, u->name, st,
 	    (unsigned long long)u->inc);
 	gd_publish(g, u, st);
+	if (u->state != MTS_SWIM_ALIVE && memcmp(u->id, g->id, 16) != 0)
+		broadcast_news(g, u, now);
 }
 
 /* Carries out what SWIM asked for; handlers may add more effects. */
@@ -226,7 +246,7 @@ gd_swim_effects(struct gossipd *g, mts_time_t now)
 		memset(&g->out, 0, sizeof(g->out));
 		for (i = 0; i < cur.n; i++) {
 			if (cur.e[i].type == MTS_SWIM_EVENT)
-				on_event(g, &cur.e[i].update);
+				on_event(g, &cur.e[i].update, now);
 			else
 				send_probe(g, &cur.e[i], now);
 		}

@@ -386,9 +386,13 @@ dial(struct gossipd *g, struct peer *p, mts_time_t now)
 	struct link *l;
 	int fd;
 
-	if (p->removed || !p->has_pub || p->addr[0] == '\0' || p->dial ||
-	    now < p->next_dial)
+	if (p->removed || !p->has_pub || p->addr[0] == '\0' || p->dial)
 		return;
+	if (now < p->next_dial) {
+		/* it refused us a moment ago: fail probes now, not later */
+		mts_swim_on_unreachable(g->swim, p->id, now, &g->out);
+		return;
+	}
 	if (tcp_connect(p->addr, &fd) < 0) {
 		dial_failed(g, p, now);
 		return;

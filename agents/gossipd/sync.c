@@ -126,9 +126,12 @@ gd_push_flush(struct gossipd *g, mts_time_t now)
 			fresh[n++] = kr;
 		}
 	}
-	/* forward once what was new; with one sender, not back to it */
-	if (n > 0 && merge_chunked(g, fresh, n) == 0)
+	/* forward once what was new (with one sender, not back to it), before
+	 * the local merge so its fsync does not delay the next hop */
+	if (n > 0) {
 		push_to_peers(g, fresh, n, senders == 1 ? except : NULL, now);
+		(void)merge_chunked(g, fresh, n);
+	}
 	for (pi = g->pushes; pi; pi = next) {
 		next = pi->next;
 		mts__gossip__msg__free_unpacked(pi->msg, NULL);

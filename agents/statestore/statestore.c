@@ -482,7 +482,7 @@ h_records(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	Mts__KeyRecord *items, **ptrs;
 	Mts__Record *pbs;
 	uint8_t **bufs;
-	struct mts_record rec;
+	struct mts_record *rec; /* one each: pbs[] point at their origins */
 	size_t i, n = 0, vlen, bytes = 0;
 	char err[256];
 	SS_REPLY(rep);
@@ -497,6 +497,7 @@ h_records(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	ptrs = xcalloc(rr->n_keys, sizeof(*ptrs));
 	pbs = xcalloc(rr->n_keys, sizeof(*pbs));
 	bufs = xcalloc(rr->n_keys, sizeof(*bufs));
+	rec = xcalloc(rr->n_keys, sizeof(*rec));
 	for (i = 0; i < rr->n_keys; i++) {
 		const ProtobufCBinaryData *k = &rr->keys[i];
 
@@ -504,13 +505,13 @@ h_records(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		    mts_store_get(ss->db, MTS_CF_RECORDS, k->data, k->len,
 			&bufs[n], &vlen, err, sizeof(err)) < 0)
 			continue;
-		if (mts_record_decode(bufs[n], vlen, &rec) < 0) {
+		if (mts_record_decode(bufs[n], vlen, &rec[n]) < 0) {
 			free(bufs[n]);
 			continue;
 		}
 		mts__key_record__init(&items[n]);
 		items[n].key = *k;
-		record_to_pb(&rec, &pbs[n]);
+		record_to_pb(&rec[n], &pbs[n]);
 		items[n].record = &pbs[n];
 		ptrs[n] = &items[n];
 		bytes += vlen;
@@ -532,6 +533,7 @@ h_records(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	while (n--)
 		free(bufs[n]);
 	free(bufs);
+	free(rec);
 	free(items);
 	free(ptrs);
 	free(pbs);
