@@ -774,6 +774,40 @@ cmd_diff(int argc, char **argv)
 	return 0;
 }
 
+/* records KEY...: fetches several records in one request and prints them. */
+static int
+cmd_records(int argc, char **argv)
+{
+	struct mts_ipc_client *c = connect_or_die(3000);
+	Req req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__RecordsReq rr = MTS__STATESTORE__RECORDS_REQ__INIT;
+	ProtobufCBinaryData *keys = calloc(argc + 1, sizeof(*keys));
+	char err[256];
+	Rep *rep;
+	size_t i;
+
+	for (i = 0; i < (size_t)argc; i++) {
+		keys[i].data = (uint8_t *)argv[i];
+		keys[i].len = strlen(argv[i]);
+	}
+	rr.n_keys = argc;
+	rr.keys = keys;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_RECORDS;
+	req.records = &rr;
+	if (call(c, &req, &rep, err, sizeof(err)) < 0) {
+		fprintf(stderr, "records: %s\n", err);
+		free(keys);
+		return 1;
+	}
+	for (i = 0; i < rep->records->n_records; i++)
+		print_record((const char *)rep->records->records[i]->key.data,
+		    rep->records->records[i]->key.len,
+		    rep->records->records[i]->record);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	free(keys);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int nargs;
@@ -789,6 +823,7 @@ static const struct {
 	{"merge", 4, cmd_merge, "merge KEY VALUE|- HLC ORIGIN_HEX"},
 	{"watch", 2, cmd_watch, "watch PREFIX N"},
 	{"pages", 0, cmd_pages, "pages"},
+	{"records", 1, cmd_records, "records KEY..."},
 	{"fill", 3, cmd_fill, "fill N VALUE_BYTES HLC_BASE"},
 	{"diff", 1, cmd_diff, "diff REMOTE_SOCKET"},
 	{"writer", 2, cmd_writer, "writer N LOGFILE"},

@@ -67,6 +67,12 @@ check "merge of newer remote record applies" bash -c "'$SS' '$SOCK' merge m1 rem
 check "merge of older record ignored" bash -c "'$SS' '$SOCK' merge m1 older 5 $OTHER | grep -q 'ignored 1'"
 check "merge is idempotent" bash -c "'$SS' '$SOCK' merge m1 remote 281474976710655 $OTHER | grep -q 'ignored 1'"
 check "HLC advanced past the remote record" bash -c "'$SS' '$SOCK' put k3 x && [ \$('$SS' '$SOCK' getv k3 | sed -E 's/.*hlc=([0-9]+).*/\1/') -gt 281474976710655 ]"
+THIRD=00000000000000000000000000000003
+"$SS" "$SOCK" merge r1 one 7777 "$OTHER" >/dev/null
+"$SS" "$SOCK" merge r2 two 7778 "$THIRD" >/dev/null
+"$SS" "$SOCK" records r1 r2 nosuch >"$T_DIR/records"
+check "records returns each record with its own origin" bash -c "grep -q '^r1 hlc=7777 origin=$OTHER' '$T_DIR/records' && grep -q '^r2 hlc=7778 origin=$THIRD' '$T_DIR/records'"
+check "records omits missing keys" bash -c "[ \$(wc -l <'$T_DIR/records') = 2 ]"
 check "bad merge record refused with a reason" bash -c "'$SS' '$SOCK' merge m2 v 0 $OTHER | grep -q 'hlc is zero'"
 
 # Deletes, pruning and no resurrection
