@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "agent.h"
 #include "cfg.h"
 #include "hash.h"
@@ -560,12 +560,11 @@ classify(void *ctx, uid_t uid, gid_t gid)
 {
 	struct statestore *ss = ctx;
 	uint32_t classes = 0;
-	size_t c, i;
+	size_t c;
 
 	for (c = 0; c < ACL_CLASSES; c++)
-		for (i = 0; i < ss->nacl[c]; i++)
-			if (ss->acl[c][i] == uid)
-				classes |= 1u << c;
+		if (mts_acl_has(&ss->acl[c], uid))
+			classes |= 1u << c;
 	return classes;
 }
 
@@ -871,29 +870,23 @@ rebuild(struct statestore *ss)
 	    (long long)(mts_now_us() - t0) / 1000);
 }
 
-/* Resolves one ACL list (user names or numeric uids). */
+/* Resolves the three ACL lists; an unknown user stops the agent (a typo must
+ * not silently lock an agent out). */
 static void
-load_acl(struct statestore *ss, int cls, const char *key)
+load_acls(struct statestore *ss)
 {
-	char **list = mts_cfg_list(ss->cfg, "statestore", key), **p;
-	struct passwd *pw;
-	int64_t uid;
+	static const char *const keys[ACL_CLASSES] = {"acl_read", "acl_write",
+	    "acl_merge"};
+	char err[512];
+	int c;
 
-	for (p = list; *p != NULL; p++) {
-		if (mts_parse_int(*p, &uid) == 0 && uid >= 0) {
-			/* numeric uid */
-		} else if ((pw = getpwnam(*p)) != NULL) {
-			uid = pw->pw_uid;
-		} else {
-			fatalx("%s:%d: [statestore] %s: unknown user '%s'",
-			    ss->cfg->file,
-			    mts_cfg_line(ss->cfg, "statestore", key), key, *p);
+	for (c = 0; c < ACL_CLASSES; c++) {
+		if (mts_acl_load(&ss->acl[c], ss->cfg, "statestore", keys[c],
+			err, sizeof(err)) < 0) {
+			log_warnx("%s", err);
+			exit(MTS_EXIT_USAGE);
 		}
-		ss->acl[cls] = xreallocarray(ss->acl[cls], ss->nacl[cls] + 1,
-		    sizeof(uid_t));
-		ss->acl[cls][ss->nacl[cls]++] = (uid_t)uid;
 	}
-	mts_cfg_list_free(list);
 }
 
 /* mkdir -p with the given mode for the directories it creates. */
@@ -1061,9 +1054,7 @@ main(int argc, char **argv)
 	ss.cfg = agent.cfg;
 	if (mts_crypto_init() < 0)
 		fatalx("libsodium failed to initialize");
-	load_acl(&ss, 0, "acl_read");
-	load_acl(&ss, 1, "acl_write");
-	load_acl(&ss, 2, "acl_merge");
+	load_acls(&ss);
 	ss.retention_ms = mts_cfg_int(ss.cfg, "statestore",
 	    "tombstone_retention");
 	ss.prune_interval_ms = mts_cfg_int(ss.cfg, "statestore",
@@ -1091,7 +1082,7 @@ main(int argc, char **argv)
 	mts_store_close(ss.db);
 	mts_mst_free(ss.mst);
 	for (c = 0; c < ACL_CLASSES; c++)
-		free(ss.acl[c]);
+		mts_acl_free(&ss.acl[c]);
 	mts_agent_free(&agent);
 	return MTS_EXIT_OK;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "acl.h"
 #include "hash.h"
 #include "hlc.h"
 #include "mtstime.h"
@@ -29,8 +30,7 @@ struct statestore {
 	uint64_t commits;    /* synced rounds */
 	uint64_t writes;     /* records written through them */
 
-	uid_t *acl[ACL_CLASSES];
-	size_t nacl[ACL_CLASSES];
+	struct mts_acl acl[ACL_CLASSES]; /* read, write, merge */
 
 	/* group commit: the open round takes new writes while the syncing
 	 * one is written by the commit thread */

@@ -35,6 +35,11 @@ printf '[statestore]\nbogus = 1\n' >"$T_DIR/bad.conf"
 out=$("$BIN/mts-statestore" -n -c "$T_DIR/bad.conf" 2>&1)
 check "unknown key reported with file and line" grep -q "bad.conf:2: unknown key 'bogus'" <<<"$out"
 
+printf '[node]\nrundir = %s\nstatedir = %s\n[statestore]\nacl_read = 0 nosuchuser_mts\n' "$T_DIR/r2" "$T_DIR/s2" >"$T_DIR/acl.conf"
+out=$("$BIN/mts-statestore" -c "$T_DIR/acl.conf" 2>&1); rc=$?
+check "unknown ACL user refuses to start (usage exit)" [ "$rc" -eq 64 ]
+check "unknown ACL user named with file and line" grep -q "acl.conf:5: \[statestore\] acl_read: unknown user 'nosuchuser_mts'" <<<"$out"
+
 start
 check "put then get" bash -c "'$SS' '$SOCK' put k1 hello && [ \"\$('$SS' '$SOCK' get k1)\" = hello ]"
 check "record carries this node as origin" bash -c "'$SS' '$SOCK' getv k1 | grep -q origin=$NODE"

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "acl.h"
 #include "buf.h"
 #include "cfg.h"
 #include "hash.h"
@@ -208,6 +209,40 @@ test_parse_units(void **state)
 }
 
 static void
+test_acl(void **state)
+{
+	static const struct mts_cfg_schema schema[] = {
+		{"a", "users", MTS_CFG_LIST, NULL, NULL},
+		{NULL, NULL, 0, NULL, NULL},
+	};
+	struct mts_cfg *cfg;
+	struct mts_acl acl;
+	char err[256];
+
+	assert_int_equal(mts_cfg_parse("[a]\nusers = 0, 4242 root\n", "t",
+			     schema, &cfg, err, sizeof(err)),
+	    0);
+	assert_int_equal(mts_acl_load(&acl, cfg, "a", "users", err,
+			     sizeof(err)),
+	    0);
+	assert_true(mts_acl_has(&acl, 0));
+	assert_true(mts_acl_has(&acl, 4242));
+	assert_false(mts_acl_has(&acl, 4243));
+	mts_acl_free(&acl);
+	mts_cfg_free(cfg);
+	assert_int_equal(mts_cfg_parse("\n[a]\nusers = 7 nobody_mts_x\n", "f.conf",
+			     schema, &cfg, err, sizeof(err)),
+	    0);
+	assert_int_equal(mts_acl_load(&acl, cfg, "a", "users", err,
+			     sizeof(err)),
+	    -MTS_ERR_INVAL);
+	assert_string_equal(err,
+	    "f.conf:3: [a] users: unknown user 'nobody_mts_x'");
+	assert_int_equal(acl.n, 0);
+	mts_cfg_free(cfg);
+}
+
+static void
 test_real_schema_defaults_parse(void **state)
 {
 	struct mts_cfg *cfg, *again;
@@ -242,6 +277,7 @@ main(void)
 		cmocka_unit_test(test_cfg_errors),
 		cmocka_unit_test(test_cfg_print_roundtrip),
 		cmocka_unit_test(test_parse_units),
+		cmocka_unit_test(test_acl),
 		cmocka_unit_test(test_real_schema_defaults_parse),
 	};
 
