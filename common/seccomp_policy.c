@@ -219,6 +219,14 @@ parse_line(struct mts_seccomp_policy *p, char *line, int lineno,
 							 : why);
 			return -MTS_ERR_INVAL;
 		}
+		for (k = 0; k < r.ncond; k++)
+			if (r.cond[k].arg == r.cond[r.ncond].arg) {
+				snprintf(err, errlen, "%s:%d: %s: arg%u tested "
+				    "twice in one rule (write two lines for "
+				    "\"either\")", p->file, lineno, tok[0],
+				    r.cond[k].arg);
+				return -MTS_ERR_INVAL;
+			}
 		r.ncond++;
 	}
 	p->r = xreallocarray(p->r, p->n + 1, sizeof(*p->r));

@@ -78,6 +78,15 @@ echo "nonsense = 1" >>"$c"
 kill -HUP "$INIT_PID"
 check "bad reload refused with file and line" wait_for 5 grep -q "reload refused, old config kept: $c:[0-9]*: unknown key 'nonsense'" "$T_DIR/init.log"
 check "bad reload: agents untouched" test "$(it_field good pid)" = "$pg"
+"$CTL" config reload >"$T_DIR/out" 2>"$T_DIR/err"
+check "mtsctl config reload of a bad file exits 1" test $? -eq 1
+check "and prints file and line" grep -q "$c:[0-9]*: unknown key 'nonsense'" "$T_DIR/err"
+cp "$T_DIR/keep.conf" "$c"
+sed -i 's/^user = 64141$/user = 64141\nlog = good.log/' "$c"
+"$CTL" -o json config reload >"$T_DIR/out"
+check "mtsctl config reload restarts the changed agent" grep -A2 '"restarted"' "$T_DIR/out" | grep -q '"good"'
+check "its stderr now goes to its own log file" wait_for 10 grep -q 'good\[[0-9]*\]: ready on' "$T_DIR/good.log"
+cp "$c" "$T_DIR/keep.conf"
 # drop the [third] section entirely
 python3 - "$T_DIR/keep.conf" "$c" <<'EOF'
 import sys

@@ -35,6 +35,7 @@ static const struct {
 	{"socket arg0 == AF_INET => errno 97\n", NULL},
 	{"clone3 => errno EWHAT\n", "p.policy:1: clone3: expected '=> errno"},
 	{"clone3 => kill\n", "p.policy:1: clone3: expected '=> errno"},
+	{"ioctl arg1 == 1 arg1 == 2\n", "p.policy:1: ioctl: arg1 tested twice"},
 	{"read\nbogus_call\n", "p.policy:2: unknown syscall 'bogus_call'"},
 	{"socket arg9 == 1\n", "p.policy:1: socket: expected argN OP VALUE"},
 	{"socket arg0 ~ 1\n", "p.policy:1: socket: unknown operator"},
