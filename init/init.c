@@ -314,7 +314,8 @@ proc_field(pid_t pid, const char *key, char *out, size_t outlen)
 	return rc;
 }
 
-/* The agent says it is ready: check that it really is sandboxed. */
+/* The agent says it is ready: check that it really is sandboxed. 0 yes,
+ * -1 no, 1 the process is already gone (its exit decides what happens). */
 static int
 verify(struct init *in, size_t i)
 {
@@ -322,6 +323,9 @@ verify(struct init *in, size_t i)
 	const struct init_agent *a = rt->conf;
 	char v[128], want[128];
 
+	if (proc_field(rt->pid, "State", v, sizeof(v)) < 0 || v[0] == 'Z' ||
+	    v[0] == 'X')
+		return 1;
 	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", (unsigned)a->uid,
 	    (unsigned)a->uid, (unsigned)a->uid, (unsigned)a->uid);
 	if (proc_field(rt->pid, "Uid", v, sizeof(v)) < 0 || strcmp(v, want)) {
@@ -349,13 +353,16 @@ notify_line(struct init *in, size_t i, const char *line)
 {
 	struct init_rt *rt = &in->rt[i];
 	unsigned nr, arch;
+	int r;
 
 	if (strcmp(line, "READY") == 0) {
 		if (in->core.s[i].st != SUP_STARTING || rt->conf == NULL)
 			return;
-		if (verify(in, i) < 0) {
-			rt->verify_failed = 1;
-			(void)kill(-rt->pid, SIGKILL);
+		if ((r = verify(in, i)) != 0) {
+			if (r < 0) {
+				rt->verify_failed = 1;
+				(void)kill(-rt->pid, SIGKILL);
+			}
 			return;
 		}
 		log_info("agent %s: ready (pid %d, %lld ms)",
