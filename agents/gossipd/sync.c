@@ -23,20 +23,60 @@ valid_record(const Mts__KeyRecord *kr)
 	    kr->record->value.len <= MTS_RECORD_MAX_VALUE;
 }
 
+#define MAX_SENT_TO 64
+
+/* The nodes a push already reached or was sent to. */
+struct sent_set {
+	uint8_t id[MAX_SENT_TO][MTS_NODE_ID_LEN];
+	size_t n;
+};
+
+static int
+in_set(const struct sent_set *ss, const uint8_t id[16])
+{
+	size_t i;
+
+	for (i = 0; i < ss->n; i++)
+		if (memcmp(ss->id[i], id, MTS_NODE_ID_LEN) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+set_add(struct sent_set *ss, const uint8_t id[16])
+{
+	if (ss->n < MAX_SENT_TO && !in_set(ss, id))
+		memcpy(ss->id[ss->n++], id, MTS_NODE_ID_LEN);
+}
+
 /* Sends recs (split into pushes of about GD_CHUNK bytes) to `fanout`
- * random alive peers other than `except`. */
+ * random alive peers outside `sent` (which grows by them and is sent
+ * along, so the next hop picks yet other nodes). */
 static void
 push_to_peers(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
-    const uint8_t *except, mts_time_t now)
+    struct sent_set *sent, mts_time_t now)
 {
 	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
 	Mts__Gossip__Push push = MTS__GOSSIP__PUSH__INIT;
-	uint8_t ids[16][16];
-	size_t k, i, start = 0, end, bytes;
+	ProtobufCBinaryData st[MAX_SENT_TO];
+	uint8_t cand[64][16], ids[16][16];
+	size_t k = 0, c, i, start = 0, end, bytes;
 	struct peer *p;
 	int fanout = g->cfg.fanout > 16 ? 16 : g->cfg.fanout;
 
-	k = mts_swim_random_alive(g->swim, except, ids, (size_t)fanout);
+	set_add(sent, g->id);
+	c = mts_swim_random_alive(g->swim, NULL, cand, 64);
+	for (i = 0; i < c && k < (size_t)fanout; i++)
+		if (!in_set(sent, cand[i]))
+			memcpy(ids[k++], cand[i], 16);
+	for (i = 0; i < k; i++)
+		set_add(sent, ids[i]);
+	for (i = 0; i < sent->n; i++) {
+		st[i].data = sent->id[i];
+		st[i].len = MTS_NODE_ID_LEN;
+	}
+	push.sent_to = st;
+	push.n_sent_to = sent->n;
 	while (start < n && k > 0) {
 		for (end = start, bytes = 0; end < n && bytes < GD_CHUNK; end++)
 			bytes += mts__key_record__get_packed_size(recs[end]);
@@ -65,7 +105,11 @@ gd_push_local(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
 			(void)mts_seen_add(g->seen, recs[i]->key.data,
 			    recs[i]->key.len, recs[i]->record->hlc,
 			    recs[i]->record->origin.data);
-	push_to_peers(g, recs, n, NULL, now);
+	{
+		struct sent_set sent = {.n = 0};
+
+		push_to_peers(g, recs, n, &sent, now);
+	}
 }
 
 void
@@ -102,15 +146,16 @@ gd_push_flush(struct gossipd *g, mts_time_t now)
 {
 	struct push_in *pi, *next;
 	Mts__KeyRecord **fresh = NULL;
+	struct sent_set sent = {.n = 0};
 	size_t n = 0, cap = 0, i;
-	const uint8_t *except = NULL;
-	int senders = 0;
 
 	for (pi = g->pushes; pi; pi = pi->next) {
 		const Mts__Gossip__Push *push = pi->msg->push;
 
-		senders++;
-		except = pi->from;
+		set_add(&sent, pi->from);
+		for (i = 0; i < push->n_sent_to; i++)
+			if (push->sent_to[i].len == MTS_NODE_ID_LEN)
+				set_add(&sent, push->sent_to[i].data);
 		for (i = 0; i < push->n_records; i++) {
 			Mts__KeyRecord *kr = push->records[i];
 
@@ -126,10 +171,10 @@ gd_push_flush(struct gossipd *g, mts_time_t now)
 			fresh[n++] = kr;
 		}
 	}
-	/* forward once what was new (with one sender, not back to it), before
-	 * the local merge so its fsync does not delay the next hop */
+	/* forward once what was new, to nodes no sender named, before the
+	 * local merge so its fsync does not delay the next hop */
 	if (n > 0) {
-		push_to_peers(g, fresh, n, senders == 1 ? except : NULL, now);
+		push_to_peers(g, fresh, n, &sent, now);
 		(void)merge_chunked(g, fresh, n);
 	}
 	for (pi = g->pushes; pi; pi = next) {

@@ -13,7 +13,8 @@ if ! g_up 3 $BASE; then
 fi
 pass "3-node cluster formed"
 check "3 alive members everywhere" wait_for 5 g_all_alive 3 1 2 3
-pid1=$(sed -n 2p "$MTS_CLUSTER_DIR/n1/pids")
+pid1=$(g_ctl 1 agent ls | awk '$1 == "gossipd" {print $3}')
+check "gossipd runs under mts-init" [ -n "$pid1" ]
 
 # --- raw TCP clients sending junk to node 1 ---
 python3 - "$((BASE + 1))" <<'PY'
@@ -57,14 +58,19 @@ check "the new token admits node 4" g_ctl 4 cluster join "$new"
 check "4 alive members everywhere" wait_for 10 g_all_alive 4 1 2 3 4
 
 # --- a removed member's key is refused ---
+# node 4 is stopped first, so it comes back not knowing it was removed
 id4=$(g_id 4)
+"$GOSSIP_CLUSTER" stop 4
 check "node rm by id prefix" g_ctl 1 node rm "${id4:0:8}"
 refused() { grep -q "refusing node $id4: removed" "$(g_log "$1")"; }
 gone() { [ -z "$(g_state_of "$1" "$id4")" ]; }
 check "every node forgets the removed member" wait_for 10 eval 'gone 1 && gone 2 && gone 3'
+"$GOSSIP_CLUSTER" start 4 >/dev/null 2>&1
 check "the removed member's handshakes are refused, with a log line" \
-	wait_for 10 eval 'refused 1 || refused 2 || refused 3'
+	wait_for 15 eval 'refused 1 || refused 2 || refused 3'
 check "the remaining 3 stay alive" wait_for 5 g_all_alive 3 1 2 3
+check "the removed member stays out" eval 'gone 1 && gone 2 && gone 3'
+"$GOSSIP_CLUSTER" stop 4
 
 g_final_check 1 2 3
 t_done
