@@ -168,12 +168,17 @@ gd_feed_drain(struct gossipd *g, mts_time_t now)
 	ProtobufCMessage *body;
 	size_t n = 0, k = 0, i;
 	char key[MTS_KEY_MAX + 1];
+	int rc;
 
-	while (n < 256 && mts_sub_recv(g->sub,
-			      &mts__statestore__change__descriptor, &body,
-			      NNG_FLAG_NONBLOCK) != -MTS_ERR_TIMEOUT) {
-		if (body == NULL)
+	while (n < 256) {
+		rc = mts_sub_recv(g->sub, &mts__statestore__change__descriptor,
+		    &body, NNG_FLAG_NONBLOCK);
+		if (rc == -MTS_ERR_INVAL) {
+			log_warnx("statestore feed: malformed change ignored");
 			continue;
+		}
+		if (rc < 0 || body == NULL)
+			break; /* nothing more now (or the socket failed) */
 		ch[n] = (Mts__Statestore__Change *)body;
 		if (ch[n]->record == NULL || ch[n]->key.len > MTS_KEY_MAX) {
 			protobuf_c_message_free_unpacked(body, NULL);
