@@ -135,7 +135,7 @@ EOF
 rss_kib() { # N: max and mean VmRSS of the gossipd processes
 	local i p max=0 sum=0 v
 	for i in $(seq 1 "$1"); do
-		p=$(sed -n 2p "$T/c/n$i/pids")
+		p=$("$CLUSTER" ctl "$i" agent ls | awk '$1 == "gossipd" {print $3}')
 		v=$(awk '/^VmRSS/ {print $2}' "/proc/$p/status")
 		sum=$((sum + v))
 		[ "$v" -gt "$max" ] && max=$v
