@@ -141,42 +141,56 @@ merge_chunked(struct gossipd *g, Mts__KeyRecord **recs, size_t n)
 	return rc;
 }
 
+/* Records of one received push seen here for the first time, appended to
+ * fresh (grown as needed); returns how many were added. */
+static size_t
+take_fresh(struct gossipd *g, const Mts__Gossip__Push *push,
+    Mts__KeyRecord ***fresh, size_t *n, size_t *cap)
+{
+	size_t i, added = 0;
+
+	for (i = 0; i < push->n_records; i++) {
+		Mts__KeyRecord *kr = push->records[i];
+
+		if (!valid_record(kr) ||
+		    !mts_seen_add(g->seen, kr->key.data, kr->key.len,
+			kr->record->hlc, kr->record->origin.data))
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			*fresh = xreallocarray(*fresh, *cap, sizeof(**fresh));
+		}
+		(*fresh)[(*n)++] = kr;
+		added++;
+	}
+	return added;
+}
+
 void
 gd_push_flush(struct gossipd *g, mts_time_t now)
 {
 	struct push_in *pi, *next;
 	Mts__KeyRecord **fresh = NULL;
-	struct sent_set sent = {.n = 0};
-	size_t n = 0, cap = 0, i;
+	size_t n = 0, cap = 0, i, first, added;
 
+	/* forward once what was new, per push (its own sent_to set: the
+	 * nodes that have these records), before the merge so the local
+	 * fsync does not delay the next hop */
 	for (pi = g->pushes; pi; pi = pi->next) {
 		const Mts__Gossip__Push *push = pi->msg->push;
+		struct sent_set sent = {.n = 0};
 
+		first = n;
+		if ((added = take_fresh(g, push, &fresh, &n, &cap)) == 0)
+			continue;
 		set_add(&sent, pi->from);
 		for (i = 0; i < push->n_sent_to; i++)
 			if (push->sent_to[i].len == MTS_NODE_ID_LEN)
 				set_add(&sent, push->sent_to[i].data);
-		for (i = 0; i < push->n_records; i++) {
-			Mts__KeyRecord *kr = push->records[i];
-
-			if (!valid_record(kr) ||
-			    !mts_seen_add(g->seen, kr->key.data, kr->key.len,
-				kr->record->hlc, kr->record->origin.data))
-				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				fresh = xreallocarray(fresh, cap,
-				    sizeof(*fresh));
-			}
-			fresh[n++] = kr;
-		}
+		push_to_peers(g, fresh + first, added, &sent, now);
 	}
-	/* forward once what was new, to nodes no sender named, before the
-	 * local merge so its fsync does not delay the next hop */
-	if (n > 0) {
-		push_to_peers(g, fresh, n, &sent, now);
+	if (n > 0)
 		(void)merge_chunked(g, fresh, n);
-	}
 	for (pi = g->pushes; pi; pi = next) {
 		next = pi->next;
 		mts__gossip__msg__free_unpacked(pi->msg, NULL);
