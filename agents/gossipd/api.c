@@ -1,5 +1,4 @@
 /* api.c: gossipd.sock — cluster init/join/token/leave, member list and removal, relay to other nodes, statistics; authorized by the caller's uid. */
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include <sodium.h>
 
 #include "agents/gossipd/gossipd.h"
+#include "acl.h"
 #include "log.h"
 #include "mtserr.h"
 #include "xmalloc.h"
@@ -18,19 +18,15 @@
 
 #define TOKEN_MAX 256
 
-static uid_t *relay_uids;
-static size_t nrelay_uids;
+static struct mts_acl relay_acl; /* [gossipd] acl_relay */
 
 static uint32_t
 classify(void *ctx, uid_t uid, gid_t gid)
 {
-	size_t i;
-
 	if (uid == 0 || uid == getuid())
 		return C_READ | C_ADMIN | C_RELAY;
-	for (i = 0; i < nrelay_uids; i++)
-		if (relay_uids[i] == uid)
-			return C_READ | C_RELAY;
+	if (mts_acl_has(&relay_acl, uid))
+		return C_READ | C_RELAY;
 	return C_READ;
 }
 
@@ -444,37 +440,16 @@ static const struct mts_ipc_service service = {
 	.classify = classify,
 };
 
-static void
-load_relay_acl(struct gossipd *g)
-{
-	char **l = mts_cfg_list(g->agent.cfg, "gossipd", "acl_relay");
-	struct passwd *pw;
-	int64_t uid;
-	size_t i;
-
-	for (i = 0; l && l[i]; i++) {
-		if (mts_parse_int(l[i], &uid) < 0 || uid < 0) {
-			if ((pw = getpwnam(l[i])) == NULL) {
-				log_warnx("[gossipd] acl_relay: unknown user "
-					  "'%s'",
-				    l[i]);
-				continue;
-			}
-			uid = pw->pw_uid;
-		}
-		relay_uids = xreallocarray(relay_uids, nrelay_uids + 1,
-		    sizeof(*relay_uids));
-		relay_uids[nrelay_uids++] = (uid_t)uid;
-	}
-	mts_cfg_list_free(l);
-}
-
 int
 gd_api_open(struct gossipd *g)
 {
 	char path[512], err[256];
 
-	load_relay_acl(g);
+	if (mts_acl_load(&relay_acl, g->agent.cfg, "gossipd", "acl_relay", err,
+		sizeof(err)) < 0) {
+		log_warnx("%s", err);
+		return -1;
+	}
 	if (mts_path_join(path, sizeof(path), g->agent.rundir,
 		"gossipd.sock") < 0)
 		return -1;
