@@ -1004,14 +1004,19 @@ loop(struct statestore *ss)
 		now = mts_now();
 		next = ss->next_check < ss->next_prune ? ss->next_check
 						       : ss->next_prune;
+		pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
 		if (poll(pfd, 3, next > now ? (int)(next - now) : 0) < 0 &&
 		    errno != EINTR)
 			fatal("poll");
-		if (read(ss->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		/* Only the descriptors that fired are read: every syscall
+		 * here is paid once per request under load. */
+		if ((pfd[1].revents & POLLIN) &&
+		    read(ss->sigfd, &si, sizeof(si)) == sizeof(si)) {
 			log_info("signal %u: shutting down", si.ssi_signo);
 			ss->stop = 1;
 		}
-		round_finish(ss);
+		if (pfd[2].revents & POLLIN)
+			round_finish(ss);
 		/* Drain even without POLLIN: the recv fd of nng can lag. */
 		if (!ss->stop)
 			mts_ipc_server_drain(ss->srv, ROUND_MAX);
