@@ -8,6 +8,7 @@ CLUSTER=$TOP/scripts/cluster
 LOAD=$BUILD/tests/gossip_load
 CATCHUP=${GOSSIP_BENCH_CATCHUP:-100000}
 T=$(mktemp -d /tmp/mts-bench-gossip.XXXXXX)
+chmod o+x "$T" # scripts/cluster runs the agents as their own uids
 SERF_PIDS=()
 cleanup() {
 	local p

@@ -5,6 +5,7 @@ GOSSIP_CLUSTER=$TOP/scripts/cluster
 # g_up N BASEPORT: starts an N-node cluster in $T_DIR/cluster.
 g_up() {
 	export MTS_CLUSTER_DIR=$T_DIR/cluster MTS_CLUSTER_PORT=$2
+	chmod o+x "$T_DIR" # the sandboxed agents run as their own uids
 	"$GOSSIP_CLUSTER" up "$1" >"$T_DIR/up.log" 2>&1
 }
 g_ctl() { "$GOSSIP_CLUSTER" ctl "$@"; }
