@@ -42,7 +42,9 @@ cmd_logs(struct mtsctl *ctx, int argc, char **argv)
 		if ((rc = shimctl_call(ctx, &req, &rep,
 			 MTS__SHIM__REPLY__BODY_LOGS, 0)))
 			return rc;
-		fwrite(rep->logs->data.data, 1, rep->logs->data.len, stdout);
+		if (rep->logs->data.len > 0) /* data is NULL when empty */
+			fwrite(rep->logs->data.data, 1, rep->logs->data.len,
+			    stdout);
 		fflush(stdout);
 		lr.offset = rep->logs->next_offset;
 		lr.tail_lines = 0;
@@ -94,7 +96,9 @@ cmd_exec(struct mtsctl *ctx, int argc, char **argv)
 	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_EXEC,
 		 (ex.timeout_ms ? (int)ex.timeout_ms : 60000) + 5000)))
 		return rc;
-	fwrite(rep->exec->output.data, 1, rep->exec->output.len, stdout);
+	if (rep->exec->output.len > 0) /* output is NULL when empty */
+		fwrite(rep->exec->output.data, 1, rep->exec->output.len,
+		    stdout);
 	if (rep->exec->truncated)
 		mtsctl_err("output truncated");
 	rc = rep->exec->exit_code;
