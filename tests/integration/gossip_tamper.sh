@@ -25,6 +25,7 @@ fi
 # every member address is a proxy port, so every link between nodes runs through it
 up() {
 	local i token
+	chmod o+x "$T_DIR" # the sandboxed agents run as their own uids
 	for i in 1 2 3; do "$GOSSIP_CLUSTER" start "$i" >>"$T_DIR/up.log" 2>&1 || return 1; done
 	token=$(g_ctl 1 cluster init --advertise 127.0.0.1:$((PROXY + 1))) || return 1
 	echo "$token" >"$MTS_CLUSTER_DIR/token"
