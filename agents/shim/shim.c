@@ -98,6 +98,19 @@ parse_acl(struct shim_cfg *c, struct mts_cfg *cfg)
 }
 
 static int
+is_node_id(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || strlen(s) != MTS_NODE_HEX_LEN)
+		return 0;
+	for (i = 0; i < MTS_NODE_HEX_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static int
 config(struct shim *s, struct mts_agent *ag)
 {
 	struct shim_cfg *c = &s->cfg;
@@ -152,8 +165,13 @@ config(struct shim *s, struct mts_agent *ag)
 	c->log_keep = mts_cfg_int(cfg, SEC, "log_max_files");
 	c->grace = mts_cfg_int(cfg, SEC, "stop_grace");
 	c->seccomp = mts_cfg_bool(cfg, SEC, "container_seccomp");
+	/* The node id for t/<node>/<task>: MTS_NODE_ID, the config, or
+	 * MTS_NODE when that is an id (32 hex digits, as scripts/cluster
+	 * passes it). */
 	env = getenv("MTS_NODE_ID");
 	v = mts_cfg_str(cfg, SEC, "node_id");
+	if (!(env && *env) && !(v && *v) && is_node_id(ag->node))
+		env = ag->node;
 	snprintf(c->node, sizeof(c->node), "%s",
 	    env && *env ? env : (v ? v : ""));
 	v = mts_cfg_str(cfg, SEC, "monitor");
