@@ -42,7 +42,7 @@ cmd_logs(struct mtsctl *ctx, int argc, char **argv)
 		if ((rc = shimctl_call(ctx, &req, &rep,
 			 MTS__SHIM__REPLY__BODY_LOGS, 0)))
 			return rc;
-		if (rep->logs->data.len > 0) /* data is NULL when empty */
+		if (rep->logs->data.len > 0)
 			fwrite(rep->logs->data.data, 1, rep->logs->data.len,
 			    stdout);
 		fflush(stdout);
@@ -96,9 +96,8 @@ cmd_exec(struct mtsctl *ctx, int argc, char **argv)
 	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_EXEC,
 		 (ex.timeout_ms ? (int)ex.timeout_ms : 60000) + 5000)))
 		return rc;
-	if (rep->exec->output.len > 0) /* output is NULL when empty */
-		fwrite(rep->exec->output.data, 1, rep->exec->output.len,
-		    stdout);
+	if (rep->exec->output.len > 0)
+		fwrite(rep->exec->output.data, 1, rep->exec->output.len, stdout);
 	if (rep->exec->truncated)
 		mtsctl_err("output truncated");
 	rc = rep->exec->exit_code;

@@ -507,7 +507,8 @@ child_done(struct shim *s, struct shim_child *c)
 			snprintf(t->health_out, sizeof(t->health_out),
 			    "probe timed out");
 		else if (c->out.len > 0 || ok) {
-			memcpy(t->health_out, c->out.data, n);
+			if (n > 0)
+				memcpy(t->health_out, c->out.data, n);
 			t->health_out[n] = '\0';
 		}
 		shim_task_event(s, t,

@@ -57,8 +57,14 @@ task_is() { [ "$(task_field "$1" "$2")" = "$3" ]; }
 # Stops everything this test started: the shim, monitors, containers,
 # overlay mounts and cgroups, then the temp dir.
 shim_cleanup() {
-	local id m p
+	local id m p rc=$?
 	[ -n "$SHIM_PID" ] && kill -9 "$SHIM_PID" 2>/dev/null
+	# Under `make check` the shim reports sanitizer findings in its log.
+	if grep -qE 'runtime error|AddressSanitizer' "$T_DIR/shim.log" 2>/dev/null; then
+		echo "FAIL: sanitizer report in the shim's log"
+		grep -E -A5 'runtime error|AddressSanitizer' "$T_DIR/shim.log" | head -20
+		rc=1
+	fi
 	for m in "$STATE"/shim/tasks/*/monitor.pid "$STATE"/*/tasks/*/monitor.pid; do
 		[ -f "$m" ] || continue
 		p=$(cat "$m")
@@ -78,5 +84,11 @@ shim_cleanup() {
 		find "$c" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
 		rmdir "$c" 2>/dev/null
 	done
-	t_cleanup
+	if [ "${KEEP:-0}" = 1 ]; then
+		for p in "${T_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+		echo "kept $T_DIR"
+	else
+		t_cleanup
+	fi
+	exit "$rc"
 }

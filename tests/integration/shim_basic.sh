@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # shim_basic.sh: real busybox containers through mts-shim and runc — exit codes and logs, namespaces, default capabilities, read-only rootfs, OOM kills, exec, removal.
 . "$(dirname "$0")/lib_shim.bash"
-shim_setup
+shim_setup "log_max_size = 16K
+log_max_files = 2"
 shim_start
 
 out=$($CTL image import "$T_DIR/busybox-oci" 2>&1)
@@ -17,6 +18,22 @@ logs=$($CTL logs exit3)
 check "logs show stdout" grep -qx out-line <<<"$logs"
 check "logs show stderr" grep -qx err-line <<<"$logs"
 check "logs --tail 1 shows the last line" test "$($CTL logs --tail 1 exit3)" = err-line
+
+# Log rotation: 200 lines of ~1 KiB through 16 KiB segments, 2 kept.
+$CTL task run --name chatty busybox -- sh -c 'i=0; while [ $i -lt 200 ]; do printf "line %03d %01000d\n" $i 0; i=$((i+1)); done' >/dev/null
+wait_for 10 task_is chatty state exited
+segs=$(ls "$STATE/shim/tasks/chatty/logs" | wc -l)
+check "log rotated into at most 2 segments ($segs)" test "$segs" -le 2 -a "$segs" -ge 1
+clog=$($CTL logs chatty | cut -c1-8)
+check "the newest line is kept" test "$(tail -1 <<<"$clog")" = "line 199"
+check "the oldest lines were rotated away" bash -c "! grep -q 'line 000' <<<'$clog'"
+# (The first kept line may be the tail of one cut by the rotation.)
+check "what is kept is contiguous up to the end" python3 -c '
+import sys
+n=[int(l[5:8]) for l in sys.stdin.read().split("\n") if l.startswith("line ")]
+sys.exit(0 if len(n) > 5 and n == list(range(n[0], 200)) else 1)' <<<"$clog"
+check "--tail 3 across segments" test "$($CTL logs --tail 3 chatty | cut -c1-8 | tr '\n' ' ')" = "line 197 line 198 line 199 "
+$CTL task rm chatty
 
 # Namespaces and capabilities, from inside.
 $CTL task run --name probe busybox -- sh -c '

@@ -9,12 +9,18 @@ shim_start
 STORE=$STATE/shim/images
 
 # A free port in the shim helper's range 18000-18499.
-PORT=
-for _ in $(seq 1 50); do
-	p=$((18000 + RANDOM % 500))
-	if ! ss -ltnH "sport = :$p" | grep -q .; then PORT=$p; break; fi
-done
-[ -n "$PORT" ] || { fail "no free port in 18000-18499"; t_done; }
+free_port() {
+	local p
+	for _ in $(seq 1 50); do
+		p=$((18000 + RANDOM % 500))
+		if ! ss -ltnH "sport = :$p" | grep -q . && [ "$p" != "${PORT:-}" ]; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+PORT=$(free_port) || { fail "no free port in 18000-18499"; t_done; }
 REG=127.0.0.1:$PORT
 cat >"$T_DIR/registry.yml" <<EOF
 version: 0.1
@@ -58,6 +64,47 @@ $CTL image pull "$REG/busybox:latest" >/dev/null 2>"$T_DIR/err"
 check "HTTPS to a plain-HTTP registry fails clearly" grep -qiE 'ssl|tls|https' "$T_DIR/err"
 $CTL image pull --insecure 'Bad Ref' >/dev/null 2>"$T_DIR/err"
 check "bad reference refused" grep -q 'invalid image reference' "$T_DIR/err"
+
+# A registry that wants a bearer token: 401 with a Bearer challenge, a
+# token from the realm, then the pull.
+TPORT=$(free_port)
+RPORT=$(free_port)
+while [ "$RPORT" = "$TPORT" ]; do RPORT=$(free_port); done
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T_DIR/tok.key" -out "$T_DIR/tok.crt" \
+	-days 2 -subj /CN=mts-test-token >/dev/null 2>&1
+python3 "$TOP/tests/integration/shim_token.py" "$TPORT" "$T_DIR/tok.key" "$T_DIR/tok.crt" mts-test-issuer \
+	2>"$T_DIR/token.log" &
+T_PIDS+=($!)
+check "token server answers" wait_for 20 curl -sf -o /dev/null "http://127.0.0.1:$TPORT/token?service=probe"
+cat >"$T_DIR/registry2.yml" <<EOF2
+version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: $T_DIR/registry2
+http:
+  addr: 127.0.0.1:$RPORT
+auth:
+  token:
+    realm: http://127.0.0.1:$TPORT/token
+    service: mts-test-registry
+    issuer: mts-test-issuer
+    rootcertbundle: $T_DIR/tok.crt
+EOF2
+docker-registry serve "$T_DIR/registry2.yml" >"$T_DIR/registry2.log" 2>&1 &
+T_PIDS+=($!)
+REG2=127.0.0.1:$RPORT
+check "token registry answers 401 with a Bearer challenge" wait_for 20 bash -c \
+	"curl -si http://$REG2/v2/ | grep -qi '^www-authenticate: Bearer realm=\"http://127.0.0.1:$TPORT/token\"'"
+skopeo copy -q --dest-tls-verify=false "oci:$T_DIR/busybox-oci:latest" "docker://$REG2/private/busybox:1" 2>"$T_DIR/skopeo2.err"
+check "skopeo pushed with a token" test $? -eq 0 || cat "$T_DIR/skopeo2.err" "$T_DIR/registry2.log"
+before=$(grep -c 'GET /token?service=mts' "$T_DIR/token.log")
+out=$($CTL image pull --insecure "$REG2/private/busybox:1" 2>&1)
+echo "  $out"
+check "pull through bearer-token auth" grep -q "^$REG2/private/busybox:1 sha256:" <<<"$out"
+check "the shim asked the realm for a pull token" test "$(grep -c 'GET /token?.*scope=repository%3Aprivate%2Fbusybox%3Apull' "$T_DIR/token.log")" -gt 0
+check "and only once more than skopeo did (token reused)" test "$(grep -c 'GET /token?service=mts' "$T_DIR/token.log")" -eq $((before + 1))
 
 # Corrupt the layer blob in the registry's storage (same size, other
 # bytes): the pull must refuse it and store nothing.
