@@ -165,15 +165,16 @@ config(struct shim *s, struct mts_agent *ag)
 	c->log_keep = mts_cfg_int(cfg, SEC, "log_max_files");
 	c->grace = mts_cfg_int(cfg, SEC, "stop_grace");
 	c->seccomp = mts_cfg_bool(cfg, SEC, "container_seccomp");
-	/* The node id for t/<node>/<task>: MTS_NODE_ID, the config, or
-	 * MTS_NODE when that is an id (32 hex digits, as scripts/cluster
-	 * passes it). */
+	/* The node id for t/<node>/<task>: MTS_NODE_ID (init sets it), or
+	 * the config. */
 	env = getenv("MTS_NODE_ID");
 	v = mts_cfg_str(cfg, SEC, "node_id");
-	if (!(env && *env) && !(v && *v) && is_node_id(ag->node))
-		env = ag->node;
 	snprintf(c->node, sizeof(c->node), "%s",
 	    env && *env ? env : (v ? v : ""));
+	if (c->node[0] != '\0' && !is_node_id(c->node)) {
+		log_warnx("node id \"%s\": expected 32 hex digits", c->node);
+		return -1;
+	}
 	v = mts_cfg_str(cfg, SEC, "monitor");
 	if (v && *v)
 		snprintf(c->monitor, sizeof(c->monitor), "%s", v);
