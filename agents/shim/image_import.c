@@ -358,22 +358,115 @@ layout_blob(const char *dir, const char *digest, char *out, size_t outlen)
 	return mts_img_path(out, outlen, "%s/blobs/sha256/%s", dir, mts_img_hex(digest));
 }
 
-/* Resolves an index (possibly nested) to one manifest for linux/amd64. */
+/* The name of an imported image: the caller's, else the index entry's
+ * io.containerd.image.name, else DIR:TAG for a bare ref.name tag, else the
+ * ref.name itself. */
+static int
+oci_name(const struct mts_desc *d, const char *dir, const char *name,
+    char *out, size_t outlen, char *err, size_t errlen)
+{
+	const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+
+	if (name == NULL)
+		name = d->image_name;
+	if (name == NULL && d->ref_name != NULL &&
+	    strchr(d->ref_name, ':') == NULL) {
+		snprintf(out, outlen, "%s:%s", base, d->ref_name);
+		return 0;
+	}
+	if (name == NULL)
+		name = d->ref_name;
+	if (name == NULL) {
+		snprintf(err, errlen, "image has no name; give one");
+		return -MTS_ERR_INVAL;
+	}
+	snprintf(out, outlen, "%s", name);
+	return 0;
+}
+
+/* Follows idx->m[k] (through nested indexes, picking linux/amd64) to a
+ * manifest, staging every blob on the way. On 0, *buf (the caller frees
+ * it) holds the manifest and digest its digest; idx may be replaced. */
+static int
+oci_follow(struct mts_stage *sg, const char *dir, struct mts_oci_index *idx,
+    int k, char *digest, char **buf, size_t *len, char *err, size_t errlen)
+{
+	char path[PATHMAX], msg[400];
+	enum mts_blob_kind kind;
+	int64_t size;
+	int rc, depth;
+
+	for (depth = 0; depth < 4; depth++) {
+		snprintf(digest, MTS_DIGEST_LEN + 1, "%s", idx->m[k].digest);
+		size = idx->m[k].size;
+		free(*buf);
+		*buf = NULL;
+		if ((rc = layout_blob(dir, digest, path, sizeof(path))) ||
+		    (rc = stage_copy_blob(sg, path, digest, size, err,
+			 errlen)) ||
+		    (rc = mts_stage_read_blob(sg, digest, buf, len, err,
+			 errlen)))
+			return rc;
+		if ((rc = mts_oci_blob_kind(*buf, *len, &kind, msg,
+			 sizeof(msg))) != 0) {
+			snprintf(err, errlen, "manifest %s: %s", digest, msg);
+			return rc;
+		}
+		if (kind == MTS_BLOB_MANIFEST)
+			return 0;
+		mts_oci_index_free(idx);
+		if ((rc = mts_oci_parse_index(*buf, *len, idx, msg,
+			 sizeof(msg))) != 0) {
+			snprintf(err, errlen, "index %s: %s", digest, msg);
+			return rc;
+		}
+		if ((k = mts_oci_pick(idx, "linux", "amd64")) < 0) {
+			snprintf(err, errlen, "index %s: no linux/amd64 manifest",
+			    digest);
+			return -MTS_ERR_NOTFOUND;
+		}
+	}
+	snprintf(err, errlen, "indexes nested too deep");
+	return -MTS_ERR_INVAL;
+}
+
+/* Stages the config and layer blobs a manifest names. */
+static int
+oci_stage_blobs(struct mts_stage *sg, const char *dir,
+    const struct mts_oci_manifest *man, char *err, size_t errlen)
+{
+	char path[PATHMAX];
+	size_t i;
+	int rc;
+
+	if ((rc = layout_blob(dir, man->config.digest, path, sizeof(path))) ||
+	    (rc = stage_copy_blob(sg, path, man->config.digest,
+		 man->config.size, err, errlen)))
+		return rc;
+	for (i = 0; i < man->nlayers; i++)
+		if ((rc = layout_blob(dir, man->layers[i].digest, path,
+			 sizeof(path))) ||
+		    (rc = stage_copy_blob(sg, path, man->layers[i].digest,
+			 man->layers[i].size, err, errlen)))
+			return rc;
+	return 0;
+}
+
+/* Imports an OCI image layout directory (its linux/amd64 image). */
 static int
 import_oci(struct mts_stage *sg, const char *dir, const char *name,
     char *name_out, size_t name_outlen, char *err, size_t errlen)
 {
 	struct mts_oci_index idx;
 	struct mts_oci_manifest man;
-	enum mts_blob_kind kind;
 	char path[PATHMAX], digest[MTS_DIGEST_LEN + 1], msg[400], *buf = NULL;
-	size_t len, i;
-	int rc, k, depth;
+	size_t len;
+	int rc, k;
 
 	memset(&idx, 0, sizeof(idx));
 	memset(&man, 0, sizeof(man));
 	if (mts_img_path(path, sizeof(path), "%s/index.json", dir) ||
-	    (rc = mts_img_read_small(path, &buf, &len)) != 0) {
+	    mts_img_read_small(path, &buf, &len) != 0) {
 		snprintf(err, errlen, "index.json: missing or too large");
 		return -MTS_ERR_INVAL;
 	}
@@ -386,75 +479,18 @@ import_oci(struct mts_stage *sg, const char *dir, const char *name,
 		rc = -MTS_ERR_NOTFOUND;
 		goto out;
 	}
-	if (name == NULL)
-		name = idx.m[k].image_name;
-	if (name == NULL && idx.m[k].ref_name != NULL &&
-	    strchr(idx.m[k].ref_name, ':') == NULL) {
-		snprintf(name_out, name_outlen, "%s:%s",
-		    strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir,
-		    idx.m[k].ref_name);
-		name = name_out;
-	}
-	if (name == NULL)
-		name = idx.m[k].ref_name;
-	if (name == NULL) {
-		snprintf(err, errlen, "image has no name; give one");
-		rc = -MTS_ERR_INVAL;
+	if ((rc = oci_name(&idx.m[k], dir, name, name_out, name_outlen, err,
+		 errlen)) != 0 ||
+	    (rc = oci_follow(sg, dir, &idx, k, digest, &buf, &len, err,
+		 errlen)) != 0)
 		goto out;
-	}
-	snprintf(name_out, name_outlen, "%s", name);
-	snprintf(digest, sizeof(digest), "%s", idx.m[k].digest);
-	for (depth = 0;; depth++) {
-		int64_t size = -1;
-		free(buf);
-		buf = NULL;
-		if (depth > 4) {
-			snprintf(err, errlen, "indexes nested too deep");
-			rc = -MTS_ERR_INVAL;
-			goto out;
-		}
-		for (i = 0; i < idx.n; i++)
-			if (strcmp(idx.m[i].digest, digest) == 0)
-				size = idx.m[i].size;
-		if ((rc = layout_blob(dir, digest, path, sizeof(path))) ||
-		    (rc = stage_copy_blob(sg, path, digest, size, err,
-			 errlen)) ||
-		    (rc = mts_stage_read_blob(sg, digest, &buf, &len, err,
-			 errlen)))
-			goto out;
-		if ((rc = mts_oci_blob_kind(buf, len, &kind, msg,
-			 sizeof(msg)))) {
-			snprintf(err, errlen, "manifest %s: %s", digest, msg);
-			goto out;
-		}
-		if (kind == MTS_BLOB_MANIFEST)
-			break;
-		mts_oci_index_free(&idx);
-		if ((rc = mts_oci_parse_index(buf, len, &idx, msg,
-			 sizeof(msg))) ||
-		    (rc = k = mts_oci_pick(&idx, "linux", "amd64")) < 0) {
-			snprintf(err, errlen, "index %s: %s", digest,
-			    rc == -MTS_ERR_NOTFOUND ? "no linux/amd64 manifest"
-						    : msg);
-			goto out;
-		}
-		snprintf(digest, sizeof(digest), "%s", idx.m[k].digest);
-	}
 	if ((rc = mts_oci_parse_manifest(buf, len, &man, msg, sizeof(msg)))) {
 		snprintf(err, errlen, "manifest %s: %s", digest, msg);
 		goto out;
 	}
-	if ((rc = layout_blob(dir, man.config.digest, path, sizeof(path))) ||
-	    (rc = stage_copy_blob(sg, path, man.config.digest, man.config.size,
-		 err, errlen)))
-		goto out;
-	for (i = 0; i < man.nlayers; i++)
-		if ((rc = layout_blob(dir, man.layers[i].digest, path,
-			 sizeof(path))) ||
-		    (rc = stage_copy_blob(sg, path, man.layers[i].digest,
-			 man.layers[i].size, err, errlen)))
-			goto out;
-	rc = mts_stage_commit_oci(sg, name_out, digest, &man, err, errlen);
+	if ((rc = oci_stage_blobs(sg, dir, &man, err, errlen)) == 0)
+		rc = mts_stage_commit_oci(sg, name_out, digest, &man, err,
+		    errlen);
 out:
 	free(buf);
 	mts_oci_index_free(&idx);

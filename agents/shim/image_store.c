@@ -720,91 +720,109 @@ mts_store_remove(struct mts_image_store *st, const char *name, char *err,
 
 static int copy_tree(int sfd, int dfd);
 
-/* Applies one entry of a layer onto the flattened root (copy mode). */
+/* Removes dfd/name, whatever it is (no symlink followed). */
 static int
-copy_one(int sfd, int dfd, const char *name)
+remove_at(int dfd, const char *name)
 {
-	struct stat sb, db;
-	char link[PATHMAX];
-	struct timespec ts[2];
-	ssize_t n;
+	char path[PATHMAX];
+	struct stat db;
+
+	if (fstatat(dfd, name, &db, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if (!S_ISDIR(db.st_mode))
+		return unlinkat(dfd, name, 0) < 0 ? -MTS_ERR_IO : 0;
+	if (mts_img_path(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name))
+		return -MTS_ERR_TOOBIG;
+	return mts_rmtree(path);
+}
+
+/* A directory entry: merged into an existing directory, or emptied first
+ * when the layer marks it opaque. */
+static int
+copy_dir(int sfd, int dfd, const char *name, const struct stat *sb)
+{
+	char v[2];
 	int s = -1, d = -1, rc = -MTS_ERR_IO;
 
-	if (fstatat(sfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+	if (mkdirat(dfd, name, sb->st_mode & 07777) < 0 && errno != EEXIST)
 		return -MTS_ERR_IO;
-	if (S_ISCHR(sb.st_mode) && sb.st_rdev == makedev(0, 0)) {
-		char path[PATHMAX];
-		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
-		if (fstatat(dfd, name, &db, AT_SYMLINK_NOFOLLOW) == 0)
-			return S_ISDIR(db.st_mode) ? mts_rmtree(path)
-						   : (unlinkat(dfd, name, 0) ? -MTS_ERR_IO : 0);
-		return 0;
-	}
-	if (fstatat(dfd, name, &db, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    !(S_ISDIR(sb.st_mode) && S_ISDIR(db.st_mode))) {
-		char path[PATHMAX];
-		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
-		mts_rmtree(path);
-	}
-	if (S_ISDIR(sb.st_mode)) {
-		char v[2];
-		if (mkdirat(dfd, name, sb.st_mode & 07777) < 0 && errno != EEXIST)
-			return -MTS_ERR_IO;
-		if ((s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) < 0 ||
-		    (d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) < 0)
-			goto out;
-		if (fgetxattr(s, OPAQUE_XATTR, v, sizeof(v)) == 1 && v[0] == 'y') {
-			char path[PATHMAX];
-			snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd,
-			    name);
-			close(d);
-			mts_rmtree(path);
-			mkdirat(dfd, name, sb.st_mode & 07777);
-			d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-			if (d < 0)
-				goto out;
-		}
-		rc = copy_tree(s, d);
-		fchownat(dfd, name, sb.st_uid, sb.st_gid, AT_SYMLINK_NOFOLLOW);
-		fchmodat(dfd, name, sb.st_mode & 07777, 0);
+	if ((s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) < 0)
 		goto out;
+	if (fgetxattr(s, OPAQUE_XATTR, v, sizeof(v)) == 1 && v[0] == 'y') {
+		remove_at(dfd, name);
+		mkdirat(dfd, name, sb->st_mode & 07777);
 	}
-	if (S_ISLNK(sb.st_mode)) {
-		if ((n = readlinkat(sfd, name, link, sizeof(link) - 1)) < 0)
-			return -MTS_ERR_IO;
-		link[n] = '\0';
-		if (symlinkat(link, dfd, name) < 0)
-			return -MTS_ERR_IO;
-		fchownat(dfd, name, sb.st_uid, sb.st_gid, AT_SYMLINK_NOFOLLOW);
-		return 0;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		if (mknodat(dfd, name, sb.st_mode, sb.st_rdev) < 0)
-			return -MTS_ERR_IO;
-		fchownat(dfd, name, sb.st_uid, sb.st_gid, AT_SYMLINK_NOFOLLOW);
-		return 0;
-	}
-	if ((s = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    (d = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		O_CLOEXEC, sb.st_mode & 07777)) < 0)
+	if ((d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) < 0)
 		goto out;
-	while ((n = copy_file_range(s, NULL, d, NULL, 1 << 20, 0)) > 0)
-		;
-	if (n < 0)
-		goto out;
-	if (fchown(d, sb.st_uid, sb.st_gid) < 0 ||
-	    fchmod(d, sb.st_mode & 07777) < 0)
-		goto out;
-	ts[0] = sb.st_atim;
-	ts[1] = sb.st_mtim;
-	futimens(d, ts);
-	rc = 0;
+	rc = copy_tree(s, d);
+	fchownat(dfd, name, sb->st_uid, sb->st_gid, AT_SYMLINK_NOFOLLOW);
+	fchmodat(dfd, name, sb->st_mode & 07777, 0);
 out:
 	if (s >= 0)
 		close(s);
 	if (d >= 0)
 		close(d);
 	return rc;
+}
+
+/* A regular file: contents, owner, mode and times. */
+static int
+copy_file(int sfd, int dfd, const char *name, const struct stat *sb)
+{
+	struct timespec ts[2] = {sb->st_atim, sb->st_mtim};
+	int s, d = -1, rc = -MTS_ERR_IO;
+	ssize_t n;
+
+	if ((s = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -MTS_ERR_IO;
+	if ((d = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		 O_CLOEXEC, sb->st_mode & 07777)) < 0)
+		goto out;
+	while ((n = copy_file_range(s, NULL, d, NULL, 1 << 20, 0)) > 0)
+		;
+	if (n == 0 && fchown(d, sb->st_uid, sb->st_gid) == 0 &&
+	    fchmod(d, sb->st_mode & 07777) == 0) {
+		futimens(d, ts);
+		rc = 0;
+	}
+out:
+	close(s);
+	if (d >= 0)
+		close(d);
+	return rc;
+}
+
+/* Applies one entry of a layer onto the flattened root (copy mode): a
+ * whiteout (0/0 character device) deletes, anything else replaces what
+ * is there (directories merge). */
+static int
+copy_one(int sfd, int dfd, const char *name)
+{
+	struct stat sb, db;
+	char link[PATHMAX];
+	ssize_t n;
+
+	if (fstatat(sfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return -MTS_ERR_IO;
+	if (S_ISCHR(sb.st_mode) && sb.st_rdev == makedev(0, 0))
+		return remove_at(dfd, name);
+	if (fstatat(dfd, name, &db, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !(S_ISDIR(sb.st_mode) && S_ISDIR(db.st_mode)))
+		remove_at(dfd, name);
+	if (S_ISDIR(sb.st_mode))
+		return copy_dir(sfd, dfd, name, &sb);
+	if (S_ISREG(sb.st_mode))
+		return copy_file(sfd, dfd, name, &sb);
+	if (S_ISLNK(sb.st_mode)) {
+		if ((n = readlinkat(sfd, name, link, sizeof(link) - 1)) < 0)
+			return -MTS_ERR_IO;
+		link[n] = '\0';
+		if (symlinkat(link, dfd, name) < 0)
+			return -MTS_ERR_IO;
+	} else if (mknodat(dfd, name, sb.st_mode, sb.st_rdev) < 0)
+		return -MTS_ERR_IO;
+	fchownat(dfd, name, sb.st_uid, sb.st_gid, AT_SYMLINK_NOFOLLOW);
+	return 0;
 }
 
 static int

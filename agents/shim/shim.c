@@ -110,38 +110,27 @@ is_node_id(const char *s)
 	return 1;
 }
 
+/* Directories: run, state (under init MTS_STATEDIR is the shim's own;
+ * otherwise the shim takes a "shim" directory under the node's), the
+ * runtime's root and the cgroup locations. */
 static int
-config(struct shim *s, struct mts_agent *ag)
+config_dirs(struct shim_cfg *c, struct mts_agent *ag)
 {
-	struct shim_cfg *c = &s->cfg;
-	struct mts_cfg *cfg = ag->cfg;
-	const char *v, *env;
-	char *dir;
+	const char *env = getenv("MTS_STATEDIR");
+	const char *v = mts_cfg_str(ag->cfg, SEC, "runtime_root");
 
-	/* Under init MTS_STATEDIR is the shim's own directory; otherwise
-	 * the shim takes a "shim" directory under the node's. */
-	env = getenv("MTS_STATEDIR");
 	if (snprintf(c->rundir, sizeof(c->rundir), "%s", ag->rundir) >=
 		(int)sizeof(c->rundir) ||
 	    snprintf(c->statedir, sizeof(c->statedir), "%s%s", ag->statedir,
-		env && *env ? "" : "/shim") >= (int)sizeof(c->statedir)) {
-		log_warnx("run or state directory path too long");
-		return -1;
-	}
-	v = mts_cfg_str(cfg, SEC, "runtime");
-	if (detect_runtime(v, c->runtime, sizeof(c->runtime)) != 0) {
-		log_warnx("[shim] runtime %s: no usable OCI runtime found", v);
-		return -1;
-	}
-	v = mts_cfg_str(cfg, SEC, "runtime_root");
-	if (snprintf(c->runtime_root, sizeof(c->runtime_root), "%s%s",
+		env && *env ? "" : "/shim") >= (int)sizeof(c->statedir) ||
+	    snprintf(c->runtime_root, sizeof(c->runtime_root), "%s%s",
 		v && *v ? v : c->rundir, v && *v ? "" : "/runc") >=
-	    (int)sizeof(c->runtime_root)) {
-		log_warnx("[shim] runtime_root: path too long");
+		(int)sizeof(c->runtime_root)) {
+		log_warnx("run, state or runtime_root path too long");
 		return -1;
 	}
 	snprintf(c->cgroup_parent, sizeof(c->cgroup_parent), "%s",
-	    mts_cfg_str(cfg, SEC, "cgroup_parent"));
+	    mts_cfg_str(ag->cfg, SEC, "cgroup_parent"));
 	if (c->cgroup_parent[0] != '/') {
 		log_warnx("[shim] cgroup_parent must be absolute");
 		return -1;
@@ -150,6 +139,58 @@ config(struct shim *s, struct mts_agent *ag)
 	    access("/sys/fs/cgroup/memory", F_OK) == 0
 		? "/sys/fs/cgroup/memory"
 		: "/sys/fs/cgroup");
+	return 0;
+}
+
+/* The runtime, the monitor and the image helper (both next to mts-shim
+ * unless [shim] monitor says where the monitor is). */
+static int
+config_programs(struct shim_cfg *c, struct mts_cfg *cfg)
+{
+	const char *v = mts_cfg_str(cfg, SEC, "runtime");
+	char *dir;
+	int rc = -1;
+
+	if (detect_runtime(v, c->runtime, sizeof(c->runtime)) != 0) {
+		log_warnx("[shim] runtime %s: no usable OCI runtime found", v);
+		return -1;
+	}
+	v = mts_cfg_str(cfg, SEC, "monitor");
+	if (v && *v)
+		dir = xstrdup(v);
+	else if ((dir = realpath("/proc/self/exe", NULL)) == NULL)
+		dir = xstrdup("./mts-shim");
+	if (strrchr(dir, '/') != NULL)
+		*strrchr(dir, '/') = '\0';
+	else
+		snprintf(dir, strlen(dir) + 1, ".");
+	if (v && *v)
+		snprintf(c->monitor, sizeof(c->monitor), "%s", v);
+	else
+		snprintf(c->monitor, sizeof(c->monitor), "%s/mts-shim-monitor",
+		    dir);
+	if (snprintf(c->image_tool, sizeof(c->image_tool), "%s/mts-shim-image",
+		dir) >= (int)sizeof(c->image_tool))
+		log_warnx("%s: path too long", dir);
+	else if (access(c->monitor, X_OK) != 0)
+		log_warnx("[shim] monitor %s: not executable", c->monitor);
+	else if (access(c->image_tool, X_OK) != 0)
+		log_warnx("%s: not executable", c->image_tool);
+	else
+		rc = 0;
+	free(dir);
+	return rc;
+}
+
+static int
+config(struct shim *s, struct mts_agent *ag)
+{
+	struct shim_cfg *c = &s->cfg;
+	struct mts_cfg *cfg = ag->cfg;
+	const char *v, *env;
+
+	if (config_dirs(c, ag) != 0 || config_programs(c, cfg) != 0)
+		return -1;
 	v = mts_cfg_str(cfg, SEC, "rootfs");
 	if (!strcmp(v, "auto"))
 		c->rootfs = MTS_ROOTFS_AUTO;
@@ -175,35 +216,6 @@ config(struct shim *s, struct mts_agent *ag)
 		log_warnx("node id \"%s\": expected 32 hex digits", c->node);
 		return -1;
 	}
-	v = mts_cfg_str(cfg, SEC, "monitor");
-	if (v && *v)
-		snprintf(c->monitor, sizeof(c->monitor), "%s", v);
-	else {
-		dir = realpath("/proc/self/exe", NULL);
-		if (dir != NULL && strrchr(dir, '/') != NULL)
-			*strrchr(dir, '/') = '\0';
-		snprintf(c->monitor, sizeof(c->monitor), "%s/mts-shim-monitor",
-		    dir ? dir : ".");
-		free(dir);
-	}
-	if (access(c->monitor, X_OK) != 0) {
-		log_warnx("[shim] monitor %s: not executable", c->monitor);
-		return -1;
-	}
-	/* mts-shim-image lives next to the monitor. */
-	dir = xstrdup(c->monitor);
-	if (strrchr(dir, '/') != NULL)
-		*strrchr(dir, '/') = '\0';
-	else
-		snprintf(dir, strlen(dir) + 1, ".");
-	if (snprintf(c->image_tool, sizeof(c->image_tool), "%s/mts-shim-image",
-		dir) >= (int)sizeof(c->image_tool) ||
-	    access(c->image_tool, X_OK) != 0) {
-		log_warnx("%s/mts-shim-image: not executable", dir);
-		free(dir);
-		return -1;
-	}
-	free(dir);
 	return parse_acl(c, cfg);
 }
 
