@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,30 +70,6 @@ detect_runtime(const char *want, char *out, size_t outlen)
 	if (find_in_path("runc", out, outlen) == 0)
 		return 0;
 	return unified ? -MTS_ERR_NOTFOUND : find_in_path("crun", out, outlen);
-}
-
-static int
-parse_acl(struct shim_cfg *c, struct mts_cfg *cfg)
-{
-	char **v = mts_cfg_list(cfg, SEC, "acl"), *end;
-	struct passwd *pw;
-	size_t i;
-
-	for (i = 0; v != NULL && v[i] != NULL; i++) {
-		c->acl = xreallocarray(c->acl, c->nacl + 1, sizeof(uid_t));
-		c->acl[c->nacl] = (uid_t)strtoul(v[i], &end, 10);
-		if (*end != '\0') {
-			if ((pw = getpwnam(v[i])) == NULL) {
-				log_warnx("[shim] acl: unknown user %s", v[i]);
-				mts_cfg_list_free(v);
-				return -1;
-			}
-			c->acl[c->nacl] = pw->pw_uid;
-		}
-		c->nacl++;
-	}
-	mts_cfg_list_free(v);
-	return 0;
 }
 
 static int
@@ -188,6 +163,7 @@ config(struct shim *s, struct mts_agent *ag)
 	struct shim_cfg *c = &s->cfg;
 	struct mts_cfg *cfg = ag->cfg;
 	const char *v, *env;
+	char err[512];
 
 	if (config_dirs(c, ag) != 0 || config_programs(c, cfg) != 0)
 		return -1;
@@ -216,7 +192,11 @@ config(struct shim *s, struct mts_agent *ag)
 		log_warnx("node id \"%s\": expected 32 hex digits", c->node);
 		return -1;
 	}
-	return parse_acl(c, cfg);
+	if (mts_acl_load(&c->acl, cfg, SEC, "acl", err, sizeof(err)) < 0) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -464,7 +444,7 @@ main(int argc, char **argv)
 		shim_task_free(t);
 	}
 	mts_store_close(s.store);
-	free(s.cfg.acl);
+	mts_acl_free(&s.cfg.acl);
 	mts_agent_free(&ag);
 	return MTS_EXIT_OK;
 }

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "buf.h"
+#include "acl.h"
 #include "cfg.h"
 #include "image_store.h"
 #include "ipc.h"
@@ -30,8 +31,7 @@ struct shim_cfg {
 	int64_t log_max, log_keep;
 	int64_t grace;
 	int seccomp;
-	uid_t *acl;
-	size_t nacl;
+	struct mts_acl acl; /* [shim] acl: callers allowed on shim.sock */
 };
 
 struct shim_task {

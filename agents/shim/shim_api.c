@@ -411,12 +411,8 @@ static uint32_t
 classify(void *ctx, uid_t uid, gid_t gid)
 {
 	struct shim *s = ctx;
-	size_t i;
 
-	for (i = 0; i < s->cfg.nacl; i++)
-		if (s->cfg.acl[i] == uid)
-			return CLASS_ADMIN;
-	return 0;
+	return mts_acl_has(&s->cfg.acl, uid) ? CLASS_ADMIN : 0;
 }
 
 const struct mts_ipc_service shim_service = {
