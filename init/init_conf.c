@@ -145,8 +145,12 @@ build_caps(struct build *b, struct init_agent *a)
 		char *t;
 
 		if (strcmp(caps[i], "all") == 0) {
+			/* All that init itself may hold: a capability outside
+			 * its bounding set (a host that withholds one) cannot
+			 * be granted, and asking would fail the drop. */
 			for (c = 0; c < 64 && CAP_IS_SUPPORTED(c); c++)
-				a->caps |= 1ull << c;
+				if (cap_get_bound(c) == 1)
+					a->caps |= 1ull << c;
 		} else if ((c = mts_cap_from_name(caps[i])) < 0) {
 			rc = fail(b, a->name, "capabilities",
 			    "unknown capability '%s'", caps[i]);

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "mtserr.h"
 #include "mtstime.h"
+#include "runtime_core.h"
 #include "shim.h"
 #include "xmalloc.h"
 
@@ -54,22 +55,38 @@ find_in_path(const char *name, char *out, size_t outlen)
 	return -MTS_ERR_NOTFOUND;
 }
 
-/* runc or crun: crun only on a pure cgroup v2 host (it refuses hybrid
- * hierarchies); runc everywhere else. */
 static int
-detect_runtime(const char *want, char *out, size_t outlen)
+is_cgroup2(const char *path)
 {
 	struct statfs fs;
-	int unified = statfs("/sys/fs/cgroup", &fs) == 0 &&
-	    fs.f_type == CGROUP2_SUPER_MAGIC;
 
-	if (strcmp(want, "auto") != 0)
-		return find_in_path(want, out, outlen);
-	if (unified && find_in_path("crun", out, outlen) == 0)
-		return 0;
-	if (find_in_path("runc", out, outlen) == 0)
-		return 0;
-	return unified ? -MTS_ERR_NOTFOUND : find_in_path("crun", out, outlen);
+	return statfs(path, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* [shim] runtime: what is installed and the cgroup mode go in,
+ * runtime_core.c decides (and says why, in the log). */
+static int
+choose_runtime(struct shim_cfg *c, const char *want)
+{
+	char runc[SHIM_PATH], crun[SHIM_PATH], err[512];
+	struct mts_runtime_host h = {.cgroup = mts_cgroup_mode_of(
+	    is_cgroup2("/sys/fs/cgroup"), is_cgroup2("/sys/fs/cgroup/unified"))};
+	struct mts_runtime_choice ch;
+
+	h.runc = find_in_path("runc", runc, sizeof(runc)) == 0 ? runc : NULL;
+	h.crun = find_in_path("crun", crun, sizeof(crun)) == 0 ? crun : NULL;
+	h.want_exists = want[0] == '/' && access(want, X_OK) == 0;
+	if (mts_runtime_choose(want, &h, &ch, err, sizeof(err)) != 0) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	if (snprintf(c->runtime, sizeof(c->runtime), "%s", ch.path) >=
+	    (int)sizeof(c->runtime)) {
+		log_warnx("[shim] runtime %s: path too long", ch.path);
+		return -1;
+	}
+	log_info("runtime %s: %s", c->runtime, ch.why);
+	return 0;
 }
 
 static int
@@ -126,10 +143,8 @@ config_programs(struct shim_cfg *c, struct mts_cfg *cfg)
 	char *dir;
 	int rc = -1;
 
-	if (detect_runtime(v, c->runtime, sizeof(c->runtime)) != 0) {
-		log_warnx("[shim] runtime %s: no usable OCI runtime found", v);
+	if (choose_runtime(c, v) != 0)
 		return -1;
-	}
 	v = mts_cfg_str(cfg, SEC, "monitor");
 	if (v && *v)
 		dir = xstrdup(v);

@@ -171,8 +171,8 @@ write_bundle(struct shim *s, struct shim_task *t,
 	char path[SHIM_PATH], *passwd = NULL, *group = NULL, *json = NULL;
 	char cg[512];
 	const char *user = sp->user && *sp->user ? sp->user : img->cfg.user;
-	const char **argv = NULL, **env = NULL;
-	size_t i;
+	const char **argv = NULL, **env = NULL, **opts = NULL;
+	size_t i, nopt;
 	int rc = -MTS_ERR_INVAL;
 
 	memset(&b, 0, sizeof(b));
@@ -188,8 +188,15 @@ write_bundle(struct shim *s, struct shim_task *t,
 		goto out;
 	}
 	mounts = xcalloc(sp->n_mounts + 1, sizeof(*mounts));
-	for (i = 0; i < sp->n_mounts; i++) {
+	/* The bundle wants NULL-terminated option lists; protobuf's
+	 * repeated fields are counted: one flat copy with a NULL after
+	 * each mount's options. */
+	for (i = 0, nopt = 0; i < sp->n_mounts; i++)
+		nopt += sp->mounts[i]->n_options + 1;
+	opts = xcalloc(nopt + 1, sizeof(*opts));
+	for (i = 0, nopt = 0; i < sp->n_mounts; i++) {
 		const Mts__Shim__Mount *m = sp->mounts[i];
+		size_t k;
 		if (m->destination == NULL || m->destination[0] != '/') {
 			snprintf(err, errlen, "mount %zu: destination must be "
 			    "absolute", i);
@@ -198,8 +205,10 @@ write_bundle(struct shim *s, struct shim_task *t,
 		mounts[i].source = m->source;
 		mounts[i].destination = m->destination;
 		mounts[i].type = m->type;
-		mounts[i].options = m->n_options ? (const char *const *)m->options
-						 : NULL;
+		mounts[i].options = m->n_options ? opts + nopt : NULL;
+		for (k = 0; k < m->n_options; k++)
+			opts[nopt++] = m->options[k];
+		opts[nopt++] = NULL;
 	}
 	/* t->core is set up after the bundle: the id comes from the spec. */
 	snprintf(cg, sizeof(cg), "%s/%s", s->cfg.cgroup_parent, sp->id);
@@ -231,6 +240,7 @@ out:
 	free(argv);
 	free(env);
 	free(mounts);
+	free(opts);
 	free(passwd);
 	free(group);
 	return rc;
