@@ -37,8 +37,8 @@ precheck(const struct mtsctl *ctx, const char *path)
 	return 0;
 }
 
-static int
-exit_for(int r)
+int
+mtsctl_exit_for(int r)
 {
 	switch (-r) {
 	case MTS_ERR_DENIED:
@@ -50,6 +50,39 @@ exit_for(int r)
 	default:
 		return MTSCTL_EFAIL;
 	}
+}
+
+int
+mtsctl_try_call(struct mtsctl *ctx, const char *sock, ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply,
+    char *err, size_t errlen)
+{
+	struct mts_ipc_client *c;
+	char path[512];
+	struct stat st;
+	int r;
+
+	*reply = NULL;
+	if (mts_path_join(path, sizeof(path), ctx->rundir, sock) < 0) {
+		snprintf(err, errlen, "%s/%s: path too long", ctx->rundir,
+		    sock);
+		return -MTS_ERR_TOOBIG;
+	}
+	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: no such socket", path);
+		return -MTS_ERR_NOTFOUND;
+	}
+	if (access(path, R_OK | W_OK) < 0) {
+		snprintf(err, errlen, "uid %u may not use %s",
+		    (unsigned)getuid(), path);
+		return -MTS_ERR_DENIED;
+	}
+	if ((c = mts_ipc_client_open(path, ctx->timeout_ms, err, errlen)) ==
+	    NULL)
+		return -MTS_ERR_IO;
+	r = mts_ipc_client_call(c, req, reply_desc, reply, err, errlen);
+	mts_ipc_client_close(c);
+	return r;
 }
 
 int
@@ -80,5 +113,5 @@ mtsctl_call(struct mtsctl *ctx, const char *sock, ProtobufCMessage *req,
 		mtsctl_err("permission denied: %s", err);
 	else
 		mtsctl_err("%s", err);
-	return exit_for(r);
+	return mtsctl_exit_for(r);
 }

@@ -27,3 +27,8 @@ const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_exec,
 	NULL,
 };
+
+const struct mtsctl_group *const mtsctl_groups_own_t[] = {
+	&mtsctl_group_exec,
+	NULL,
+};

@@ -22,7 +22,9 @@ static const char global_help[] =
     "    -r, --rundir DIR      the node's run directory, where the sockets\n"
     "                          are (default: $MTS_RUNDIR, else /run/mts)\n"
     "    -o, --output FORMAT   table (default) or json\n"
-    "    -t, --timeout MS      how long to wait for a reply (default 5000)\n"
+    "    -t, --timeout MS      how long to wait for a reply (default 5000;\n"
+    "                          for exec, before the word exec: after it\n"
+    "                          -t and --timeout are exec's own)\n"
     "    -h, --help            help for mtsctl or for the command\n";
 
 static const struct mtsctl_group *
@@ -173,21 +175,42 @@ global_opt(struct mtsctl *ctx, int argc, char **argv, int *i, int *help)
 	return 0;
 }
 
+static int
+owns_t(const struct mtsctl_group *g)
+{
+	const struct mtsctl_group *const *p;
+
+	for (p = mtsctl_groups_own_t; g != NULL && *p != NULL; p++)
+		if (*p == g)
+			return 1;
+	return 0;
+}
+
 /* Removes global options from argv (in place) up to "--"; returns the new
  * argc or -1 on a bad option. */
 static int
 strip_globals(struct mtsctl *ctx, int argc, char **argv, int *help)
 {
+	const struct mtsctl_group *g = NULL;
 	int i, n = 0, r, rest = 0;
 
 	for (i = 0; i < argc; i++) {
 		if (!rest && strcmp(argv[i], "--") == 0)
 			rest = 1; /* kept: handlers' getopt stops there too */
-		r = rest ? 0 : global_opt(ctx, argc, argv, &i, help);
+		/* After a group that owns -t (exec), -t... and --timeout are its
+		 * own options. */
+		if (rest || (owns_t(g) && (strncmp(argv[i], "-t", 2) == 0 ||
+				strncmp(argv[i], "--timeout", 9) == 0)))
+			r = 0;
+		else
+			r = global_opt(ctx, argc, argv, &i, help);
 		if (r < 0)
 			return -1;
-		if (r == 0)
+		if (r == 0) {
+			if (n == 0)
+				g = find_group(argv[i]);
 			argv[n++] = argv[i];
+		}
 	}
 	argv[n] = NULL;
 	return n;

@@ -52,6 +52,9 @@ struct mtsctl_group {
 
 /* Every group, in help order, NULL-terminated (cli/commands.c). */
 extern const struct mtsctl_group *const mtsctl_groups[];
+/* Groups after whose name -t is their own option (exec -t, as docker has
+ * it) rather than the global timeout; NULL-terminated. */
+extern const struct mtsctl_group *const mtsctl_groups_own_t[];
 
 /* Prints "mtsctl: ..." to stderr. */
 void mtsctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -66,6 +69,14 @@ int mtsctl_usage(const struct mtsctl *);
  */
 int mtsctl_call(struct mtsctl *, const char *sock, ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply);
+
+/* Like mtsctl_call but prints nothing: 0, or a negated enum mts_err with
+ * the reason in err (-MTS_ERR_NOTFOUND: the socket does not exist). */
+int mtsctl_try_call(struct mtsctl *, const char *sock, ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply,
+    char *err, size_t errlen);
+/* The exit status for a negated enum mts_err. */
+int mtsctl_exit_for(int err);
 
 /* Output: a table column maps a JSON field of each row to a header. */
 struct mtsctl_col {

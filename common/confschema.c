@@ -141,6 +141,11 @@ const struct mts_cfg_schema mts_conf_schema[] = {
 	    "empty: no statestore writes)"},
 	{"shim", "monitor", MTS_CFG_STR, "",
 	    "path of mts-shim-monitor (default: next to mts-shim)"},
+	{"shim", "acl_relay", MTS_CFG_LIST, "",
+	    "users (the node's gossipd) allowed the requests other nodes may "
+	    "make: task list/inspect, logs, exec"},
+	{"shim", "exec_idle_timeout", MTS_CFG_DURATION, "30s",
+	    "an exec session nobody polled for this long is killed"},
 
 	{NULL, NULL, 0, NULL, NULL},
 };

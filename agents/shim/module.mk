@@ -1,8 +1,8 @@
 # agents/shim/module.mk: mts-shim (containers through runc/crun), its per-container monitor, and their tests.
 SHIM_CORE := agents/shim/image_core.c agents/shim/bundle_core.c agents/shim/shim_core.c \
-	agents/shim/runtime_core.c
+	agents/shim/runtime_core.c agents/shim/exec_core.c
 SHIM_SRCS := agents/shim/shim.c agents/shim/shim_api.c agents/shim/shim_task.c \
-	agents/shim/shim_io.c agents/shim/image_store.c $(SHIM_CORE)
+	agents/shim/shim_io.c agents/shim/shim_exec.c agents/shim/image_store.c $(SHIM_CORE)
 IMAGE_SRCS := agents/shim/image_tool.c agents/shim/image_store.c \
 	agents/shim/image_import.c agents/shim/image_pull.c agents/shim/image_core.c
 $(eval $(call program,mts-shim,$(SHIM_SRCS),-ljansson))
@@ -12,6 +12,7 @@ $(eval $(call unittest,test_shim_image,tests/unit/test_shim_image.c agents/shim/
 $(eval $(call unittest,test_shim_bundle,tests/unit/test_shim_bundle.c agents/shim/bundle_core.c,-ljansson))
 $(eval $(call unittest,test_shim_core,tests/unit/test_shim_core.c agents/shim/shim_core.c))
 $(eval $(call unittest,test_shim_runtime,tests/unit/test_shim_runtime.c agents/shim/runtime_core.c))
+$(eval $(call unittest,test_shim_exec,tests/unit/test_shim_exec.c agents/shim/exec_core.c))
 $(eval $(call fuzzer,fuzz_shim_manifest,tests/fuzz/fuzz_shim_manifest.c agents/shim/image_core.c,-ljansson -lcap -lseccomp))
 $(eval $(call fuzzer,fuzz_shim_path,tests/fuzz/fuzz_shim_path.c agents/shim/image_core.c,-ljansson -lcap -lseccomp))
 $(eval $(call unittest,test_shim_policy,tests/unit/test_shim_policy.c,-lseccomp))

@@ -207,7 +207,10 @@ config(struct shim *s, struct mts_agent *ag)
 		log_warnx("node id \"%s\": expected 32 hex digits", c->node);
 		return -1;
 	}
-	if (mts_acl_load(&c->acl, cfg, SEC, "acl", err, sizeof(err)) < 0) {
+	c->exec_idle = mts_cfg_int(cfg, SEC, "exec_idle_timeout");
+	if (mts_acl_load(&c->acl, cfg, SEC, "acl", err, sizeof(err)) < 0 ||
+	    mts_acl_load(&c->acl_relay, cfg, SEC, "acl_relay", err,
+		sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -257,6 +260,8 @@ setup(struct shim *s)
 		log_warn("state directories under %s", s->cfg.statedir);
 		return -1;
 	}
+	if (shim_exec_setup(s) != 0)
+		return -1;
 	snprintf(path, sizeof(path), "%s/images", s->cfg.statedir);
 	if (mts_store_open(path, &s->store, err, sizeof(err)) != 0) {
 		log_warnx("%s", err);
@@ -282,9 +287,11 @@ on_signals(struct shim *s)
 
 /* What one pollfd slot is for. */
 struct slot {
-	int kind; /* 0 signals, 1 server, 2 task status, 3 task pidfd, 4 child */
+	int kind; /* 0 signals, 1 server, 2 task status, 3 task pidfd, 4 child,
+		   * 5 exec session */
 	char task[MTS_TASK_ID_MAX + 1];
 	struct shim_child *child;
+	uint64_t exec;
 };
 
 static mts_time_t
@@ -300,6 +307,8 @@ next_deadline(struct shim *s)
 	for (c = s->children; c != NULL; c = c->next)
 		if (!c->exited && c->deadline < n)
 			n = c->deadline;
+	if ((d = shim_exec_next(s)) < n)
+		n = d;
 	return n;
 }
 
@@ -308,8 +317,10 @@ build_poll(struct shim *s, struct pollfd **pfd, struct slot **sl)
 {
 	struct shim_task *t;
 	struct shim_child *c;
-	size_t n = 2, i = 0;
+	size_t n = 2, i = 0, k, ne;
+	uint64_t *ids;
 
+	n += shim_exec_npoll(s);
 	for (t = s->tasks; t != NULL; t = t->next)
 		n += 2;
 	for (c = s->children; c != NULL; c = c->next)
@@ -343,7 +354,14 @@ build_poll(struct shim *s, struct pollfd **pfd, struct slot **sl)
 			(*sl)[i].kind = 4;
 			(*sl)[i++].child = c;
 		}
-	return i;
+	ids = xcalloc(shim_exec_npoll(s) + 1, sizeof(*ids));
+	ne = shim_exec_poll(s, *pfd + i, ids);
+	for (k = 0; k < ne; k++) {
+		(*sl)[i + k].kind = 5;
+		(*sl)[i + k].exec = ids[k];
+	}
+	free(ids);
+	return i + ne;
 }
 
 static int
@@ -388,6 +406,9 @@ handle(struct shim *s, struct pollfd *p, struct slot *sl)
 			}
 		}
 		break;
+	case 5:
+		shim_exec_ready(s, sl->exec, p);
+		break;
 	}
 }
 
@@ -413,6 +434,7 @@ run_loop(struct shim *s)
 		free(sl);
 		now = mts_now();
 		shim_children_timeouts(s, now);
+		shim_exec_tick(s, now);
 		shim_task_tick(s, now);
 		if (now - last_check >= 1000) {
 			last_check = now;
@@ -450,6 +472,7 @@ main(int argc, char **argv)
 	}
 	mts_agent_ready(&ag);
 	run_loop(&s);
+	shim_exec_free_all(&s);
 	mts_ipc_server_close(s.srv);
 	if (s.ss != NULL)
 		mts_ipc_client_close(s.ss);
@@ -460,6 +483,7 @@ main(int argc, char **argv)
 	}
 	mts_store_close(s.store);
 	mts_acl_free(&s.cfg.acl);
+	mts_acl_free(&s.cfg.acl_relay);
 	mts_agent_free(&ag);
 	return MTS_EXIT_OK;
 }

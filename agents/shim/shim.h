@@ -10,6 +10,7 @@
 #include "cfg.h"
 #include "image_store.h"
 #include "ipc.h"
+#include "exec_core.h"
 #include "shim.pb-c.h"
 #include "shim_core.h"
 
@@ -32,6 +33,9 @@ struct shim_cfg {
 	int64_t grace;
 	int seccomp;
 	struct mts_acl acl; /* [shim] acl: callers allowed on shim.sock */
+	struct mts_acl acl_relay; /* [shim] acl_relay: the requests other
+				   * nodes may make (gossipd's uid) */
+	int64_t exec_idle;	/* an exec session without a client ends */
 };
 
 struct shim_task {
@@ -56,12 +60,11 @@ struct shim_task {
 };
 
 enum shim_child_kind {
-	SHIM_CHILD_EXEC,
 	SHIM_CHILD_PROBE,
 	SHIM_CHILD_IMAGE, /* mts-shim-image import/pull */
 };
 
-/* A helper process the loop waits for (exec, probe). */
+/* A helper process the loop waits for (probe, image job). */
 struct shim_child {
 	enum shim_child_kind kind;
 	pid_t pid;
@@ -89,6 +92,19 @@ struct shim {
 	int image_job; /* an import or pull is running */
 	mts_time_t next_store_retry;
 	struct mts_ipc_client *ss; /* statestore, lazily dialled */
+	struct shim_exec *execs;   /* exec sessions (shim_exec.c) */
+	struct mts_exits exits;	   /* reaped before a session claimed them */
+};
+
+/* A command for the runtime's exec. */
+struct shim_exec_cmd {
+	const char *task;
+	const char *const *opts; /* exec options, NULL-terminated, or NULL */
+	char *const *args;
+	size_t nargs;
+	char *const *env;
+	size_t nenv;
+	int shell; /* run args[0] through /bin/sh -c */
 };
 
 /* shim_task.c */
@@ -114,9 +130,6 @@ void shim_task_free(struct shim_task *);
 /* shim_io.c */
 int shim_logs_read(const char *taskdir, uint64_t offset, uint32_t tail,
     size_t max, struct mts_buf *out, uint64_t *next, uint64_t *end);
-int shim_exec_start(struct shim *, struct shim_task *,
-    const Mts__Shim__ExecReq *, struct mts_ipc_call *, char *err,
-    size_t errlen);
 void shim_probe_start(struct shim *, struct shim_task *);
 /* Runs mts-shim-image with args (after the program name); the call is
  * answered when it ends. */
@@ -125,6 +138,29 @@ int shim_image_start(struct shim *, const char *const *args, int pull,
 void shim_children_reap(struct shim *);
 void shim_child_output(struct shim *, struct shim_child *);
 void shim_children_timeouts(struct shim *, mts_time_t now);
+
+/* shim_exec.c */
+struct pollfd;
+/* The runtime exec argv (caller frees the array, not the strings). */
+const char **shim_exec_argv(struct shim *, const struct shim_exec_cmd *);
+int shim_exec_setup(struct shim *);
+int shim_exec_begin(struct shim *, struct shim_task *,
+    const Mts__Shim__ExecStartReq *, uint64_t *session, char *err,
+    size_t errlen);
+/* ExecReq: one session answered as a whole when the process ends. */
+void shim_exec_oneshot(struct shim *, struct shim_task *,
+    const Mts__Shim__ExecReq *, struct mts_ipc_call *);
+void shim_exec_io(struct shim *, const Mts__Shim__ExecIoReq *,
+    struct mts_ipc_call *);
+/* At most shim_exec_npoll() descriptors, each with its session's id. */
+size_t shim_exec_npoll(const struct shim *);
+size_t shim_exec_poll(struct shim *, struct pollfd *, uint64_t *ids);
+void shim_exec_ready(struct shim *, uint64_t id, const struct pollfd *);
+/* 1 if pid was one of a session's processes. */
+int shim_exec_reaped(struct shim *, pid_t pid, int status);
+void shim_exec_tick(struct shim *, mts_time_t now);
+mts_time_t shim_exec_next(const struct shim *);
+void shim_exec_free_all(struct shim *);
 
 /* shim_api.c */
 extern const struct mts_ipc_service shim_service;

@@ -9,6 +9,10 @@
 #include "xmalloc.h"
 
 #define CLASS_ADMIN 1u
+/* What another node may ask through its gossipd (the relay): look at
+ * tasks, read their logs, exec in them. */
+#define CLASS_REMOTE 2u
+#define CLASS_ANY (CLASS_ADMIN | CLASS_REMOTE)
 #define LOGS_DEFAULT_MAX (256u << 10)
 #define LOGS_LIMIT (2u << 20)
 
@@ -204,12 +208,38 @@ h_exec(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	const Mts__Shim__ExecReq *er = ((const Mts__Shim__Request *)m)->exec;
 	struct shim_task *t = need_task(ctx, er->id, call);
+
+	if (t != NULL)
+		shim_exec_oneshot(ctx, t, er, call);
+}
+
+static void
+h_exec_start(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__ExecStartReq *r =
+	    ((const Mts__Shim__Request *)m)->exec_start;
+	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
+	Mts__Shim__ExecStartRep out = MTS__SHIM__EXEC_START_REP__INIT;
+	struct shim_task *t = need_task(ctx, r->id, call);
 	char err[256];
 	int rc;
 
-	if (t != NULL &&
-	    (rc = shim_exec_start(ctx, t, er, call, err, sizeof(err))) != 0)
+	if (t == NULL)
+		return;
+	if ((rc = shim_exec_begin(ctx, t, r, &out.session, err,
+		 sizeof(err))) != 0) {
 		mts_ipc_reply_error(call, -rc, "%s", err);
+		return;
+	}
+	rep.body_case = MTS__SHIM__REPLY__BODY_EXEC_START;
+	rep.exec_start = &out;
+	mts_ipc_reply(call, &rep.base);
+}
+
+static void
+h_exec_io(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	shim_exec_io(ctx, ((const Mts__Shim__Request *)m)->exec_io, call);
 }
 
 /* Number of tasks using an image (by id). */
@@ -390,12 +420,15 @@ h_image_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 
 static const struct mts_ipc_route routes[] = {
 	{MTS__SHIM__REQUEST__BODY_RUN, "run", CLASS_ADMIN, h_run},
-	{MTS__SHIM__REQUEST__BODY_LIST, "list", CLASS_ADMIN, h_list},
-	{MTS__SHIM__REQUEST__BODY_INSPECT, "inspect", CLASS_ADMIN, h_inspect},
+	{MTS__SHIM__REQUEST__BODY_LIST, "list", CLASS_ANY, h_list},
+	{MTS__SHIM__REQUEST__BODY_INSPECT, "inspect", CLASS_ANY, h_inspect},
 	{MTS__SHIM__REQUEST__BODY_STOP, "stop", CLASS_ADMIN, h_stop},
 	{MTS__SHIM__REQUEST__BODY_REMOVE, "remove", CLASS_ADMIN, h_remove},
-	{MTS__SHIM__REQUEST__BODY_LOGS, "logs", CLASS_ADMIN, h_logs},
-	{MTS__SHIM__REQUEST__BODY_EXEC, "exec", CLASS_ADMIN, h_exec},
+	{MTS__SHIM__REQUEST__BODY_LOGS, "logs", CLASS_ANY, h_logs},
+	{MTS__SHIM__REQUEST__BODY_EXEC, "exec", CLASS_ANY, h_exec},
+	{MTS__SHIM__REQUEST__BODY_EXEC_START, "exec_start", CLASS_ANY,
+	    h_exec_start},
+	{MTS__SHIM__REQUEST__BODY_EXEC_IO, "exec_io", CLASS_ANY, h_exec_io},
 	{MTS__SHIM__REQUEST__BODY_IMAGE_IMPORT, "image_import", CLASS_ADMIN,
 	    h_image_import},
 	{MTS__SHIM__REQUEST__BODY_IMAGE_PULL, "image_pull", CLASS_ADMIN,
@@ -406,13 +439,19 @@ static const struct mts_ipc_route routes[] = {
 	    h_image_remove},
 };
 
-/* Callers in the acl (uids) may do everything; nobody else anything. */
+/* Callers in acl may do everything, those in acl_relay (the gossipd
+ * serving other nodes) the remote subset; nobody else anything. */
 static uint32_t
 classify(void *ctx, uid_t uid, gid_t gid)
 {
 	struct shim *s = ctx;
+	uint32_t c = 0;
 
-	return mts_acl_has(&s->cfg.acl, uid) ? CLASS_ADMIN : 0;
+	if (mts_acl_has(&s->cfg.acl, uid))
+		c |= CLASS_ADMIN;
+	if (mts_acl_has(&s->cfg.acl_relay, uid))
+		c |= CLASS_REMOTE;
+	return c;
 }
 
 const struct mts_ipc_service shim_service = {

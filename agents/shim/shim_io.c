@@ -1,4 +1,4 @@
-/* shim_io.c: mts-shim's helper processes and files — log segments for `logs`, `exec` through the runtime, health probes (exec, TCP, HTTP inside the task's network namespace). */
+/* shim_io.c: mts-shim's helper processes and files — log segments for `logs`, health probes (exec, TCP, HTTP inside the task's network namespace), image jobs. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include "shim.h"
 #include "xmalloc.h"
 
-#define EXEC_MAX_OUTPUT (1u << 20)
+#define CHILD_MAX_OUTPUT (1u << 20)
 #define MAX_SEGMENTS 4096
 
 /* --- logs ------------------------------------------------------------- */
@@ -214,84 +214,12 @@ child_fork(struct shim_child *c, int (*fn)(struct shim *, void *),
 	return 0;
 }
 
-struct exec_args {
-	const char *id;
-	char *const *args;
-	size_t nargs;
-	char *const *env;
-	size_t nenv;
-	int shell;
-};
-
-/* Builds the runtime exec argv before forking (the child must not
- * allocate: other threads may hold the allocator's lock). */
-static const char **
-exec_argv(struct shim *s, const struct exec_args *a)
-{
-	const char **argv = xcalloc(a->nargs + 2 * a->nenv + 12, sizeof(char *));
-	size_t n = 0, i;
-
-	argv[n++] = s->cfg.runtime;
-	argv[n++] = "--root";
-	argv[n++] = s->cfg.runtime_root;
-	argv[n++] = "exec";
-	for (i = 0; i < a->nenv; i++) {
-		argv[n++] = "--env";
-		argv[n++] = a->env[i];
-	}
-	argv[n++] = a->id;
-	if (a->shell) {
-		argv[n++] = "/bin/sh";
-		argv[n++] = "-c";
-	}
-	for (i = 0; i < a->nargs; i++)
-		argv[n++] = a->args[i];
-	argv[n] = NULL;
-	return argv;
-}
-
-/* In the child: runtime exec. */
+/* In the child: runs argv (a runtime exec or the image helper). */
 static int
 do_exec(struct shim *s, void *arg)
 {
 	execv(((char *const *)arg)[0], (char *const *)arg);
 	return 127;
-}
-
-int
-shim_exec_start(struct shim *s, struct shim_task *t,
-    const Mts__Shim__ExecReq *req, struct mts_ipc_call *call, char *err,
-    size_t errlen)
-{
-	struct exec_args a = {.id = t->core.id, .args = req->args,
-	    .nargs = req->n_args, .env = req->env, .nenv = req->n_env};
-	struct shim_child *c;
-	const char **argv;
-	int rc;
-
-	if (t->core.state != MTS_TASK_RUNNING) {
-		snprintf(err, errlen, "task %s is %s, not running", t->core.id,
-		    mts_task_state_name(t->core.state));
-		return -MTS_ERR_STATE;
-	}
-	if (req->n_args == 0 || req->n_args > 1000 || req->n_env > 1000) {
-		snprintf(err, errlen, "exec needs a command (and at most 1000 "
-		    "arguments)");
-		return -MTS_ERR_INVAL;
-	}
-	c = child_new(s, SHIM_CHILD_EXEC, t->core.id);
-	c->deadline = mts_now() + (req->timeout_ms ? req->timeout_ms : 60000);
-	argv = exec_argv(s, &a);
-	rc = child_fork(c, do_exec, s, argv);
-	free(argv);
-	if (rc != 0) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		c->exited = 1; /* reaped on the next pass */
-		c->pid = 0;
-		return -MTS_ERR_IO;
-	}
-	c->call = call;
-	return 0;
 }
 
 /* In the child: TCP connect (and HTTP GET) inside the task's netns. */
@@ -381,7 +309,7 @@ shim_probe_start(struct shim *s, struct shim_task *t)
 	const Mts__Shim__HealthCheck *h = t->spec->health;
 	struct shim_child *c = child_new(s, SHIM_CHILD_PROBE, t->core.id);
 	struct net_probe np;
-	struct exec_args a = {.id = t->core.id};
+	struct shim_exec_cmd a = {.task = t->core.id};
 	const char **argv;
 	int rc;
 
@@ -410,7 +338,7 @@ shim_probe_start(struct shim *s, struct shim_task *t)
 		a.args = h->test + 1;
 		a.nargs = h->n_test - 1;
 		a.shell = !strcmp(h->test[0], "CMD-SHELL");
-		argv = exec_argv(s, &a);
+		argv = shim_exec_argv(s, &a);
 		rc = child_fork(c, do_exec, s, argv);
 		free(argv);
 	}
@@ -487,18 +415,6 @@ child_done(struct shim *s, struct shim_child *c)
 	}
 	if (c->kind == SHIM_CHILD_IMAGE && c->call != NULL) {
 		image_done(s, c);
-	} else if (c->kind == SHIM_CHILD_EXEC && c->call != NULL) {
-		Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
-		Mts__Shim__ExecRep er = MTS__SHIM__EXEC_REP__INIT;
-		er.exit_code = c->timed_out ? 124
-		    : WIFEXITED(c->status)  ? WEXITSTATUS(c->status)
-					    : 128 + WTERMSIG(c->status);
-		er.output.data = c->out.data;
-		er.output.len = c->out.len;
-		er.truncated = c->truncated;
-		rep.body_case = MTS__SHIM__REPLY__BODY_EXEC;
-		rep.exec = &er;
-		mts_ipc_reply(c->call, &rep.base);
 	} else if (c->kind == SHIM_CHILD_PROBE && t != NULL) {
 		size_t n = c->out.len < sizeof(t->health_out) - 1
 		    ? c->out.len
@@ -525,8 +441,8 @@ shim_child_output(struct shim *s, struct shim_child *c)
 	ssize_t n;
 
 	while (c->fd >= 0 && (n = read(c->fd, buf, sizeof(buf))) > 0) {
-		size_t room = c->out.len < EXEC_MAX_OUTPUT
-		    ? EXEC_MAX_OUTPUT - c->out.len
+		size_t room = c->out.len < CHILD_MAX_OUTPUT
+		    ? CHILD_MAX_OUTPUT - c->out.len
 		    : 0;
 		if ((size_t)n > room)
 			c->truncated = 1;
@@ -550,22 +466,28 @@ deliver(struct shim *s)
 	}
 }
 
-/* Reaps every exited child of the shim: helpers get their status;
- * monitors and runtime processes are collected here too (their exits are
- * handled through their pidfd). */
+/* Reaps every exited child of the shim: helpers and exec sessions get
+ * their status; monitors are collected here too (their exits are handled
+ * through their pidfd); the rest is remembered a while for an exec
+ * session that learns its process's pid late. */
 void
 shim_children_reap(struct shim *s)
 {
 	struct shim_child *c;
 	pid_t pid;
-	int st;
+	int st, mine;
 
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		mine = 0;
 		for (c = s->children; c != NULL; c = c->next)
 			if (c->pid == pid) {
 				c->status = st;
 				c->exited = 1;
+				mine = 1;
 			}
+		if (!mine && !shim_exec_reaped(s, pid, st))
+			mts_exits_put(&s->exits, pid, st, mts_now());
+	}
 	deliver(s);
 }
 
