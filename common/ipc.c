@@ -44,7 +44,18 @@ struct mts_ipc_listener {
 
 struct mts_pub {
 	nng_socket sock;
+	nng_aio *aio;
 	struct mts_ipc_listener lst;
+};
+
+/* Kernel credentials of recent callers by pipe id. nng hands out pipe ids
+ * from a 31-bit counter and reuses one only after wrapping it, so a hit is
+ * always the same connection; a miss costs two getsockopt calls. */
+#define CRED_SLOTS 64
+struct cred_slot {
+	uint32_t pipe; /* 0: empty (nng never uses 0) */
+	uid_t uid;
+	gid_t gid;
 };
 
 struct mts_ipc_server {
@@ -53,6 +64,8 @@ struct mts_ipc_server {
 	const struct mts_ipc_service *svc;
 	void *ctx;
 	int fd;
+	nng_aio *raio, *saio;
+	struct cred_slot creds[CRED_SLOTS];
 };
 
 /* A request in flight: the raw REP header routes the reply back. */
@@ -66,6 +79,7 @@ struct mts_ipc_call {
 
 struct mts_ipc_client {
 	nng_socket sock;
+	nng_aio *aio;
 	int timeout_ms;
 	char path[256];
 };
@@ -138,6 +152,41 @@ mts_pb_reply_error(const ProtobufCMessage *reply, const char **msg)
 }
 
 /* Packs msg into a fresh nng message; NULL on allocation failure. */
+/*
+ * nng_sendmsg() and nng_recvmsg() allocate, seed and free an aio on every
+ * call (a getrandom() system call each time in nng 1.5.2); on the paths
+ * taken once per request each socket keeps one aio instead. timeout is
+ * NNG_DURATION_ZERO for "do not block", NNG_DURATION_DEFAULT for the
+ * socket's own send/receive timeout. Returns an nng error code; on a
+ * failed send the message stays the caller's.
+ */
+static int
+aio_sendmsg(nng_socket s, nng_aio *aio, nng_msg *m, nng_duration timeout)
+{
+	int r;
+
+	nng_aio_set_timeout(aio, timeout);
+	nng_aio_set_msg(aio, m);
+	nng_send_aio(s, aio);
+	nng_aio_wait(aio);
+	if ((r = nng_aio_result(aio)) != 0)
+		nng_aio_set_msg(aio, NULL);
+	return r;
+}
+
+static int
+aio_recvmsg(nng_socket s, nng_aio *aio, nng_msg **m, nng_duration timeout)
+{
+	int r;
+
+	nng_aio_set_timeout(aio, timeout);
+	nng_recv_aio(s, aio);
+	nng_aio_wait(aio);
+	if ((r = nng_aio_result(aio)) == 0)
+		*m = nng_aio_get_msg(aio);
+	return r;
+}
+
 static nng_msg *
 pack_msg(const ProtobufCMessage *msg, const void *hdr, size_t hdrlen)
 {
@@ -288,14 +337,24 @@ mts_ipc_server_open(const char *path, const struct mts_ipc_service *svc,
 	 * buffer a reply to a pipe still busy with the previous one would be
 	 * dropped (EAGAIN) and its caller would time out. */
 	nng_socket_set_int(srv->sock, NNG_OPT_SENDBUF, 1024);
+	if ((r = nng_aio_alloc(&srv->raio, NULL, NULL)) != 0 ||
+	    (r = nng_aio_alloc(&srv->saio, NULL, NULL)) != 0) {
+		snprintf(err, errlen, "aio: %s", nng_strerror(r));
+		goto fail;
+	}
 	if (listener_open(&srv->lst, srv->sock, path, 0x30 /* req0 */, err,
 		errlen) < 0 ||
-	    mts_ipc_recv_fd(srv->sock, &srv->fd) < 0) {
-		nng_close(srv->sock);
-		free(srv);
-		return NULL;
-	}
+	    mts_ipc_recv_fd(srv->sock, &srv->fd) < 0)
+		goto fail;
 	return srv;
+fail:
+	nng_close(srv->sock);
+	if (srv->raio != NULL)
+		nng_aio_free(srv->raio);
+	if (srv->saio != NULL)
+		nng_aio_free(srv->saio);
+	free(srv);
+	return NULL;
 }
 
 void
@@ -304,6 +363,8 @@ mts_ipc_server_close(struct mts_ipc_server *srv)
 	if (srv == NULL)
 		return;
 	nng_close(srv->sock);
+	nng_aio_free(srv->raio);
+	nng_aio_free(srv->saio);
 	if (srv->lst.probe_fd >= 0)
 		close(srv->lst.probe_fd);
 	unlink(srv->lst.path);
@@ -349,7 +410,8 @@ mts_ipc_reply(struct mts_ipc_call *call, ProtobufCMessage *msg)
 	m = pack_msg(msg, call->hdr, call->hdrlen);
 	if (m == NULL) {
 		log_warnx("%s: cannot allocate reply", call->srv->svc->name);
-	} else if (nng_sendmsg(call->srv->sock, m, NNG_FLAG_NONBLOCK) != 0) {
+	} else if (aio_sendmsg(call->srv->sock, call->srv->saio, m,
+		       NNG_DURATION_ZERO) != 0) {
 		/* The caller went away or its queue is full: it times out. */
 		nng_msg_free(m);
 	}
@@ -379,11 +441,18 @@ mts_ipc_reply_error(struct mts_ipc_call *call, int code, const char *fmt, ...)
 }
 
 static void
-peer_creds(nng_msg *m, uid_t *uid, gid_t *gid)
+peer_creds(struct mts_ipc_server *srv, nng_msg *m, uid_t *uid, gid_t *gid)
 {
 	nng_pipe p = nng_msg_get_pipe(m);
+	uint32_t id = (uint32_t)nng_pipe_id(p);
+	struct cred_slot *slot = &srv->creds[id % CRED_SLOTS];
 	uint64_t u = (uint64_t)-1, g = (uint64_t)-1;
 
+	if (id != 0 && slot->pipe == id) {
+		*uid = slot->uid;
+		*gid = slot->gid;
+		return;
+	}
 	/* Unknown credentials map to uid/gid -1, which no ACL contains. */
 	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &u) != 0)
 		u = (uint64_t)-1;
@@ -391,6 +460,11 @@ peer_creds(nng_msg *m, uid_t *uid, gid_t *gid)
 		g = (uint64_t)-1;
 	*uid = (uid_t)u;
 	*gid = (gid_t)g;
+	if (id != 0 && u != (uint64_t)-1 && g != (uint64_t)-1) {
+		slot->pipe = id;
+		slot->uid = *uid;
+		slot->gid = *gid;
+	}
 }
 
 static const struct mts_ipc_route *
@@ -426,7 +500,7 @@ dispatch(struct mts_ipc_server *srv, nng_msg *m)
 	call->srv = srv;
 	call->hdrlen = nng_msg_header_len(m);
 	memcpy(call->hdr, nng_msg_header(m), call->hdrlen);
-	peer_creds(m, &call->uid, &call->gid);
+	peer_creds(srv, m, &call->uid, &call->gid);
 	req = protobuf_c_message_unpack(svc->request, NULL, len,
 	    nng_msg_body(m));
 	nng_msg_free(m);
@@ -472,7 +546,8 @@ mts_ipc_server_drain(struct mts_ipc_server *srv, int max)
 	nng_msg *m;
 	int n = 0;
 
-	while (n < max && nng_recvmsg(srv->sock, &m, NNG_FLAG_NONBLOCK) == 0) {
+	while (n < max &&
+	    aio_recvmsg(srv->sock, srv->raio, &m, NNG_DURATION_ZERO) == 0) {
 		dispatch(srv, m);
 		n++;
 	}
@@ -492,8 +567,14 @@ mts_ipc_client_open(const char *path, int timeout_ms, char *err,
 	c->timeout_ms = timeout_ms;
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	snprintf(url, sizeof(url), "ipc://%s", path);
+	if ((r = nng_aio_alloc(&c->aio, NULL, NULL)) != 0) {
+		snprintf(err, errlen, "aio: %s", nng_strerror(r));
+		free(c);
+		return NULL;
+	}
 	if ((r = nng_req0_open(&c->sock)) != 0) {
 		snprintf(err, errlen, "req socket: %s", nng_strerror(r));
+		nng_aio_free(c->aio);
 		free(c);
 		return NULL;
 	}
@@ -506,6 +587,7 @@ mts_ipc_client_open(const char *path, int timeout_ms, char *err,
 	if ((r = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
 		snprintf(err, errlen, "dial %s: %s", url, nng_strerror(r));
 		nng_close(c->sock);
+		nng_aio_free(c->aio);
 		free(c);
 		return NULL;
 	}
@@ -518,6 +600,7 @@ mts_ipc_client_close(struct mts_ipc_client *c)
 	if (c == NULL)
 		return;
 	nng_close(c->sock);
+	nng_aio_free(c->aio);
 	free(c);
 }
 
@@ -545,11 +628,11 @@ mts_ipc_client_call_raw(struct mts_ipc_client *c, const void *buf,
 		return -MTS_ERR_IO;
 	if (len)
 		memcpy(nng_msg_body(m), buf, len);
-	if ((r = nng_sendmsg(c->sock, m, 0)) != 0) {
+	if ((r = aio_sendmsg(c->sock, c->aio, m, NNG_DURATION_DEFAULT)) != 0) {
 		nng_msg_free(m);
 		return nng_to_mts(r);
 	}
-	if ((r = nng_recvmsg(c->sock, &m, 0)) != 0)
+	if ((r = aio_recvmsg(c->sock, c->aio, &m, NNG_DURATION_DEFAULT)) != 0)
 		return nng_to_mts(r);
 	*outlen = nng_msg_len(m);
 	*out = xmemdup(nng_msg_body(m), *outlen);
@@ -571,13 +654,13 @@ mts_ipc_client_call(struct mts_ipc_client *c, ProtobufCMessage *req,
 	mts_pb_set_version(req);
 	if ((m = pack_msg(req, NULL, 0)) == NULL)
 		return -MTS_ERR_IO;
-	if ((r = nng_sendmsg(c->sock, m, 0)) != 0) {
+	if ((r = aio_sendmsg(c->sock, c->aio, m, NNG_DURATION_DEFAULT)) != 0) {
 		nng_msg_free(m);
 		snprintf(err, errlen, "cannot reach %s: %s", c->path,
 		    nng_strerror(r));
 		return nng_to_mts(r);
 	}
-	if ((r = nng_recvmsg(c->sock, &m, 0)) != 0) {
+	if ((r = aio_recvmsg(c->sock, c->aio, &m, NNG_DURATION_DEFAULT)) != 0) {
 		snprintf(err, errlen, "no reply from %s within %d ms: %s",
 		    c->path, c->timeout_ms, nng_strerror(r));
 		return nng_to_mts(r);
@@ -607,14 +690,21 @@ mts_pub_open(const char *path, char *err, size_t errlen)
 	struct mts_pub *pub = xcalloc(1, sizeof(*pub));
 	int r;
 
+	if ((r = nng_aio_alloc(&pub->aio, NULL, NULL)) != 0) {
+		snprintf(err, errlen, "aio: %s", nng_strerror(r));
+		free(pub);
+		return NULL;
+	}
 	if ((r = nng_pub0_open(&pub->sock)) != 0) {
 		snprintf(err, errlen, "pub socket: %s", nng_strerror(r));
+		nng_aio_free(pub->aio);
 		free(pub);
 		return NULL;
 	}
 	if (listener_open(&pub->lst, pub->sock, path, 0x21 /* sub0 */, err,
 		errlen) < 0) {
 		nng_close(pub->sock);
+		nng_aio_free(pub->aio);
 		free(pub);
 		return NULL;
 	}
@@ -627,6 +717,7 @@ mts_pub_close(struct mts_pub *pub)
 	if (pub == NULL)
 		return;
 	nng_close(pub->sock);
+	nng_aio_free(pub->aio);
 	if (pub->lst.probe_fd >= 0)
 		close(pub->lst.probe_fd);
 	unlink(pub->lst.path);
@@ -654,7 +745,7 @@ mts_pub_send(struct mts_pub *pub, const void *topic, size_t tlen,
 	memcpy(p, topic, tlen);
 	protobuf_c_message_pack(body, p + tlen);
 	mts_put_u32be(p + tlen + blen, (uint32_t)tlen);
-	if (nng_sendmsg(s, m, NNG_FLAG_NONBLOCK) != 0) {
+	if (aio_sendmsg(s, pub->aio, m, NNG_DURATION_ZERO) != 0) {
 		nng_msg_free(m);
 		return -MTS_ERR_IO;
 	}

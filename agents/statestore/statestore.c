@@ -661,9 +661,12 @@ fail_round(struct round *r, const char *err)
 	round_reset(r);
 }
 
-/* Called when the commit thread is done: applies the synced round to the
- * MST, publishes it and only then answers, so no one hears of a write that
- * a crash could still lose. */
+/* Called when the commit thread is done. The next round goes to the disk
+ * first (with whatever arrived meanwhile), so the disk never waits for the
+ * bookkeeping below; then the synced round is applied to the MST,
+ * published and only then answered, so no one hears of a write that a
+ * crash could still lose. Reads stay right: the committed round is in the
+ * database now, the newly submitted one is ss->syncing. */
 static void
 round_finish(struct statestore *ss)
 {
@@ -681,6 +684,10 @@ round_finish(struct statestore *ss)
 		fail_round(ss->open, err);
 		return;
 	}
+	ss->syncing = ss->spare;
+	if (!ss->stop)
+		mts_ipc_server_drain(ss->srv, ROUND_MAX);
+	round_submit(ss);
 	for (i = 0; i < r->n; i++) {
 		struct pending *p = &r->pend[i];
 
@@ -696,6 +703,7 @@ round_finish(struct statestore *ss)
 	ss->commits++;
 	ss->writes += r->n;
 	round_reset(r);
+	ss->spare = r;
 }
 
 /* --- tombstone pruning ------------------------------------------------------ */
@@ -928,6 +936,7 @@ open_store(struct statestore *ss, const char *statedir)
 		fatalx("open %s: %s", path, err);
 	round_init(ss->open, ss->db);
 	round_init(ss->syncing, ss->db);
+	round_init(ss->spare, ss->db);
 	ss->committer = committer_start(ss->db);
 	load_identity(ss);
 	rebuild(ss);
@@ -1041,7 +1050,7 @@ int
 main(int argc, char **argv)
 {
 	struct statestore ss;
-	struct round rounds[2];
+	struct round rounds[3];
 	struct mts_agent agent;
 	struct dirs dirs = {NULL, NULL};
 	int c;
@@ -1050,6 +1059,7 @@ main(int argc, char **argv)
 	memset(rounds, 0, sizeof(rounds));
 	ss.open = &rounds[0];
 	ss.syncing = &rounds[1];
+	ss.spare = &rounds[2];
 	mts_agent_init(&agent, "statestore", argc, argv, "r:s:", dir_opt,
 	    &dirs);
 	if (agent.argc != 0) {
@@ -1084,6 +1094,7 @@ main(int argc, char **argv)
 	committer_stop(ss.committer);
 	round_free(&rounds[0]);
 	round_free(&rounds[1]);
+	round_free(&rounds[2]);
 	mts_store_close(ss.db);
 	mts_mst_free(ss.mst);
 	for (c = 0; c < ACL_CLASSES; c++)

@@ -36,6 +36,7 @@ struct statestore {
 	 * one is written by the commit thread */
 	struct round *open;
 	struct round *syncing;
+	struct round *spare; /* empty; takes the place of a committed round */
 	struct committer *committer;
 
 	uint64_t retention_ms;
