@@ -45,12 +45,15 @@ for c in 1 16; do
 	printf '%-48s %10s %10s %10s\n' "API, $c client(s)" "$rate" "$p50" "$p99"
 	eval "api$c=$rate"
 done
-awk -v a1="$api1" -v a="$api16" -v r1="$raw1" -v r16="$raw16" -v rb="$rawb16" -v e16="$echo16" 'BEGIN {
+awk -v a1="$api1" -v a="$api16" -v r1="$raw1" -v r16="$raw16" -v rb="$rawb16" -v e16="$echo16" -v e1="$echo1" 'BEGIN {
 	printf "API / raw at 1 client:                         %.2f\n", a1 / r1;
 	printf "API / raw at 16 clients (16 writers, batch 1): %.2f\n", a / r16;
 	printf "API at 16 clients / raw batches of 16:         %.2f\n", a / rb;
 	printf "IPC ceiling: nng echo / raw at 16 clients:     %.2f\n", e16 / r16;
-	printf "API / nng echo at 16 clients:                  %.2f\n", a / e16 }'
+	printf "API / nng echo at 16 clients:                  %.2f\n", a / e16;
+	# A client of the API waits, per write, for what a raw writer waits
+	# for (16 / raw16 s) plus at least one bare IPC round trip (1 / echo1 s).
+	printf "bound on API/raw at 16 from the round trip:    %.2f\n", 1 / (1 + r16 / (16 * e1)) }'
 
 echo
 echo "anti-entropy: two replicas of 100,000 keys (200-byte values) differing in 100 keys"
