@@ -779,6 +779,8 @@ shim_exec_next(const struct shim *s)
 	return n;
 }
 
+/* At exit: a session cannot outlive the shim (nobody could poll it
+ * again), so its command is killed, unlike the containers. */
 void
 shim_exec_free_all(struct shim *s)
 {
@@ -786,6 +788,8 @@ shim_exec_free_all(struct shim *s)
 
 	while ((x = s->execs) != NULL) {
 		s->execs = x->next;
+		if (!x->dead)
+			exec_kill(x);
 		if (x->call != NULL)
 			mts_ipc_call_drop(x->call);
 		exec_free(x);
