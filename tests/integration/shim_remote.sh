@@ -136,4 +136,11 @@ if wait_for 20 dead1; then
 else
 	fail "node 2 sees node 1 dead"
 fi
+# Under `make check` the agents report sanitizer findings in their logs.
+if grep -qE 'runtime error|AddressSanitizer|LeakSanitizer' "$MTS_CLUSTER_DIR"/n*/log/*.log; then
+	fail "no sanitizer report in the nodes' logs"
+	grep -E -A5 'runtime error|AddressSanitizer|LeakSanitizer' "$MTS_CLUSTER_DIR"/n*/log/*.log | head -20
+else
+	pass "no sanitizer report in the nodes' logs"
+fi
 t_done
