@@ -113,7 +113,8 @@ mts_exec_set_eof(struct mts_exec *e)
 int
 mts_exec_drain_over(const struct mts_exec *e, mts_time_t now)
 {
-	return e->exited && !e->eof && now >= e->exited_at + MTS_EXEC_DRAIN_MS;
+	return e->exited && !e->eof && mts_exec_want_read(e) &&
+	    now >= e->exited_at + MTS_EXEC_DRAIN_MS;
 }
 
 int
@@ -133,7 +134,9 @@ mts_exec_next(const struct mts_exec *e)
 {
 	mts_time_t t = e->last_call + e->idle;
 
-	if (e->exited && !e->eof && e->exited_at + MTS_EXEC_DRAIN_MS < t)
+	/* the drain deadline matters only while there is room to read */
+	if (e->exited && !e->eof && mts_exec_want_read(e) &&
+	    e->exited_at + MTS_EXEC_DRAIN_MS < t)
 		t = e->exited_at + MTS_EXEC_DRAIN_MS;
 	return t;
 }

@@ -729,13 +729,16 @@ tick_one(struct shim_exec *x, mts_time_t now)
 	}
 	if (mts_exec_drain_over(&x->core, now)) {
 		/* Whatever was in flight has arrived; a background child
-		 * holding the output open does not keep the session. */
+		 * holding the output open does not keep the session. With a
+		 * full buffer the rest waits for the client to take some. */
 		read_out(x, &x->out_fd, now);
 		read_out(x, &x->pty, now);
-		close_fd(&x->out_fd);
-		close_fd(&x->pty);
-		close_console(x);
-		check_eof(x);
+		if (mts_exec_room(&x->core) > 0) {
+			close_fd(&x->out_fd);
+			close_fd(&x->pty);
+			close_console(x);
+			check_eof(x);
+		}
 	}
 	maybe_reply(x, now);
 	if (x->call == NULL && !x->dead &&

@@ -72,6 +72,11 @@ g_ctl 2 exec -i printer -- cat <"$T_DIR/in" >"$T_DIR/back"
 check "exec -i moves 350 KB through the relay both ways intact" cmp -s "$T_DIR/in" "$T_DIR/back"
 n=$(g_ctl 2 exec printer -- seq 1 200000 | wc -l)
 check "exec output larger than the session buffer arrives whole ($n lines)" test "$n" -eq 200000
+# A reader that stalls until the command has ended (the shim then holds
+# the rest, partly still in its pipe from runc): nothing may be dropped.
+# (The exact case of a full buffer at the drain time is in test_shim_exec.)
+n=$(g_ctl 2 exec printer -- seq 1 50000 | (sleep 1.5; wc -l))
+check "output still queued when the command ends arrives whole ($n lines)" test "$n" -eq 50000
 
 # -t: a terminal, its window size, the exit code
 script -qec "stty rows 33 cols 101; $CTL2 exec -t printer -- sh -c 'tty; stty size; test -t 0 && echo is-a-tty; exit 7'; echo rc=\$?" \

@@ -155,6 +155,27 @@ test_drain_and_abandon(void **state)
 	mts_exec_free(&e);
 }
 
+/* Output still in flight when the process ends is never cut off by the
+ * drain time while the buffer is full: it waits for the client. */
+static void
+test_drain_waits_for_room(void **state)
+{
+	struct mts_exec e;
+	struct mts_buf b;
+
+	mts_exec_init(&e, 1, 0, 0, 30000, 0);
+	mts_exec_output(&e, big, MTS_EXEC_OUT_MAX);
+	mts_exec_exit(&e, 0, 100);
+	assert_false(mts_exec_drain_over(&e, 100000));
+	assert_int_equal(mts_exec_next(&e), 30000); /* no busy wake-ups */
+	mts_buf_init(&b);
+	mts_exec_take(&e, 1, &b);
+	assert_true(mts_exec_drain_over(&e, 100 + MTS_EXEC_DRAIN_MS));
+	assert_int_equal(mts_exec_next(&e), 100 + MTS_EXEC_DRAIN_MS);
+	mts_buf_free(&b);
+	mts_exec_free(&e);
+}
+
 static void
 test_exits(void **state)
 {
@@ -192,6 +213,7 @@ main(void)
 		cmocka_unit_test(test_stdin_order),
 		cmocka_unit_test(test_finish),
 		cmocka_unit_test(test_drain_and_abandon),
+		cmocka_unit_test(test_drain_waits_for_room),
 		cmocka_unit_test(test_exits),
 	};
 
