@@ -455,8 +455,12 @@ main(int argc, char **argv)
 	if (mts_crypto_init() != 0)
 		fatalx("libsodium init failed");
 	s.sigfd = -1;
-	if (config(&s, &ag) != 0)
+	if (config(&s, &ag) != 0) {
+		mts_acl_free(&s.cfg.acl);
+		mts_acl_free(&s.cfg.acl_relay);
+		mts_agent_free(&ag);
 		return MTS_EXIT_USAGE;
+	}
 	if (setup(&s) != 0)
 		return MTS_EXIT_FAILURE;
 	log_info("runtime %s, root %s, state %s", s.cfg.runtime,

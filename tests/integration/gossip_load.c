@@ -217,5 +217,14 @@ main(int argc, char **argv)
 			    lat[nlat - 1] / 1000.0);
 		free(lat);
 	}
+	for (i = 0; i < o.nput; i++)
+		mts_ipc_client_close(cl[i]);
+	for (w = 0; w < o.nwatch; w++)
+		nng_close(subs[w]);
+	free(start);
+	free(arrive);
+	free(left);
+	free(seen);
+	free(val);
 	return nlat == o.count || o.nwatch == 0 ? 0 : 1;
 }
