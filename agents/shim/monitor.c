@@ -22,7 +22,8 @@
  * fd 3 is a pipe to the shim: the monitor writes "R <pid>\n" once the
  * container runs or "E <message>\n" if it could not be started, then
  * closes it. When the container's init exits the monitor writes
- * TASKDIR/exit ("<code> <signal> <oom> <unix ms>\n", atomically) and exits.
+ * TASKDIR/exit ("<code> <signal> <oom> <unix ms>\n", atomically), deletes
+ * the container from the runtime and exits.
  * Log segments are TASKDIR/logs/<20-digit absolute offset>.
  */
 
@@ -310,6 +311,23 @@ start(struct mon *m, int outfd)
 	return (pid_t)atoi(buf);
 }
 
+/* `runtime delete -f ID` once the exit is recorded (the OOM count is read
+ * from the container's cgroup first): the shim learns of the exit when
+ * this process ends, with the runtime's state already gone, so it runs
+ * no runtime command of its own on the exit path. */
+static void
+delete_container(const struct mon *m)
+{
+	char *delv[] = {(char *)m->runtime, "--root", (char *)m->root,
+	    "delete", "-f", (char *)m->id, NULL};
+	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	if (nul >= 0) {
+		run(delv, nul, nul);
+		close(nul);
+	}
+}
+
 /* Copies what is buffered in the pipe, for at most 500 ms after exit. */
 static void
 drain(struct mon *m, int rfd)
@@ -357,6 +375,7 @@ loop(struct mon *m, int rfd, int sfd, pid_t cpid)
 			if (w == cpid) {
 				drain(m, rfd);
 				write_exit(m, st);
+				delete_container(m);
 				return;
 			}
 	}

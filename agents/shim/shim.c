@@ -29,6 +29,7 @@
 #endif
 
 #define SEC "shim"
+#define LOOP_SLOW_MS 500
 
 static int
 find_in_path(const char *name, char *out, size_t outlen)
@@ -417,7 +418,7 @@ run_loop(struct shim *s)
 {
 	struct pollfd *pfd;
 	struct slot *sl;
-	mts_time_t now, next, last_check = 0;
+	mts_time_t now, next, busy, last_check = 0;
 	size_t n, i;
 	int tmo;
 
@@ -428,6 +429,7 @@ run_loop(struct shim *s)
 		n = build_poll(s, &pfd, &sl);
 		if (poll(pfd, n, tmo) < 0 && errno != EINTR)
 			fatal("poll");
+		busy = mts_now();
 		for (i = 0; i < n; i++)
 			handle(s, &pfd[i], &sl[i]);
 		free(pfd);
@@ -436,6 +438,11 @@ run_loop(struct shim *s)
 		shim_children_timeouts(s, now);
 		shim_exec_tick(s, now);
 		shim_task_tick(s, now);
+		/* Every call on the loop is meant to be short: say so when one
+		 * was not (callers of shim.sock wait meanwhile). */
+		if (mts_now() - busy > LOOP_SLOW_MS)
+			log_warnx("event loop busy for %lld ms",
+			    (long long)(mts_now() - busy));
 		if (now - last_check >= 1000) {
 			last_check = now;
 			mts_ipc_server_check(s->srv);

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,8 @@
 #include "mtstime.h"
 #include "shim.h"
 #include "xmalloc.h"
+
+extern char **environ;
 
 #define CHILD_MAX_OUTPUT (1u << 20)
 #define MAX_SEGMENTS 4096
@@ -214,12 +217,46 @@ child_fork(struct shim_child *c, int (*fn)(struct shim *, void *),
 	return 0;
 }
 
-/* In the child: runs argv (a runtime exec or the image helper). */
+/* Starts argv (a runtime exec or the image helper) with stdout/stderr on
+ * a pipe the loop reads, through posix_spawn: no copy of the shim (and
+ * its threads' locks) runs between fork and exec, so nothing of the shim
+ * can block the child, and the start costs no page-table copy. */
 static int
-do_exec(struct shim *s, void *arg)
+child_spawn(struct shim_child *c, const char *const *argv)
 {
-	execv(((char *const *)arg)[0], (char *const *)arg);
-	return 127;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, def;
+	int p[2], rc;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -MTS_ERR_IO;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &def);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawn(&c->pid, argv[0], &fa, &at, (char *const *)argv,
+	    environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(p[1]);
+	if (rc != 0) {
+		close(p[0]);
+		c->pid = 0;
+		errno = rc;
+		return -MTS_ERR_IO;
+	}
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	c->fd = p[0];
+	return 0;
 }
 
 /* In the child: TCP connect (and HTTP GET) inside the task's netns. */
@@ -339,7 +376,7 @@ shim_probe_start(struct shim *s, struct shim_task *t)
 		a.nargs = h->n_test - 1;
 		a.shell = !strcmp(h->test[0], "CMD-SHELL");
 		argv = shim_exec_argv(s, &a);
-		rc = child_fork(c, do_exec, s, argv);
+		rc = child_spawn(c, argv);
 		free(argv);
 	}
 	if (rc != 0) {
@@ -362,7 +399,7 @@ shim_image_start(struct shim *s, const char *const *args, int pull,
 	argv[n] = NULL;
 	c->pull = pull;
 	c->deadline = mts_now() + 30 * 60 * 1000;
-	if (child_fork(c, do_exec, s, (void *)argv) != 0) {
+	if (child_spawn(c, argv) != 0) {
 		c->exited = 1;
 		c->pid = 0;
 		return -MTS_ERR_IO;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -362,15 +363,50 @@ fail:
 
 /* --- runtime and monitor ---------------------------------------------- */
 
-/* Runs `runtime --root R args...` and waits (bounded: the runtime's own
- * commands return in milliseconds). */
+/* posix_spawn of argv with stdin and stdout on /dev/null and stderr on
+ * errfd, default signal mask and SIGPIPE. */
+static int
+spawn_quiet(const char *const *argv, int errfd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, def;
+	int rc;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
+	posix_spawn_file_actions_adddup2(&fa, 0, 1);
+	posix_spawn_file_actions_adddup2(&fa, errfd, 2);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &def);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawn(pid, argv[0], &fa, &at, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc != 0)
+		errno = rc;
+	return rc == 0 ? 0 : -MTS_ERR_IO;
+}
+
+/* Runs `runtime --root R args...` and waits, at most RUNTIME_WAIT_MS
+ * (the runtime's own commands return in milliseconds; one that hangs is
+ * killed rather than left to stall the loop). */
+#define RUNTIME_WAIT_MS 5000
+
 int
 shim_runtime(struct shim *s, const char *const *args, char *err,
     size_t errlen)
 {
 	const char *argv[16];
-	size_t n = 0, i;
-	int st, p[2];
+	size_t n = 0, i, got = 0;
+	struct pollfd pf;
+	mts_time_t end = mts_now() + RUNTIME_WAIT_MS;
+	int st = 1 << 8, p[2], eof = 0;
 	pid_t pid;
 	ssize_t r;
 
@@ -382,40 +418,56 @@ shim_runtime(struct shim *s, const char *const *args, char *err,
 	argv[n] = NULL;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -MTS_ERR_IO;
-	if ((pid = fork()) < 0) {
+	if (spawn_quiet(argv, p[1], &pid) != 0) {
 		close(p[0]);
 		close(p[1]);
 		return -MTS_ERR_IO;
 	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDWR);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		dup2(nul, 0);
-		dup2(nul, 1);
-		dup2(p[1], 2);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
 	close(p[1]);
-	r = read(p[0], err, errlen > 0 ? errlen - 1 : 0);
+	pf = (struct pollfd){.fd = p[0], .events = POLLIN};
+	/* Its stderr until EOF (it is exiting) or the deadline. */
+	while (mts_now() < end && poll(&pf, 1, (int)(end - mts_now())) > 0) {
+		char tmp[256];
+		if ((r = read(p[0], tmp, sizeof(tmp))) <= 0) {
+			eof = 1;
+			break;
+		}
+		if (errlen > 0 && got < errlen - 1) {
+			size_t k = (size_t)r < errlen - 1 - got ? (size_t)r
+								 : errlen - 1 - got;
+			memcpy(err + got, tmp, k);
+			got += k;
+		}
+	}
 	if (errlen > 0)
-		err[r > 0 ? r : 0] = '\0';
+		err[got] = '\0';
 	close(p[0]);
-	while (waitpid(pid, &st, 0) < 0)
+	if (!eof && waitpid(pid, &st, WNOHANG) == 0) {
+		log_warnx("%s %s: no answer in %d ms, killed", argv[0],
+		    args[0], RUNTIME_WAIT_MS);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		return -MTS_ERR_TIMEOUT;
+	}
+	while (eof && waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -MTS_ERR_IO;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -MTS_ERR_IO;
 }
 
+/* Deletes container id from the runtime if the runtime still has it (the
+ * monitor deletes it at exit: this is for monitors that died, removals
+ * and orphans). */
 static void
 runtime_delete(struct shim *s, const char *id)
 {
 	const char *args[] = {"delete", "-f", id, NULL};
-	char err[256];
+	char err[256], path[SHIM_PATH];
 
+	if (mts_path_join(path, sizeof(path), s->cfg.runtime_root, id) == 0 &&
+	    access(path, F_OK) != 0 && errno == ENOENT)
+		return;
 	shim_runtime(s, args, err, sizeof(err));
 }
 
@@ -737,6 +789,10 @@ shim_task_status(const struct shim_task *t, Mts__Shim__TaskStatus *st)
 	st->last_health_output = (char *)t->health_out;
 }
 
+/* A local statestore answers in well under a millisecond; a call is
+ * bounded so that a stalled one cannot hold up the shim's loop for long. */
+#define STORE_WAIT_MS 300
+
 static int
 store_put(struct shim *s, struct shim_task *t)
 {
@@ -750,12 +806,17 @@ store_put(struct shim *s, struct shim_task *t)
 
 	if (s->cfg.node[0] == '\0')
 		return 0;
+	/* After a failure only the once-a-second retry tries again: a
+	 * statestore that is down costs the loop at most one bounded
+	 * attempt per second, not one per task change. */
+	if (s->ss == NULL && mts_now() < s->next_store_retry)
+		return -MTS_ERR_IO;
 	if (s->ss == NULL) {
 		if (mts_path_join(path, sizeof(path), s->cfg.rundir,
 			"statestore.sock") ||
 		    access(path, F_OK) != 0)
 			return -MTS_ERR_IO;
-		if ((s->ss = mts_ipc_client_open(path, 1000, err,
+		if ((s->ss = mts_ipc_client_open(path, STORE_WAIT_MS, err,
 			 sizeof(err))) == NULL)
 			return -MTS_ERR_IO;
 	}
@@ -777,6 +838,7 @@ store_put(struct shim *s, struct shim_task *t)
 		log_debug("statestore put %s: %s", key, err);
 		mts_ipc_client_close(s->ss);
 		s->ss = NULL;
+		s->next_store_retry = mts_now() + 1000;
 	}
 	return rc;
 }
@@ -806,6 +868,7 @@ shim_store_retry(struct shim *s)
 {
 	struct shim_task *t;
 
+	s->next_store_retry = 0;
 	for (t = s->tasks; t != NULL; t = t->next)
 		if (t->dirty_store && (t->dirty_store = store_put(s, t) != 0))
 			return;

@@ -58,6 +58,18 @@ task_is() { [ "$(task_field "$1" "$2")" = "$3" ]; }
 # overlay mounts and cgroups, then the temp dir.
 shim_cleanup() {
 	local id m p rc=$?
+	# After a failure: was the shim alive, and where were its threads?
+	if [ "$rc" -ne 0 ] || [ "$T_FAILED" -ne 0 ]; then
+		if [ -n "$SHIM_PID" ] && [ -d "/proc/$SHIM_PID" ]; then
+			echo "shim $SHIM_PID: $(grep '^State' "/proc/$SHIM_PID/status")"
+			for p in /proc/"$SHIM_PID"/task/*; do
+				echo "  thread ${p##*/}: $(cat "$p/wchan" 2>/dev/null) $(awk '{print $3}' "$p/stat")"
+			done
+		elif [ -n "$SHIM_PID" ]; then
+			echo "shim $SHIM_PID: gone"
+		fi
+		grep -E 'busy for|warning' "$T_DIR/shim.log" 2>/dev/null | tail -20
+	fi
 	[ -n "$SHIM_PID" ] && kill -9 "$SHIM_PID" 2>/dev/null
 	# Under `make check` the shim reports sanitizer findings in its log.
 	if grep -qE 'runtime error|AddressSanitizer' "$T_DIR/shim.log" 2>/dev/null; then
