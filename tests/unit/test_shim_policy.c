@@ -36,8 +36,9 @@ test_parses(void **st)
 	mts_seccomp_free(p);
 }
 
-/* In a child under the filter: exit 0 when kexec_load and ptrace fail with
- * EPERM while getpid, unshare(0) and mount-namespace calls still work. */
+/* In a child under the filter: exit 0 when kexec_load, ptrace,
+ * init_module, kcmp and userfaultfd fail with EPERM while getpid,
+ * unshare(0), setns, keyctl and pivot_root reach the kernel. */
 static int
 child_checks(void)
 {
@@ -53,6 +54,22 @@ child_checks(void)
 	 * no-op that any filter denying unshare would refuse). */
 	if (syscall(SYS_unshare, 0) != 0)
 		return 6;
+	/* What a container could otherwise do to itself is denied too. */
+	if (syscall(SYS_kcmp, getpid(), getpid(), 0, 0, 0) != -1 ||
+	    errno != EPERM)
+		return 7;
+	if (syscall(SYS_userfaultfd, 1) != -1 || errno != EPERM)
+		return 8;
+	/* runc joins namespaces, makes a session keyring and pivots into
+	 * the root file system: reaching the kernel (EBADF, EFAULT) shows
+	 * the filter let them through. */
+	if (syscall(SYS_setns, -1, 0) != -1 || errno != EBADF)
+		return 9;
+	if (syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3 /* session */, 0) < 0)
+		return 10;
+	if (geteuid() == 0 &&
+	    (syscall(SYS_pivot_root, NULL, NULL) != -1 || errno == EPERM))
+		return 11;
 	return 0;
 }
 
