@@ -17,17 +17,20 @@
 #include <unistd.h>
 
 /*
- * Usage: mts-shim-monitor RUNTIME ROOT ID TASKDIR LOGMAX LOGKEEP CGROUPDIR
- *
- * fd 3 is a pipe to the shim: the monitor writes "R <pid>\n" once the
- * container runs or "E <message>\n" if it could not be started, then
+ * Usage: mts-shim-monitor, with fd 3 a stream socket to the shim. The
+ * shim starts one ahead of need; it waits for its job on fd 3: RUNTIME
+ * ROOT ID TASKDIR LOGMAX LOGKEEP CGROUPDIR, each ended by a NUL (EOF
+ * instead: it exits quietly). It then writes "R <pid>\n" on fd 3 once the
+ * container runs or "E <message>\n" if it could not be started, and
  * closes it. When the container's init exits the monitor writes
  * TASKDIR/exit ("<code> <signal> <oom> <unix ms>\n", atomically), deletes
- * the container from the runtime and exits.
- * Log segments are TASKDIR/logs/<20-digit absolute offset>.
+ * the container from the runtime and exits. Its working directory is
+ * TASKDIR. Log segments are TASKDIR/logs/<20-digit absolute offset>.
  */
 
 #define STATUS_FD 3
+#define JOB_FIELDS 7
+#define JOB_MAX 16384
 
 struct mon {
 	const char *runtime, *root, *id, *dir, *cgdir;
@@ -381,6 +384,44 @@ loop(struct mon *m, int rfd, int sfd, pid_t cpid)
 	}
 }
 
+/* Reads the job the shim sends on fd 3: RUNTIME ROOT ID TASKDIR LOGMAX
+ * LOGKEEP CGROUPDIR, each ended by a NUL. Returns 0, or -1 at EOF before
+ * a whole job (the shim let the spare go, or is gone). */
+static int
+read_job(struct mon *m)
+{
+	static char buf[JOB_MAX];
+	char *f[JOB_FIELDS];
+	size_t len = 0, n = 0, i;
+	ssize_t r;
+
+	while (n < JOB_FIELDS) {
+		if (len == sizeof(buf))
+			die_status("monitor job over %zu bytes", sizeof(buf));
+		r = read(STATUS_FD, buf + len, sizeof(buf) - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		len += (size_t)r;
+		for (n = 0, i = 0; i < len && n < JOB_FIELDS; i++)
+			if (buf[i] == '\0')
+				n++;
+	}
+	f[0] = buf;
+	for (n = 1, i = 0; n < JOB_FIELDS; i++)
+		if (buf[i] == '\0')
+			f[n++] = buf + i + 1;
+	m->runtime = f[0];
+	m->root = f[1];
+	m->id = f[2];
+	m->dir = f[3];
+	m->logmax = atoll(f[4]) > 0 ? atoll(f[4]) : 10 << 20;
+	m->logkeep = atoi(f[5]) > 0 ? atoi(f[5]) : 3;
+	m->cgdir = f[6];
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -389,19 +430,15 @@ main(int argc, char **argv)
 	int lp[2], sfd;
 	pid_t cpid;
 
-	if (argc != 8) {
-		fprintf(stderr, "usage: mts-shim-monitor RUNTIME ROOT ID "
-				"TASKDIR LOGMAX LOGKEEP CGROUPDIR\n");
+	if (argc != 1) {
+		fprintf(stderr, "usage: mts-shim-monitor (started by mts-shim, "
+				"which sends the job on fd 3)\n");
 		return 64;
 	}
 	memset(&m, 0, sizeof(m));
-	m.runtime = argv[1];
-	m.root = argv[2];
-	m.id = argv[3];
-	m.dir = argv[4];
-	m.logmax = atoll(argv[5]) > 0 ? atoll(argv[5]) : 10 << 20;
-	m.logkeep = atoi(argv[6]) > 0 ? atoi(argv[6]) : 3;
-	m.cgdir = argv[7];
+	/* Everything that does not depend on the job is done before it
+	 * comes: the shim keeps one monitor waiting, so this is off the
+	 * start path. */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
@@ -416,11 +453,17 @@ main(int argc, char **argv)
 	    pipe2(lp, O_CLOEXEC) < 0)
 		die_status("monitor setup: %s", strerror(errno));
 	fcntl(lp[0], F_SETPIPE_SZ, 1 << 20);
-	log_open(&m);
+	if (read_job(&m) != 0)
+		return 0;
+	/* The task directory as working directory is how a restarted shim
+	 * recognises this monitor (/proc/PID/cwd). */
+	if (chdir(m.dir) < 0)
+		die_status("%s: %s", m.dir, strerror(errno));
 	cpid = start(&m, lp[1]);
 	close(lp[1]);
 	dprintf(STATUS_FD, "R %d\n", (int)cpid);
 	close(STATUS_FD);
+	log_open(&m);
 	loop(&m, lp[0], sfd, cpid);
 	return 0;
 }

@@ -438,6 +438,7 @@ run_loop(struct shim *s)
 		shim_children_timeouts(s, now);
 		shim_exec_tick(s, now);
 		shim_task_tick(s, now);
+		shim_monitor_spare(s);
 		/* Every call on the loop is meant to be short: say so when one
 		 * was not (callers of shim.sock wait meanwhile). */
 		if (mts_now() - busy > LOOP_SLOW_MS)
@@ -462,6 +463,7 @@ main(int argc, char **argv)
 	if (mts_crypto_init() != 0)
 		fatalx("libsodium init failed");
 	s.sigfd = -1;
+	s.spare_fd = -1;
 	if (config(&s, &ag) != 0) {
 		mts_acl_free(&s.cfg.acl);
 		mts_acl_free(&s.cfg.acl_relay);

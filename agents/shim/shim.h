@@ -91,6 +91,8 @@ struct shim {
 	int quit;
 	int image_job; /* an import or pull is running */
 	mts_time_t next_store_retry;
+	pid_t spare;	/* a monitor waiting for its job, 0 */
+	int spare_fd;	/* its socket, -1 */
 	struct mts_ipc_client *ss; /* statestore, lazily dialled */
 	struct shim_exec *execs;   /* exec sessions (shim_exec.c) */
 	struct mts_exits exits;	   /* reaped before a session claimed them */
@@ -126,6 +128,9 @@ void shim_store_retry(struct shim *);
 int shim_runtime(struct shim *, const char *const *args, char *err,
     size_t errlen);
 void shim_task_free(struct shim_task *);
+/* Keeps one monitor started ahead of need (none while a start is in
+ * flight). */
+void shim_monitor_spare(struct shim *);
 
 /* shim_io.c */
 int shim_logs_read(const char *taskdir, uint64_t offset, uint32_t tail,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -471,27 +472,21 @@ runtime_delete(struct shim *s, const char *id)
 	shim_runtime(s, args, err, sizeof(err));
 }
 
+/* Starts a monitor that waits for its job on the returned socket (its
+ * fd 3). */
 static int
-spawn_monitor(struct shim *s, struct shim_task *t)
+monitor_spawn(struct shim *s, pid_t *pid, int *fd)
 {
-	char logmax[32], logkeep[32], cg[SHIM_PATH + 256], path[SHIM_PATH];
-	char pidtxt[32];
-	const char *argv[] = {"mts-shim-monitor", s->cfg.runtime,
-	    s->cfg.runtime_root, t->core.id, t->dir, logmax, logkeep, cg, NULL};
+	const char *argv[] = {"mts-shim-monitor", NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, def;
 	int sp[2], rc;
-	pid_t pid;
 
-	snprintf(logmax, sizeof(logmax), "%" PRId64, s->cfg.log_max);
-	snprintf(logkeep, sizeof(logkeep), "%" PRId64, s->cfg.log_keep);
-	snprintf(cg, sizeof(cg), "%s%s/%s", s->cfg.cgroup_mem,
-	    s->cfg.cgroup_parent, t->core.id);
-	if (pipe2(sp, O_CLOEXEC) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		return -MTS_ERR_IO;
 	/* posix_spawn (vfork-like) rather than fork: no copy of the shim's
-	 * page tables on the start path. */
+	 * page tables. */
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, sp[1], 3);
 	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
@@ -503,19 +498,93 @@ spawn_monitor(struct shim *s, struct shim_task *t)
 	posix_spawnattr_setsigdefault(&at, &def);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
 	    POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawn(&pid, s->cfg.monitor, &fa, &at, (char *const *)argv,
+	rc = posix_spawn(pid, s->cfg.monitor, &fa, &at, (char *const *)argv,
 	    environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
+	close(sp[1]);
 	if (rc != 0) {
 		close(sp[0]);
-		close(sp[1]);
 		errno = rc;
 		return -MTS_ERR_IO;
 	}
-	close(sp[1]);
-	fcntl(sp[0], F_SETFL, O_NONBLOCK);
-	t->status_fd = sp[0];
+	*fd = sp[0];
+	return 0;
+}
+
+/* Sends a monitor its job: RUNTIME ROOT ID TASKDIR LOGMAX LOGKEEP
+ * CGROUPDIR, each ended by a NUL (monitor.c). */
+static int
+monitor_job(struct shim *s, struct shim_task *t, int fd)
+{
+	char logmax[32], logkeep[32], cg[SHIM_PATH + 256];
+	const char *f[] = {s->cfg.runtime, s->cfg.runtime_root, t->core.id,
+	    t->dir, logmax, logkeep, cg};
+	struct mts_buf b;
+	size_t i, off = 0;
+	ssize_t w;
+	int rc = 0;
+
+	snprintf(logmax, sizeof(logmax), "%" PRId64, s->cfg.log_max);
+	snprintf(logkeep, sizeof(logkeep), "%" PRId64, s->cfg.log_keep);
+	snprintf(cg, sizeof(cg), "%s%s/%s", s->cfg.cgroup_mem,
+	    s->cfg.cgroup_parent, t->core.id);
+	mts_buf_init(&b);
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		mts_buf_put(&b, f[i], strlen(f[i]) + 1);
+	while (off < b.len && rc == 0) {
+		if ((w = send(fd, b.data + off, b.len - off, MSG_NOSIGNAL)) > 0)
+			off += (size_t)w;
+		else if (w < 0 && errno != EINTR)
+			rc = -MTS_ERR_IO;
+	}
+	mts_buf_free(&b);
+	return rc;
+}
+
+/* The waiting monitor, started while no task is starting so that its
+ * exec and set-up stay off the next start's path. */
+void
+shim_monitor_spare(struct shim *s)
+{
+	struct shim_task *t;
+
+	if (s->spare > 0)
+		return;
+	for (t = s->tasks; t != NULL; t = t->next)
+		if (t->status_fd >= 0)
+			return; /* a start is in flight */
+	if (monitor_spawn(s, &s->spare, &s->spare_fd) != 0) {
+		log_warn("cannot start %s", s->cfg.monitor);
+		s->spare = 0;
+		s->spare_fd = -1;
+	}
+}
+
+static int
+spawn_monitor(struct shim *s, struct shim_task *t)
+{
+	char path[SHIM_PATH], pidtxt[32];
+	pid_t pid = s->spare;
+	int fd = s->spare_fd, tries;
+
+	s->spare = 0;
+	s->spare_fd = -1;
+	for (tries = 0; tries < 2; tries++) {
+		if (pid <= 0 && monitor_spawn(s, &pid, &fd) != 0)
+			return -MTS_ERR_IO;
+		if (monitor_job(s, t, fd) == 0)
+			break;
+		/* The spare died meanwhile: reaped by the loop, start one. */
+		close(fd);
+		kill(pid, SIGKILL);
+		pid = 0;
+		fd = -1;
+	}
+	if (pid <= 0)
+		return -MTS_ERR_IO;
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	t->status_fd = fd;
 	mts_buf_reset(&t->status);
 	t->monitor = pid;
 	t->pidfd = pidfd_open_(pid);
@@ -879,14 +948,23 @@ shim_store_retry(struct shim *s)
 
 /* --- recovery --------------------------------------------------------- */
 
-/* Is pid a monitor for this task dir (guards against pid reuse)? */
+/* Is pid a monitor for this task dir (guards against pid reuse)? A
+ * monitor runs mts-shim-monitor with the task directory as its working
+ * directory. */
 static int
 is_our_monitor(pid_t pid, const char *dir)
 {
-	char path[64], buf[8192];
-	ssize_t n, i;
+	char path[64], buf[SHIM_PATH];
+	ssize_t n;
 	int fd;
 
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (strcmp(buf, dir) != 0)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
@@ -894,12 +972,8 @@ is_our_monitor(pid_t pid, const char *dir)
 	close(fd);
 	if (n <= 0)
 		return 0;
-	for (i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = '\n';
 	buf[n] = '\0';
-	return strstr(buf, "mts-shim-monitor") != NULL &&
-	    strstr(buf, dir) != NULL;
+	return strstr(buf, "mts-shim-monitor") != NULL;
 }
 
 static int

@@ -80,7 +80,10 @@ shim_cleanup() {
 	for m in "$STATE"/shim/tasks/*/monitor.pid "$STATE"/*/tasks/*/monitor.pid; do
 		[ -f "$m" ] || continue
 		p=$(cat "$m")
-		grep -q "$T_DIR" "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p" 2>/dev/null
+		# a monitor's working directory is its task directory
+		case $(readlink "/proc/$p/cwd" 2>/dev/null) in
+		"$T_DIR"/*) kill -9 "$p" 2>/dev/null ;;
+		esac
 	done
 	for root in "$RUN"/runc "$RUN"/runc2; do
 		[ -d "$root" ] || continue
