@@ -337,6 +337,10 @@ mts_ipc_server_open(const char *path, const struct mts_ipc_service *svc,
 	 * buffer a reply to a pipe still busy with the previous one would be
 	 * dropped (EAGAIN) and its caller would time out. */
 	nng_socket_set_int(srv->sock, NNG_OPT_SENDBUF, 1024);
+	/* Likewise on receive: with nng's default one-message queue every
+	 * pipe waits for the loop to take the previous request, and each
+	 * take wakes a task thread (about one context switch per request). */
+	nng_socket_set_int(srv->sock, NNG_OPT_RECVBUF, 1024);
 	if ((r = nng_aio_alloc(&srv->raio, NULL, NULL)) != 0 ||
 	    (r = nng_aio_alloc(&srv->saio, NULL, NULL)) != 0) {
 		snprintf(err, errlen, "aio: %s", nng_strerror(r));
