@@ -63,12 +63,14 @@ check "loop restarted at least 6 times" wait_for 10 bash -c "[ \$(grep -c 'agent
 delays=$(grep -o 'agent loop: restart #[0-9]* in [0-9]* ms' "$T_DIR/init.log" | awk '{print $NF=="ms" ? $(NF-1) : $NF}' | head -6 | tr '\n' ' ')
 echo "crash-loop delays: $delays"
 check "delays grow and cap" test "$delays" = "40 80 160 320 320 320 "
-# And they are real: time between consecutive starts at least the delay.
+# And they are real: consecutive starts at least 3/4 of the delay apart
+# (the "started" line is logged after fork, so a loaded machine can shift
+# one line by a few ms; without a backoff the starts come ~1 ms apart).
 starts=$(grep 'agent loop: started' "$T_DIR/init.log" | awk '{split($1,t,":"); print (t[1]*3600+t[2]*60+t[3])*1000}' | head -6 | tr '\n' ' ')
 check "starts spaced by the delays" python3 -c '
 import sys
 s=[float(x) for x in sys.argv[1].split()]; d=[40,80,160,320,320]
-sys.exit(0 if all(s[i+1]-s[i] >= d[i]-2 for i in range(5)) else 1)' "$starts"
+sys.exit(0 if all(s[i+1]-s[i] >= d[i]*3/4 for i in range(5)) else 1)' "$starts"
 $CTL agent stop loop >/dev/null
 check "stopped loop stays down" wait_for 5 it_state_is loop down
 $CTL agent start perm >/dev/null
