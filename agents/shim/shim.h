@@ -2,6 +2,7 @@
 #ifndef MTS_SHIM_H
 #define MTS_SHIM_H
 
+#include <spawn.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -133,6 +134,9 @@ void shim_task_free(struct shim_task *);
 void shim_monitor_spare(struct shim *);
 
 /* shim_io.c */
+/* posix_spawn attributes for every child: empty signal mask, SIGPIPE
+ * default. */
+void shim_spawnattr_init(posix_spawnattr_t *);
 int shim_logs_read(const char *taskdir, uint64_t offset, uint32_t tail,
     size_t max, struct mts_buf *out, uint64_t *next, uint64_t *end);
 void shim_probe_start(struct shim *, struct shim_task *);

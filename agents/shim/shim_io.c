@@ -217,6 +217,23 @@ child_fork(struct shim_child *c, int (*fn)(struct shim *, void *),
 	return 0;
 }
 
+/* Children of the shim start with no blocked signal and SIGPIPE back at
+ * its default (the shim itself ignores it). */
+void
+shim_spawnattr_init(posix_spawnattr_t *at)
+{
+	sigset_t none, def;
+
+	posix_spawnattr_init(at);
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawnattr_setsigmask(at, &none);
+	posix_spawnattr_setsigdefault(at, &def);
+	posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+}
+
 /* Starts argv (a runtime exec or the image helper) with stdout/stderr on
  * a pipe the loop reads, through posix_spawn: no copy of the shim (and
  * its threads' locks) runs between fork and exec, so nothing of the shim
@@ -226,7 +243,6 @@ child_spawn(struct shim_child *c, const char *const *argv)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
-	sigset_t none, def;
 	int p[2], rc;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -235,14 +251,7 @@ child_spawn(struct shim_child *c, const char *const *argv)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-	posix_spawnattr_init(&at);
-	sigemptyset(&none);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &def);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-	    POSIX_SPAWN_SETSIGDEF);
+	shim_spawnattr_init(&at);
 	rc = posix_spawn(&c->pid, argv[0], &fa, &at, (char *const *)argv,
 	    environ);
 	posix_spawn_file_actions_destroy(&fa);

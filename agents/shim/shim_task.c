@@ -371,21 +371,13 @@ spawn_quiet(const char *const *argv, int errfd, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
-	sigset_t none, def;
 	int rc;
 
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
 	posix_spawn_file_actions_adddup2(&fa, 0, 1);
 	posix_spawn_file_actions_adddup2(&fa, errfd, 2);
-	posix_spawnattr_init(&at);
-	sigemptyset(&none);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &def);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-	    POSIX_SPAWN_SETSIGDEF);
+	shim_spawnattr_init(&at);
 	rc = posix_spawn(pid, argv[0], &fa, &at, (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
@@ -480,7 +472,6 @@ monitor_spawn(struct shim *s, pid_t *pid, int *fd)
 	const char *argv[] = {"mts-shim-monitor", NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
-	sigset_t none, def;
 	int sp[2], rc;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
@@ -490,14 +481,7 @@ monitor_spawn(struct shim *s, pid_t *pid, int *fd)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, sp[1], 3);
 	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
-	posix_spawnattr_init(&at);
-	sigemptyset(&none);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &def);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-	    POSIX_SPAWN_SETSIGDEF);
+	shim_spawnattr_init(&at);
 	rc = posix_spawn(pid, s->cfg.monitor, &fa, &at, (char *const *)argv,
 	    environ);
 	posix_spawn_file_actions_destroy(&fa);
