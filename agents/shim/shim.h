@@ -129,6 +129,9 @@ void shim_store_retry(struct shim *);
 int shim_runtime(struct shim *, const char *const *args, char *err,
     size_t errlen);
 void shim_task_free(struct shim_task *);
+/* At most max bytes of a file, NUL-terminated (caller frees); NULL if it
+ * cannot be read. */
+char *shim_read_text(const char *path, size_t max);
 /* Keeps one monitor started ahead of need (none while a start is in
  * flight). */
 void shim_monitor_spare(struct shim *);

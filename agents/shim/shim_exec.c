@@ -642,19 +642,10 @@ shim_exec_ready(struct shim *s, uint64_t id, const struct pollfd *p)
 static pid_t
 read_pidfile(const char *path)
 {
-	char buf[32];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	long v;
+	char *txt = shim_read_text(path, 31);
+	long v = txt != NULL ? strtol(txt, NULL, 10) : 0;
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	v = strtol(buf, NULL, 10);
+	free(txt);
 	return v > 1 && v < INT32_MAX ? (pid_t)v : 0;
 }
 

@@ -72,8 +72,8 @@ write_file(const char *path, const void *data, size_t len, int sync)
 	return rc;
 }
 
-static char *
-read_text(const char *path, size_t max)
+char *
+shim_read_text(const char *path, size_t max)
 {
 	char *buf = NULL;
 	ssize_t n;
@@ -182,9 +182,9 @@ write_bundle(struct shim *s, struct shim_task *t,
 	    sp->n_entrypoint, sp->command, sp->n_command);
 	env = mts_task_env(img->cfg.env, sp->env, sp->n_env);
 	tpath(path, sizeof(path), t, "bundle/rootfs/etc/passwd");
-	passwd = read_text(path, 1 << 20);
+	passwd = shim_read_text(path, 1 << 20);
 	tpath(path, sizeof(path), t, "bundle/rootfs/etc/group");
-	group = read_text(path, 1 << 20);
+	group = shim_read_text(path, 1 << 20);
 	if (mts_user_resolve(user, passwd, group, &b.uid, &b.gid)) {
 		snprintf(err, errlen, "user \"%s\" not found in the image", user);
 		goto out;
@@ -636,7 +636,7 @@ read_exit(struct shim_task *t, struct mts_task_ev *ev, uint64_t *ms)
 	int rc = -MTS_ERR_NOTFOUND;
 
 	tpath(path, sizeof(path), t, "exit");
-	if ((txt = read_text(path, 256)) == NULL)
+	if ((txt = shim_read_text(path, 256)) == NULL)
 		return rc;
 	if (sscanf(txt, "%d %d %d %llu", &ev->code, &ev->sig, &ev->oom,
 		&when) == 4)
@@ -1041,7 +1041,7 @@ reattach(struct shim *s, struct shim_task *t)
 		break;
 	}
 	tpath(path, sizeof(path), t, "monitor.pid");
-	if ((txt = read_text(path, 32)) != NULL)
+	if ((txt = shim_read_text(path, 32)) != NULL)
 		pid = (pid_t)atoi(txt);
 	free(txt);
 	if (pid > 0 && is_our_monitor(pid, t->dir))
