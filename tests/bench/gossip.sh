@@ -58,20 +58,25 @@ propagation() { # N
 
 # Kills node N of an N-node cluster; prints "first last" ms until the other
 # nodes logged it dead.
+# wait_in_all SECS PATTERN FILE...: until every FILE holds PATTERN (a
+# fixed string), or SECS have passed.
+wait_in_all() {
+	local deadline=$((SECONDS + $1)) pat=$2 f cnt
+	shift 2
+	while :; do
+		cnt=0
+		for f in "$@"; do grep -qsF -- "$pat" "$f" && cnt=$((cnt + 1)); done
+		[ $cnt -eq $# ] && return 0
+		[ $SECONDS -ge $deadline ] && return 1
+		sleep 0.1
+	done
+}
+
 mts_detection() { # N
 	local n=$1 t0 first= last= i line ms
 	"$CLUSTER" kill "$n"
 	t0=$(date +%s%3N)
-	local deadline=$((SECONDS + 30))
-	while :; do
-		local cnt=0
-		for i in $(seq 1 $((n - 1))); do
-			grep -q "(n$n) is dead" "$T/c/n$i/log/gossipd.log" && cnt=$((cnt + 1))
-		done
-		[ $cnt -eq $((n - 1)) ] && break
-		[ $SECONDS -ge $deadline ] && break
-		sleep 0.1
-	done
+	wait_in_all 30 "(n$n) is dead" $(for i in $(seq 1 $((n - 1))); do echo "$T/c/n$i/log/gossipd.log"; done)
 	for i in $(seq 1 $((n - 1))); do
 		line=$(grep "(n$n) is dead" "$T/c/n$i/log/gossipd.log" | tail -1)
 		[ -n "$line" ] || continue
@@ -110,16 +115,7 @@ EOF
 	done
 	kill -9 "${SERF_PIDS[$((n - 1))]}"
 	t0=$(date +%s%3N)
-	deadline=$((SECONDS + 40))
-	while :; do
-		local cnt=0
-		for i in $(seq 1 $((n - 1))); do
-			grep -qs "s$n" "$T/serf/failed.$i" && cnt=$((cnt + 1))
-		done
-		[ $cnt -eq $((n - 1)) ] && break
-		[ $SECONDS -ge $deadline ] && break
-		sleep 0.1
-	done
+	wait_in_all 40 "s$n" $(for i in $(seq 1 $((n - 1))); do echo "$T/serf/failed.$i"; done)
 	for i in $(seq 1 $((n - 1))); do
 		ms=$(grep -s "s$n" "$T/serf/failed.$i" | head -1 | awk '{print $1}')
 		[ -n "$ms" ] || continue
