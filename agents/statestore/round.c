@@ -25,13 +25,9 @@ round_reset(struct round *r)
 		free(r->pend[i].enc);
 	}
 	r->n = 0;
-	r->nreq = 0;
 	if (r->nslots)
 		memset(r->slot, 0, r->nslots * sizeof(size_t));
 	r->nkeys = 0;
-	r->hlc_mark = 0;
-	r->rc = 0;
-	r->err[0] = '\0';
 	mts_store_batch_free(r->batch);
 	r->batch = mts_store_batch_new(r->st);
 }
@@ -46,16 +42,6 @@ round_free(struct round *r)
 	free(r->pend);
 	free(r->slot);
 	memset(r, 0, sizeof(*r));
-}
-
-void
-round_seal(struct round *r)
-{
-	uint8_t hlcbuf[8];
-
-	mts_put_u64be(hlcbuf, r->hlc_mark);
-	mts_store_batch_put(r->batch, MTS_CF_META, MTS_META_HLC,
-	    sizeof(MTS_META_HLC) - 1, hlcbuf, sizeof(hlcbuf));
 }
 
 static uint64_t

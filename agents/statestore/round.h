@@ -33,23 +33,14 @@ struct round {
 	struct mts_store_batch *batch;
 	struct pending *pend;
 	size_t n, cap;
-	size_t nreq; /* requests with writes here (a merge is one) */
 	size_t *slot; /* open addressing: index+1 of the newest entry per key */
 	size_t nslots, nkeys;
-	uint64_t hlc_mark; /* the node's HLC after the round's last write */
-	/* kept by the commit thread (committer.c) */
-	struct round *next; /* in the done queue or the free list */
-	int rc;		    /* result of the synced write */
-	char err[256];
 };
 
 void round_init(struct round *, struct mts_store *);
 /* Frees the entries and starts a fresh batch (replies must be sent first). */
 void round_reset(struct round *);
 void round_free(struct round *);
-/* Adds the HLC high-water mark (hlc_mark) to the batch, so that a restart
- * never hands out an HLC the round already used. Just before writing. */
-void round_seal(struct round *);
 /* The newest entry for key in this round, or NULL. */
 struct pending *round_find(struct round *, const uint8_t *key, size_t klen);
 /* Whether p is the newest entry for its key. */

@@ -36,28 +36,26 @@
 #define CHECK_INTERVAL 1000	    /* ms between listener self-checks */
 
 static const char meta_node_id[] = "node_id";
+static const char meta_hlc[] = "hlc";
 static const char frontier_prefix[] = "pf/";
 
 /* --- reading the current state ------------------------------------------- */
 
 /* The current record of key as a new write must see it: the open round,
- * then the round being synced, then the database (which already holds the
- * rounds that are synced but not yet answered). Called with the open round
- * locked (committer_lock). On 1, *rec points into *buf (free it) or into a
- * round; 0 when absent; <0 on I/O error. */
+ * then the round being synced, then the database. On 1, *rec points into
+ * *buf (free it) or into a round; 0 when absent; <0 on I/O error. */
 static int
-current(struct statestore *ss, struct round *open, const uint8_t *key,
-    size_t klen, struct mts_record *rec, uint8_t **buf)
+current(struct statestore *ss, const uint8_t *key, size_t klen,
+    struct mts_record *rec, uint8_t **buf)
 {
-	struct pending *p = round_find(open, key, klen);
-	struct round *syncing;
+	struct pending *p = round_find(ss->open, key, klen);
 	size_t vlen;
 	char err[256];
 	int r;
 
 	*buf = NULL;
-	if (p == NULL && (syncing = committer_syncing(ss->committer)) != NULL)
-		p = round_find(syncing, key, klen);
+	if (p == NULL && committer_busy(ss->committer))
+		p = round_find(ss->syncing, key, klen);
 	if (p != NULL)
 		return mts_record_decode(p->enc, p->elen, rec) == 0 ? 1
 								    : -MTS_ERR_IO;
@@ -199,7 +197,6 @@ local_write(struct statestore *ss, struct mts_ipc_call *call, uint32_t kind,
     int has_expected, uint64_t exp_hlc, const ProtobufCBinaryData *exp_origin)
 {
 	struct mts_record cur, rec = *tmpl;
-	struct round *open;
 	uint8_t *buf;
 	int r;
 
@@ -220,34 +217,27 @@ local_write(struct statestore *ss, struct mts_ipc_call *call, uint32_t kind,
 		    (int)key->len, key->data, ss->node_hex);
 		return;
 	}
-	open = committer_lock(ss->committer);
-	r = current(ss, open, key->data, key->len, &cur, &buf);
+	r = current(ss, key->data, key->len, &cur, &buf);
 	if (r < 0) {
-		committer_unlock(ss->committer);
 		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot read current record");
 		return;
 	}
 	if (has_expected && !mts_state_cas_ok(r ? &cur : NULL, exp_hlc,
 				exp_origin->data, exp_origin->len)) {
-		committer_unlock(ss->committer);
 		free(buf);
 		mts_ipc_reply_error(call, MTS_ERR_CONFLICT,
 		    "compare-and-set failed: the record changed");
 		return;
 	}
 	if (rec.tombstone && (r == 0 || cur.tombstone)) {
-		committer_unlock(ss->committer);
 		free(buf);
 		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND, "no such key");
 		return;
 	}
 	rec.hlc = mts_hlc_now(&ss->hlc, mts_wall_ms());
 	memcpy(rec.origin, ss->node, MTS_NODE_ID_LEN);
-	round_add(open, call, kind, key->data, key->len, &rec,
+	round_add(ss->open, call, kind, key->data, key->len, &rec,
 	    r == 1 && !cur.tombstone, true);
-	open->hlc_mark = ss->hlc.last;
-	open->nreq++;
-	committer_unlock(ss->committer);
 	free(buf);
 }
 
@@ -285,7 +275,6 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	struct statestore *ss = ctx;
 	struct mts_record in, cur;
 	struct mts_frontier pf;
-	struct round *open;
 	size_t first = SIZE_MAX; /* index of this request's first write */
 	uint32_t applied = 0, ignored = 0;
 	const char *why;
@@ -310,18 +299,14 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 			return;
 		}
 	}
-	/* The whole request goes into one round, answered as one. */
-	open = committer_lock(ss->committer);
 	for (i = 0; i < mr->n_records; i++) {
 		const Mts__KeyRecord *kr = mr->records[i];
 		int has_pf;
 
 		record_from_pb(kr->record, &in, &why);
 		mts_hlc_observe(&ss->hlc, in.hlc);
-		r = current(ss, open, kr->key.data, kr->key.len, &cur, &buf);
+		r = current(ss, kr->key.data, kr->key.len, &cur, &buf);
 		if (r < 0) {
-			open->hlc_mark = ss->hlc.last;
-			committer_unlock(ss->committer);
 			mts_ipc_reply_error(call, MTS_ERR_IO,
 			    "cannot read current record");
 			/* earlier records of this request stay in the round
@@ -331,9 +316,9 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		has_pf = r == 0 && frontier(ss, kr->key.data, kr->key.len, &pf);
 		if (mts_state_merge_wins(r ? &cur : NULL, has_pf ? &pf : NULL,
 			&in)) {
-			size_t idx = open->n;
+			size_t idx = ss->open->n;
 
-			round_add(open, NULL,
+			round_add(ss->open, NULL,
 			    MTS__STATESTORE__REQUEST__BODY_MERGE, kr->key.data,
 			    kr->key.len, &in, r == 1 && !cur.tombstone, false);
 			if (first == SIZE_MAX)
@@ -344,14 +329,6 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		}
 		free(buf);
 	}
-	open->hlc_mark = ss->hlc.last;
-	if (first != SIZE_MAX) {
-		open->pend[first].call = call;
-		open->pend[first].applied = applied;
-		open->pend[first].ignored = ignored;
-		open->nreq++;
-	}
-	committer_unlock(ss->committer);
 	if (first == SIZE_MAX) { /* nothing to commit: answer now */
 		Mts__Statestore__MergeRep mrep = MTS__STATESTORE__MERGE_REP__INIT;
 		SS_REPLY(rep);
@@ -360,7 +337,11 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		rep.body_case = MTS__STATESTORE__REPLY__BODY_MERGE;
 		rep.merge = &mrep;
 		mts_ipc_reply(call, &rep.base);
+		return;
 	}
+	ss->open->pend[first].call = call;
+	ss->open->pend[first].applied = applied;
+	ss->open->pend[first].ignored = ignored;
 }
 
 /* Whether key starts with prefix. */
@@ -648,6 +629,26 @@ reply_write(const struct pending *p)
 	mts_ipc_reply(p->call, &rep.base);
 }
 
+/* Hands the open round to the commit thread (if it is idle), so that the
+ * loop keeps accepting requests while the disk syncs: everything that
+ * arrives meanwhile forms the next round, one fsync for all of it. */
+static void
+round_submit(struct statestore *ss)
+{
+	struct round *t;
+	uint8_t hlcbuf[8];
+
+	if (ss->open->n == 0 || committer_busy(ss->committer))
+		return;
+	mts_put_u64be(hlcbuf, ss->hlc.last);
+	mts_store_batch_put(ss->open->batch, MTS_CF_META, meta_hlc,
+	    sizeof(meta_hlc) - 1, hlcbuf, sizeof(hlcbuf));
+	t = ss->syncing;
+	ss->syncing = ss->open;
+	ss->open = t;
+	committer_submit(ss->committer, ss->syncing->batch);
+}
+
 static void
 fail_round(struct round *r, const char *err)
 {
@@ -660,14 +661,33 @@ fail_round(struct round *r, const char *err)
 	round_reset(r);
 }
 
-/* Applies one synced round: MST, change feed, and only then the replies,
- * so no one hears of a write that a crash could still lose. The commit
- * thread is meanwhile writing the next round already. */
+/* Called when the commit thread is done. The next round goes to the disk
+ * first (with whatever arrived meanwhile), so the disk never waits for the
+ * bookkeeping below; then the synced round is applied to the MST,
+ * published and only then answered, so no one hears of a write that a
+ * crash could still lose. Reads stay right: the committed round is in the
+ * database now, the newly submitted one is ss->syncing. */
 static void
-round_apply(struct statestore *ss, struct round *r)
+round_finish(struct statestore *ss)
 {
+	struct round *r = ss->syncing;
+	char err[256];
 	size_t i;
+	int rc;
 
+	if (!committer_done(ss->committer, &rc, err, sizeof(err)))
+		return;
+	if (rc < 0) {
+		log_warnx("commit of %zu writes failed: %s", r->n, err);
+		fail_round(r, err);
+		/* the open round was decided on top of the failed one */
+		fail_round(ss->open, err);
+		return;
+	}
+	ss->syncing = ss->spare;
+	if (!ss->stop)
+		mts_ipc_server_drain(ss->srv, ROUND_MAX);
+	round_submit(ss);
 	for (i = 0; i < r->n; i++) {
 		struct pending *p = &r->pend[i];
 
@@ -682,31 +702,8 @@ round_apply(struct statestore *ss, struct round *r)
 			reply_write(&r->pend[i]);
 	ss->commits++;
 	ss->writes += r->n;
-}
-
-/* Called when the commit thread has finished rounds: each is applied and
- * answered in commit order. */
-static void
-rounds_finish(struct statestore *ss)
-{
-	struct round *r;
-	char err[256];
-	int rc;
-
-	while ((r = committer_next_done(ss->committer, &rc, err,
-		    sizeof(err))) != NULL) {
-		if (rc < 0) {
-			log_warnx("commit of %zu writes failed: %s", r->n, err);
-			fail_round(r, err);
-			/* the open round was decided on top of the failed one */
-			fail_round(committer_lock(ss->committer), err);
-			committer_unlock(ss->committer);
-			committer_resume(ss->committer);
-		} else {
-			round_apply(ss, r);
-		}
-		committer_release(ss->committer, r);
-	}
+	round_reset(r);
+	ss->spare = r;
 }
 
 /* --- tombstone pruning ------------------------------------------------------ */
@@ -828,7 +825,7 @@ load_identity(struct statestore *ss)
 	free(v);
 	mts_hex(ss->node_hex, ss->node, MTS_NODE_ID_LEN);
 	v = NULL;
-	if (mts_store_get(ss->db, MTS_CF_META, MTS_META_HLC, sizeof(MTS_META_HLC) - 1,
+	if (mts_store_get(ss->db, MTS_CF_META, meta_hlc, sizeof(meta_hlc) - 1,
 		&v, &vlen, err, sizeof(err)) == 0 &&
 	    vlen == 8)
 		mts_hlc_observe(&ss->hlc, mts_get_u64be(v));
@@ -937,6 +934,9 @@ open_store(struct statestore *ss, const char *statedir)
 		fatalx("state directory path too long");
 	if ((ss->db = mts_store_open(path, &o, err, sizeof(err))) == NULL)
 		fatalx("open %s: %s", path, err);
+	round_init(ss->open, ss->db);
+	round_init(ss->syncing, ss->db);
+	round_init(ss->spare, ss->db);
 	ss->committer = committer_start(ss->db);
 	load_identity(ss);
 	rebuild(ss);
@@ -1008,7 +1008,8 @@ loop(struct statestore *ss)
 	pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
 	/* On a stop, the rounds already accepted are still made durable and
 	 * answered before the loop ends. */
-	while (!ss->stop || !committer_idle(ss->committer)) {
+	while (!ss->stop || ss->open->n > 0 ||
+	    committer_busy(ss->committer)) {
 		now = mts_now();
 		next = ss->next_check < ss->next_prune ? ss->next_check
 						       : ss->next_prune;
@@ -1024,10 +1025,11 @@ loop(struct statestore *ss)
 			ss->stop = 1;
 		}
 		if (pfd[2].revents & POLLIN)
-			rounds_finish(ss);
+			round_finish(ss);
 		/* Drain even without POLLIN: the recv fd of nng can lag. */
 		if (!ss->stop)
 			mts_ipc_server_drain(ss->srv, ROUND_MAX);
+		round_submit(ss);
 		now = mts_now();
 		if (now >= ss->next_check) {
 			mts_ipc_server_check(ss->srv);
@@ -1036,7 +1038,8 @@ loop(struct statestore *ss)
 		}
 		/* Pruning reads and deletes outside the rounds: only when no
 		 * write is pending, so it cannot undo one. */
-		if (now >= ss->next_prune && committer_idle(ss->committer)) {
+		if (now >= ss->next_prune && ss->open->n == 0 &&
+		    !committer_busy(ss->committer)) {
 			prune(ss);
 			ss->next_prune = now + ss->prune_interval_ms;
 		}
@@ -1047,11 +1050,16 @@ int
 main(int argc, char **argv)
 {
 	struct statestore ss;
+	struct round rounds[3];
 	struct mts_agent agent;
 	struct dirs dirs = {NULL, NULL};
 	int c;
 
 	memset(&ss, 0, sizeof(ss));
+	memset(rounds, 0, sizeof(rounds));
+	ss.open = &rounds[0];
+	ss.syncing = &rounds[1];
+	ss.spare = &rounds[2];
 	mts_agent_init(&agent, "statestore", argc, argv, "r:s:", dir_opt,
 	    &dirs);
 	if (agent.argc != 0) {
@@ -1084,6 +1092,9 @@ main(int argc, char **argv)
 	mts_ipc_server_close(ss.srv);
 	mts_pub_close(ss.pub);
 	committer_stop(ss.committer);
+	round_free(&rounds[0]);
+	round_free(&rounds[1]);
+	round_free(&rounds[2]);
 	mts_store_close(ss.db);
 	mts_mst_free(ss.mst);
 	for (c = 0; c < ACL_CLASSES; c++)

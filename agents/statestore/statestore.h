@@ -13,6 +13,7 @@
 
 #define ACL_CLASSES 3 /* read, write, merge: bits of the route table */
 
+struct round;
 struct committer;
 
 struct statestore {
@@ -31,7 +32,11 @@ struct statestore {
 
 	struct mts_acl acl[ACL_CLASSES]; /* read, write, merge */
 
-	/* group commit: the commit thread owns the rounds (committer.h) */
+	/* group commit: the open round takes new writes while the syncing
+	 * one is written by the commit thread */
+	struct round *open;
+	struct round *syncing;
+	struct round *spare; /* empty; takes the place of a committed round */
 	struct committer *committer;
 
 	uint64_t retention_ms;

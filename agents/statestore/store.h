@@ -14,9 +14,6 @@ enum mts_store_cf {
 	MTS_CF_META = 1,    /* node id, HLC high-water mark, prune frontiers */
 };
 
-/* meta key of the HLC high-water mark (8 bytes, big endian) */
-#define MTS_META_HLC "hlc"
-
 struct mts_store_opts {
 	int sync;		/* fsync the WAL before a batch returns */
 	size_t cache_bytes;	/* block cache */
