@@ -1,4 +1,4 @@
-/* ipc.c: nng + protobuf-c glue: raw REP servers (so one loop can hold many requests for group commit), REQ clients, PUB/SUB feeds. */
+/* ipc.c: nng + protobuf-c glue: REQ clients, PUB/SUB feeds, envelope helpers (the REP side is ipc_server.c). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,35 +46,6 @@ struct mts_pub {
 	nng_socket sock;
 	nng_aio *aio;
 	struct mts_ipc_listener lst;
-};
-
-/* Kernel credentials of recent callers by pipe id. nng hands out pipe ids
- * from a 31-bit counter and reuses one only after wrapping it, so a hit is
- * always the same connection; a miss costs two getsockopt calls. */
-#define CRED_SLOTS 64
-struct cred_slot {
-	uint32_t pipe; /* 0: empty (nng never uses 0) */
-	uid_t uid;
-	gid_t gid;
-};
-
-struct mts_ipc_server {
-	nng_socket sock;
-	struct mts_ipc_listener lst;
-	const struct mts_ipc_service *svc;
-	void *ctx;
-	int fd;
-	nng_aio *raio, *saio;
-	struct cred_slot creds[CRED_SLOTS];
-};
-
-/* A request in flight: the raw REP header routes the reply back. */
-struct mts_ipc_call {
-	struct mts_ipc_server *srv;
-	uint8_t hdr[64];
-	size_t hdrlen;
-	uid_t uid;
-	gid_t gid;
 };
 
 struct mts_ipc_client {
@@ -129,12 +100,21 @@ mts_pb_set_version(ProtobufCMessage *msg)
 		*v = MTS_IPC_VERSION;
 }
 
-static uint32_t
-pb_version(const ProtobufCMessage *msg)
+uint32_t
+mts_pb_version(const ProtobufCMessage *msg)
 {
 	uint32_t *v = field_ptr(msg, "version", PROTOBUF_C_TYPE_UINT32);
 
 	return v ? *v : 0;
+}
+
+void
+mts_pb_set_error(ProtobufCMessage *reply, Mts__Error *e)
+{
+	Mts__Error **slot = field_ptr(reply, "error", PROTOBUF_C_TYPE_MESSAGE);
+
+	if (slot != NULL)
+		*slot = e;
 }
 
 int
@@ -308,254 +288,13 @@ mts_ipc_listener_check(struct mts_ipc_listener *lst)
 	return rc;
 }
 
-/* --- server -------------------------------------------------------------- */
+/* --- receive descriptors ------------------------------------------------ */
 
 int
 mts_ipc_recv_fd(nng_socket s, int *fd)
 {
 	return nng_socket_get_int(s, NNG_OPT_RECVFD, fd) == 0 ? 0
 							       : -MTS_ERR_IO;
-}
-
-struct mts_ipc_server *
-mts_ipc_server_open(const char *path, const struct mts_ipc_service *svc,
-    void *ctx, char *err, size_t errlen)
-{
-	struct mts_ipc_server *srv = xcalloc(1, sizeof(*srv));
-	int r;
-
-	srv->svc = svc;
-	srv->ctx = ctx;
-	if ((r = nng_rep0_open_raw(&srv->sock)) != 0) {
-		snprintf(err, errlen, "rep socket: %s", nng_strerror(r));
-		free(srv);
-		return NULL;
-	}
-	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ,
-	    svc->maxmsg ? svc->maxmsg : MTS_IPC_DEFAULT_MAXMSG);
-	/* Replies are sent without blocking the agent's loop; without a send
-	 * buffer a reply to a pipe still busy with the previous one would be
-	 * dropped (EAGAIN) and its caller would time out. */
-	nng_socket_set_int(srv->sock, NNG_OPT_SENDBUF, 1024);
-	/* Likewise on receive: with nng's default one-message queue every
-	 * pipe waits for the loop to take the previous request, and each
-	 * take wakes a task thread (about one context switch per request). */
-	nng_socket_set_int(srv->sock, NNG_OPT_RECVBUF, 1024);
-	if ((r = nng_aio_alloc(&srv->raio, NULL, NULL)) != 0 ||
-	    (r = nng_aio_alloc(&srv->saio, NULL, NULL)) != 0) {
-		snprintf(err, errlen, "aio: %s", nng_strerror(r));
-		goto fail;
-	}
-	if (listener_open(&srv->lst, srv->sock, path, 0x30 /* req0 */, err,
-		errlen) < 0 ||
-	    mts_ipc_recv_fd(srv->sock, &srv->fd) < 0)
-		goto fail;
-	return srv;
-fail:
-	nng_close(srv->sock);
-	if (srv->raio != NULL)
-		nng_aio_free(srv->raio);
-	if (srv->saio != NULL)
-		nng_aio_free(srv->saio);
-	free(srv);
-	return NULL;
-}
-
-void
-mts_ipc_server_close(struct mts_ipc_server *srv)
-{
-	if (srv == NULL)
-		return;
-	nng_close(srv->sock);
-	nng_aio_free(srv->raio);
-	nng_aio_free(srv->saio);
-	if (srv->lst.probe_fd >= 0)
-		close(srv->lst.probe_fd);
-	unlink(srv->lst.path);
-	free(srv);
-}
-
-int
-mts_ipc_server_check(struct mts_ipc_server *srv)
-{
-	return mts_ipc_listener_check(&srv->lst);
-}
-
-int
-mts_ipc_server_fd(struct mts_ipc_server *srv)
-{
-	return srv->fd;
-}
-
-uid_t
-mts_ipc_call_uid(const struct mts_ipc_call *c)
-{
-	return c->uid;
-}
-
-gid_t
-mts_ipc_call_gid(const struct mts_ipc_call *c)
-{
-	return c->gid;
-}
-
-void
-mts_ipc_call_drop(struct mts_ipc_call *call)
-{
-	free(call);
-}
-
-void
-mts_ipc_reply(struct mts_ipc_call *call, ProtobufCMessage *msg)
-{
-	nng_msg *m;
-
-	mts_pb_set_version(msg);
-	m = pack_msg(msg, call->hdr, call->hdrlen);
-	if (m == NULL) {
-		log_warnx("%s: cannot allocate reply", call->srv->svc->name);
-	} else if (aio_sendmsg(call->srv->sock, call->srv->saio, m,
-		       NNG_DURATION_ZERO) != 0) {
-		/* The caller went away or its queue is full: it times out. */
-		nng_msg_free(m);
-	}
-	free(call);
-}
-
-void
-mts_ipc_reply_error(struct mts_ipc_call *call, int code, const char *fmt, ...)
-{
-	const ProtobufCMessageDescriptor *d = call->srv->svc->reply;
-	ProtobufCMessage *reply = xcalloc(1, d->sizeof_message);
-	Mts__Error e = MTS__ERROR__INIT, **slot;
-	char text[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	protobuf_c_message_init(d, reply);
-	e.code = code < 0 ? -code : code;
-	e.message = text;
-	slot = field_ptr(reply, "error", PROTOBUF_C_TYPE_MESSAGE);
-	if (slot != NULL)
-		*slot = &e;
-	mts_ipc_reply(call, reply);
-	free(reply);
-}
-
-static void
-peer_creds(struct mts_ipc_server *srv, nng_msg *m, uid_t *uid, gid_t *gid)
-{
-	nng_pipe p = nng_msg_get_pipe(m);
-	uint32_t id = (uint32_t)nng_pipe_id(p);
-	struct cred_slot *slot = &srv->creds[id % CRED_SLOTS];
-	uint64_t u = (uint64_t)-1, g = (uint64_t)-1;
-
-	if (id != 0 && slot->pipe == id) {
-		*uid = slot->uid;
-		*gid = slot->gid;
-		return;
-	}
-	/* Unknown credentials map to uid/gid -1, which no ACL contains. */
-	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &u) != 0)
-		u = (uint64_t)-1;
-	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_GID, &g) != 0)
-		g = (uint64_t)-1;
-	*uid = (uid_t)u;
-	*gid = (gid_t)g;
-	if (id != 0 && u != (uint64_t)-1 && g != (uint64_t)-1) {
-		slot->pipe = id;
-		slot->uid = *uid;
-		slot->gid = *gid;
-	}
-}
-
-static const struct mts_ipc_route *
-find_route(const struct mts_ipc_service *svc, uint32_t type)
-{
-	size_t i;
-
-	for (i = 0; i < svc->nroutes; i++)
-		if (svc->routes[i].type == type)
-			return &svc->routes[i];
-	return NULL;
-}
-
-/* Decodes, authorizes and dispatches one request. The dispatcher owns the
- * unpacked message and frees it once the handler returns. */
-static void
-dispatch(struct mts_ipc_server *srv, nng_msg *m)
-{
-	const struct mts_ipc_service *svc = srv->svc;
-	const struct mts_ipc_route *route;
-	struct mts_ipc_call *call;
-	ProtobufCMessage *req;
-	uint32_t classes, type, version;
-	size_t len = nng_msg_len(m);
-
-	if (nng_msg_header_len(m) > sizeof(call->hdr)) {
-		log_warnx("%s: request with oversized routing header dropped",
-		    svc->name);
-		nng_msg_free(m);
-		return;
-	}
-	call = xcalloc(1, sizeof(*call));
-	call->srv = srv;
-	call->hdrlen = nng_msg_header_len(m);
-	memcpy(call->hdr, nng_msg_header(m), call->hdrlen);
-	peer_creds(srv, m, &call->uid, &call->gid);
-	req = protobuf_c_message_unpack(svc->request, NULL, len,
-	    nng_msg_body(m));
-	nng_msg_free(m);
-	if (req == NULL) {
-		log_debug("%s: malformed request of %zu bytes from uid %u",
-		    svc->name, len, (unsigned)call->uid);
-		mts_ipc_reply_error(call, MTS_ERR_INVAL,
-		    "malformed request (%zu bytes): not a %s message", len,
-		    svc->request->name);
-		return;
-	}
-	version = pb_version(req);
-	type = mts_pb_oneof_case(req);
-	route = find_route(svc, type);
-	if (version != MTS_IPC_VERSION) {
-		mts_ipc_reply_error(call, MTS_ERR_VERSION,
-		    "unsupported protocol version %u (this server speaks %u)",
-		    version, MTS_IPC_VERSION);
-	} else if (route == NULL) {
-		mts_ipc_reply_error(call, MTS_ERR_UNIMPL,
-		    "unknown request type %u for %s", type, svc->name);
-	} else {
-		classes = svc->classify ? svc->classify(srv->ctx, call->uid,
-						   call->gid)
-					: MTS_IPC_ANY;
-		if ((classes & route->allow) == 0) {
-			log_info("%s: denied %s to uid %u gid %u", svc->name,
-			    route->name, (unsigned)call->uid,
-			    (unsigned)call->gid);
-			mts_ipc_reply_error(call, MTS_ERR_DENIED,
-			    "uid %u is not allowed to call %s on %s",
-			    (unsigned)call->uid, route->name, svc->name);
-		} else {
-			route->fn(srv->ctx, req, call);
-		}
-	}
-	protobuf_c_message_free_unpacked(req, NULL);
-}
-
-int
-mts_ipc_server_drain(struct mts_ipc_server *srv, int max)
-{
-	nng_msg *m;
-	int n = 0;
-
-	while (n < max &&
-	    aio_recvmsg(srv->sock, srv->raio, &m, NNG_DURATION_ZERO) == 0) {
-		dispatch(srv, m);
-		n++;
-	}
-	return n;
 }
 
 /* --- client -------------------------------------------------------------- */

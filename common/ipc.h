@@ -1,4 +1,4 @@
-/* ipc.h: local IPC glue — nng REP servers with a dispatch table and peer-uid authorization, REQ clients with deadlines, PUB/SUB. */
+/* ipc.h: local IPC — REP servers on the agent's loop with a dispatch table and peer-uid authorization (ipc_server.c), nng REQ clients with deadlines, PUB/SUB. */
 #ifndef MTS_IPC_H
 #define MTS_IPC_H
 
@@ -43,16 +43,19 @@ struct mts_ipc_service {
 
 struct mts_ipc_server;
 
-/* Listens on ipc://path (mode 0660, stale file removed). ctx is passed to
- * every handler. Returns NULL with err filled on failure. */
+/* Listens on ipc://path (mode 0660, stale file removed) and speaks SP REP
+ * to nng REQ clients, entirely on the calling thread. ctx is passed to
+ * every handler. Returns NULL with err filled on failure. Every function
+ * of the server and its calls must run on that one thread; calls must be
+ * answered or dropped before mts_ipc_server_close. */
 struct mts_ipc_server *mts_ipc_server_open(const char *path,
     const struct mts_ipc_service *svc, void *ctx, char *err, size_t errlen);
 void mts_ipc_server_close(struct mts_ipc_server *);
-/* A file descriptor that polls readable when requests are waiting. */
+/* A file descriptor that polls readable when the server has work (a
+ * request, a connection, room for a queued reply): call drain then. */
 int mts_ipc_server_fd(struct mts_ipc_server *);
-/* Replaces the listener if the probe sent at the previous call was never
- * accepted (see ipc.c), then sends a new probe; call about once a second.
- * 0 healthy (or first call), 1 replaced, <0 error. */
+/* Closes connections that never completed the SP handshake within 5 s;
+ * call about once a second. Returns 0. */
 int mts_ipc_server_check(struct mts_ipc_server *);
 /* Receives and dispatches every waiting request without blocking; returns
  * how many were handled. Handlers may reply at once or keep the call. */
@@ -112,7 +115,11 @@ int mts_ipc_recv_fd(nng_socket s, int *fd);
 
 /* Generic envelope access, by the field names of proto/types.proto. */
 uint32_t mts_pb_oneof_case(const ProtobufCMessage *msg);
+uint32_t mts_pb_version(const ProtobufCMessage *msg);
 void mts_pb_set_version(ProtobufCMessage *msg);
+/* Points the Reply's `error` field at e (not copied). */
+struct Mts__Error;
+void mts_pb_set_error(ProtobufCMessage *reply, struct Mts__Error *e);
 /* The Reply's error code (0 when absent) and message. */
 int mts_pb_reply_error(const ProtobufCMessage *reply, const char **msg);
 

@@ -1,4 +1,4 @@
-/* ipcbench.c: the ceiling of local IPC as DESIGN.md section 4 builds it — nng REQ clients against a raw REP server that polls NNG_OPT_RECVFD — with an echo that does no work. */
+/* ipcbench.c: the ceiling of local IPC — nng REQ clients against an echo that does no work, served by mts's own REP server (common/ipc_server.c) or by nng's raw REP socket. */
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipc.h"
 #include "mtstime.h"
+#include "statestore.pb-c.h"
 
 struct client {
 	const char *url;
@@ -20,10 +22,61 @@ struct client {
 	int failed;
 };
 
-/* The server side as common/ipc.c runs it: one thread, poll on the
- * receive descriptor, drain without blocking, answer without blocking. */
+/* The echo as an agent runs it: a statestore get whose reply carries the
+ * key as its value, through the dispatch table, on one thread. */
+static void
+h_echo(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__Request *req = (const void *)m;
+	Mts__Statestore__Reply rep = MTS__STATESTORE__REPLY__INIT;
+	Mts__Statestore__GetRep get = MTS__STATESTORE__GET_REP__INIT;
+	Mts__Record rec = MTS__RECORD__INIT;
+
+	rec.value = req->get->key;
+	get.found = 1;
+	get.record = &rec;
+	rep.body_case = MTS__STATESTORE__REPLY__BODY_GET;
+	rep.get = &get;
+	mts_ipc_reply(call, &rep.base);
+}
+
+static const struct mts_ipc_route echo_routes[] = {
+	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, h_echo},
+};
+
+static const struct mts_ipc_service echo_svc = {
+	.name = "echo",
+	.request = &mts__statestore__request__descriptor,
+	.reply = &mts__statestore__reply__descriptor,
+	.routes = echo_routes,
+	.nroutes = 1,
+};
+
 static int
-serve(const char *url)
+serve_mts(const char *path)
+{
+	struct mts_ipc_server *srv;
+	struct pollfd pfd;
+	char err[256];
+
+	if ((srv = mts_ipc_server_open(path, &echo_svc, NULL, err,
+		 sizeof(err))) == NULL) {
+		fprintf(stderr, "ipcbench: %s\n", err);
+		return 1;
+	}
+	pfd.fd = mts_ipc_server_fd(srv);
+	pfd.events = POLLIN;
+	for (;;) {
+		if (poll(&pfd, 1, 1000) < 0)
+			return 1;
+		mts_ipc_server_drain(srv, 512);
+	}
+}
+
+/* nng's raw REP socket as agents used it before ipc_server.c: one thread,
+ * poll on the receive descriptor, drain and answer without blocking. */
+static int
+serve_nng(const char *url)
 {
 	nng_socket s;
 	nng_msg *m;
@@ -57,10 +110,23 @@ client_loop(void *arg)
 		c->failed = 1;
 		return NULL;
 	}
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
+	uint8_t *key = malloc(c->size);
+	size_t len;
+
+	/* The same bytes for both servers: a packed get of a SIZE-byte key. */
+	memset(key, 'x', c->size);
+	get.key.data = key;
+	get.key.len = c->size;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
+	req.get = &get;
+	mts_pb_set_version(&req.base);
+	len = protobuf_c_message_get_packed_size(&req.base);
 	while (mts_now_us() < c->until) {
-		if (nng_msg_alloc(&m, c->size) != 0)
+		if (nng_msg_alloc(&m, len) != 0)
 			break;
-		memset(nng_msg_body(m), 'x', c->size);
+		protobuf_c_message_pack(&req.base, nng_msg_body(m));
 		if (nng_sendmsg(s, m, 0) != 0 || nng_recvmsg(s, &m, 0) != 0) {
 			c->failed = 1;
 			break;
@@ -69,10 +135,11 @@ client_loop(void *arg)
 		c->n++;
 	}
 	nng_close(s);
+	free(key);
 	return NULL;
 }
 
-/* ipcbench DIR SECONDS CLIENTS [SIZE]: prints "requests/s". */
+/* ipcbench DIR SECONDS CLIENTS [SIZE [mts|nng]]: prints "requests/s". */
 int
 main(int argc, char **argv)
 {
@@ -85,13 +152,16 @@ main(int argc, char **argv)
 	pthread_t *t;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: ipcbench DIR SECONDS CLIENTS [SIZE]\n");
+		fprintf(stderr,
+		    "usage: ipcbench DIR SECONDS CLIENTS [SIZE [mts|nng]]\n");
 		return 64;
 	}
 	snprintf(url, sizeof(url), "ipc://%s/echo.sock", argv[1]);
 	nc = atoi(argv[3]);
 	if ((srv = fork()) == 0)
-		_exit(serve(url));
+		_exit(argc > 5 && strcmp(argv[5], "nng") == 0
+			  ? serve_nng(url)
+			  : serve_mts(url + strlen("ipc://")));
 	usleep(200000);
 	c = calloc(nc, sizeof(*c));
 	t = calloc(nc, sizeof(*t));

@@ -24,20 +24,23 @@ for r in $(seq 1 "$RUNS"); do
 	"$BUILD/tests/storebench" "$T_DIR/rawb16.$r" "$SECS" 1 16 100 >>"$T_DIR/rawb16"
 	"$SS" "$S" load 1 "$SECS" 100 >>"$T_DIR/api1"
 	"$SS" "$S" load 16 "$SECS" 100 >>"$T_DIR/api16"
-	"$BUILD/tests/ipcbench" "$T_DIR" "$SECS" 1 100 >>"$T_DIR/echo1"
-	"$BUILD/tests/ipcbench" "$T_DIR" "$SECS" 16 100 >>"$T_DIR/echo16"
+	"$BUILD/tests/ipcbench" "$T_DIR" "$SECS" 1 100 mts >>"$T_DIR/echo1"
+	"$BUILD/tests/ipcbench" "$T_DIR" "$SECS" 16 100 mts >>"$T_DIR/echo16"
+	"$BUILD/tests/ipcbench" "$T_DIR" "$SECS" 16 100 nng >>"$T_DIR/nng16"
 done
 raw1=$(median <"$T_DIR/raw1")
 raw16=$(median <"$T_DIR/raw16")
 rawb16=$(median <"$T_DIR/rawb16")
 echo1=$(median <"$T_DIR/echo1")
 echo16=$(median <"$T_DIR/echo16")
+nng16=$(median <"$T_DIR/nng16")
 printf '%-48s %10s %10s %10s\n' "" "puts/s" "p50 us" "p99 us"
 printf '%-48s %10s\n' "raw RocksDB, 1 writer, synced batches of 1" "$raw1"
 printf '%-48s %10s\n' "raw RocksDB, 16 writers, synced batches of 1" "$raw16"
 printf '%-48s %10s\n' "raw RocksDB, 1 writer, synced batches of 16" "$rawb16"
-printf '%-48s %10s\n' "bare nng REQ/REP echo, 1 client (no work)" "$echo1"
-printf '%-48s %10s\n' "bare nng REQ/REP echo, 16 clients (no work)" "$echo16"
+printf '%-48s %10s\n' "IPC echo (mts REP server), 1 client, no work" "$echo1"
+printf '%-48s %10s\n' "IPC echo (mts REP server), 16 clients, no work" "$echo16"
+printf '%-48s %10s\n' "IPC echo (nng raw REP), 16 clients, no work" "$nng16"
 for c in 1 16; do
 	rate=$(awk '{print $1}' "$T_DIR/api$c" | median)
 	p50=$(awk '{print $2}' "$T_DIR/api$c" | median)
@@ -45,12 +48,13 @@ for c in 1 16; do
 	printf '%-48s %10s %10s %10s\n' "API, $c client(s)" "$rate" "$p50" "$p99"
 	eval "api$c=$rate"
 done
-awk -v a1="$api1" -v a="$api16" -v r1="$raw1" -v r16="$raw16" -v rb="$rawb16" -v e16="$echo16" -v e1="$echo1" 'BEGIN {
+awk -v a1="$api1" -v a="$api16" -v r1="$raw1" -v r16="$raw16" -v rb="$rawb16" -v e16="$echo16" -v e1="$echo1" -v n16="$nng16" 'BEGIN {
 	printf "API / raw at 1 client:                         %.2f\n", a1 / r1;
 	printf "API / raw at 16 clients (16 writers, batch 1): %.2f\n", a / r16;
 	printf "API at 16 clients / raw batches of 16:         %.2f\n", a / rb;
-	printf "IPC ceiling: nng echo / raw at 16 clients:     %.2f\n", e16 / r16;
-	printf "API / nng echo at 16 clients:                  %.2f\n", a / e16;
+	printf "IPC ceiling: echo / raw at 16 clients:         %.2f\n", e16 / r16;
+	printf "API / echo at 16 clients:                      %.2f\n", a / e16;
+	printf "mts REP server / nng raw REP, echo at 16:      %.2f\n", e16 / n16;
 	# A client of the API waits, per write, for what a raw writer waits
 	# for (16 / raw16 s) plus at least one bare IPC round trip (1 / echo1 s).
 	printf "bound on API/raw at 16 from the round trip:    %.2f\n", 1 / (1 + r16 / (16 * e1)) }'

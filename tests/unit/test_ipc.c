@@ -1,4 +1,4 @@
-/* test_ipc.c: the generic IPC server/client — dispatch, authorization, error replies, bad input, change feed. */
+/* test_ipc.c: the generic IPC server/client — dispatch, authorization, error replies, bad input, peers speaking broken SP, change feed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,10 +8,13 @@
 #include <string.h>
 #include <pthread.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "buf.h"
 #include "ipc.h"
 #include "mtserr.h"
 #include "statestore.pb-c.h"
@@ -74,9 +77,14 @@ server_main(void *arg)
 	struct mts_ipc_server *srv = arg;
 	struct pollfd pfd = {.fd = mts_ipc_server_fd(srv), .events = POLLIN};
 
+	int turns = 0;
+
+	/* Every server function runs on this one thread, check included. */
 	while (!stop_server) {
 		poll(&pfd, 1, 20);
 		mts_ipc_server_drain(srv, 64);
+		if (++turns % 5 == 0)
+			assert_int_equal(mts_ipc_server_check(srv), 0);
 	}
 	return NULL;
 }
@@ -214,20 +222,197 @@ test_bad_input(void **state)
 			     "malformed"),
 	    MTS_ERR_INVAL);
 	mts_ipc_client_close(c);
-	/* Oversized: nng drops it and the connection (no reply). */
+	/* Oversized: the server drops it and the connection (no reply). */
 	c = mts_ipc_client_open(sock_path, 300, NULL, 0);
 	assert_true(mts_ipc_client_call_raw(c, big, sizeof(big), &out,
 			&outlen) < 0);
 	mts_ipc_client_close(c);
-	/* A client gone mid-handshake may wedge nng 1.5.2's listener; the
-	 * self-check must notice and heal it. */
-	c = mts_ipc_client_open(sock_path, 300, NULL, 0);
-	mts_ipc_client_close(c);
+	/* Clients gone mid-handshake (this wedged nng 1.5.2's own listener) */
 	for (i = 0; i < 5; i++) {
-		usleep(150000);
-		assert_true(mts_ipc_server_check(srv) >= 0);
+		c = mts_ipc_client_open(sock_path, 300, NULL, 0);
+		mts_ipc_client_close(c);
 	}
 	/* and the server still serves */
+	test_call_ok(state);
+}
+
+/* --- peers speaking SP by hand --------------------------------------------- */
+
+static const uint8_t hello_req[8] = {0, 'S', 'P', 0, 0, 0x30, 0, 0};
+
+/* Reads exactly len bytes within 2 s; the count read (short on EOF). */
+static size_t
+read_full(int fd, uint8_t *buf, size_t len)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		if (poll(&pfd, 1, 2000) <= 0)
+			fail_msg("no data from the server within 2 s");
+		if ((n = read(fd, buf + got, len - got)) <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
+static void
+write_full(int fd, const void *buf, size_t len)
+{
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+}
+
+/* Connects and checks the server's greeting: SP, protocol REP. */
+static int
+raw_connect(void)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	uint8_t hello[8];
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	strcpy(sun.sun_path, sock_path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(read_full(fd, hello, 8), 8);
+	assert_memory_equal(hello, "\0SP\0\0\x31\0\0", 8);
+	return fd;
+}
+
+/* The server must hang up on fd (after whatever it had queued). */
+static void
+expect_hangup(int fd, const char *what)
+{
+	uint8_t buf[256];
+
+	if (read_full(fd, buf, sizeof(buf)) == sizeof(buf))
+		fail_msg("%s: the server kept the connection", what);
+	close(fd);
+}
+
+/* A get of key as a whole SP frame with request id rid. */
+static size_t
+get_frame(uint8_t *out, uint32_t rid, const char *key)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
+	size_t blen;
+
+	get.key.data = (uint8_t *)key;
+	get.key.len = strlen(key);
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
+	req.get = &get;
+	mts_pb_set_version(&req.base);
+	blen = protobuf_c_message_pack(&req.base, out + 13);
+	out[0] = 1;
+	mts_put_u64be(out + 1, 4 + blen);
+	mts_put_u32be(out + 9, rid | 0x80000000u);
+	return 13 + blen;
+}
+
+/* Reads one reply frame; checks its request id and the echoed key. */
+static void
+expect_get_reply(int fd, uint32_t rid, const char *key)
+{
+	uint8_t head[13], body[2048];
+	Mts__Statestore__Reply *rep;
+	uint64_t len;
+
+	assert_int_equal(read_full(fd, head, 13), 13);
+	assert_int_equal(head[0], 1);
+	len = mts_get_u64be(head + 1);
+	assert_true(len >= 4 && len - 4 <= sizeof(body));
+	assert_int_equal(mts_get_u32be(head + 9), rid | 0x80000000u);
+	assert_int_equal(read_full(fd, body, len - 4), len - 4);
+	rep = mts__statestore__reply__unpack(NULL, len - 4, body);
+	assert_non_null(rep);
+	assert_int_equal(rep->body_case, MTS__STATESTORE__REPLY__BODY_GET);
+	assert_int_equal(rep->get->record->value.len, strlen(key));
+	assert_memory_equal(rep->get->record->value.data, key, strlen(key));
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void
+test_broken_peers(void **state)
+{
+	static const uint8_t sub_hello[8] = {0, 'S', 'P', 0, 0, 0x21, 0, 0};
+	uint8_t f[4096], frame[512];
+	size_t n, i;
+	int fd, silent;
+
+	/* Not SP at all */
+	fd = raw_connect();
+	write_full(fd, "GET / HTTP/1.0\r\n\r\n", 18);
+	expect_hangup(fd, "HTTP request");
+	/* SP, but a SUB socket */
+	fd = raw_connect();
+	write_full(fd, sub_hello, 8);
+	expect_hangup(fd, "SUB handshake");
+	/* A frame of unknown type */
+	fd = raw_connect();
+	write_full(fd, hello_req, 8);
+	n = get_frame(f, 1, "k");
+	f[0] = 2;
+	write_full(fd, f, n);
+	expect_hangup(fd, "frame type 2");
+	/* A length over the service's 1024-byte limit, body never sent */
+	fd = raw_connect();
+	write_full(fd, hello_req, 8);
+	memset(f, 0, 9);
+	f[0] = 1;
+	mts_put_u64be(f + 1, UINT64_MAX);
+	write_full(fd, f, 9);
+	expect_hangup(fd, "2^64-byte message");
+	/* A message too short for a request id */
+	fd = raw_connect();
+	write_full(fd, hello_req, 8);
+	memcpy(f, "\x01\0\0\0\0\0\0\0\x02\x80\x01", 11);
+	write_full(fd, f, 11);
+	expect_hangup(fd, "2-byte message");
+
+	/* A peer that connects and says nothing holds no one up. */
+	silent = raw_connect();
+	/* A backtrace of more than 8 hops is dropped, the connection kept. */
+	fd = raw_connect();
+	write_full(fd, hello_req, 8);
+	memset(f, 0, sizeof(f));
+	f[0] = 1;
+	mts_put_u64be(f + 1, 40);
+	write_full(fd, f, 9 + 40);
+	n = get_frame(f, 7, "after-hops");
+	write_full(fd, f, n);
+	expect_get_reply(fd, 7, "after-hops");
+	/* One byte per write: partial headers and bodies. */
+	n = get_frame(f, 8, "bytewise");
+	for (i = 0; i < n; i++)
+		write_full(fd, f + i, 1);
+	expect_get_reply(fd, 8, "bytewise");
+	/* Pipelined requests in one write, answered with their own ids. */
+	n = get_frame(f, 9, "first");
+	n += get_frame(f + n, 10, "second");
+	write_full(fd, f, n);
+	expect_get_reply(fd, 9, "first");
+	expect_get_reply(fd, 10, "second");
+	/* A truncated message, then a hang-up mid-frame. */
+	n = get_frame(f, 11, "truncated");
+	write_full(fd, f, n - 3);
+	close(fd);
+
+	/* A caller that reads nothing while 2 MB of replies pile up: the
+	 * rest is queued and sent as the socket drains. */
+	fd = raw_connect();
+	write_full(fd, hello_req, 8);
+	memset(frame, 'v', sizeof(frame));
+	frame[sizeof(frame) - 1] = '\0';
+	for (i = 0; i < 4000; i++) {
+		n = get_frame(f, (uint32_t)i, (const char *)frame + 100);
+		write_full(fd, f, n);
+	}
+	for (i = 0; i < 4000; i++)
+		expect_get_reply(fd, (uint32_t)i, (const char *)frame + 100);
+	close(fd);
+	close(silent);
+	/* and the server still serves nng clients */
 	test_call_ok(state);
 }
 
@@ -273,6 +458,7 @@ main(void)
 		cmocka_unit_test(test_call_ok),
 		cmocka_unit_test(test_denied),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_broken_peers),
 		cmocka_unit_test(test_pubsub),
 	};
 
