@@ -1,4 +1,4 @@
-/* ipc.c: nng + protobuf-c glue: REQ clients, PUB/SUB feeds, envelope helpers (the REP side is ipc_server.c). */
+/* ipc.c: nng PUB/SUB change feeds and their self-healing listener, protobuf envelope helpers (REP side: ipc_server.c, REQ side: ipc_client.c). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,8 +13,6 @@
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/pub.h>
 #include <nng/protocol/pubsub0/sub.h>
-#include <nng/protocol/reqrep0/rep.h>
-#include <nng/protocol/reqrep0/req.h>
 #include <nng/transport/ipc/ipc.h>
 
 #include "buf.h"
@@ -46,13 +44,6 @@ struct mts_pub {
 	nng_socket sock;
 	nng_aio *aio;
 	struct mts_ipc_listener lst;
-};
-
-struct mts_ipc_client {
-	nng_socket sock;
-	nng_aio *aio;
-	int timeout_ms;
-	char path[256];
 };
 
 int
@@ -131,11 +122,10 @@ mts_pb_reply_error(const ProtobufCMessage *reply, const char **msg)
 	return (*e)->code;
 }
 
-/* Packs msg into a fresh nng message; NULL on allocation failure. */
 /*
- * nng_sendmsg() and nng_recvmsg() allocate, seed and free an aio on every
- * call (a getrandom() system call each time in nng 1.5.2); on the paths
- * taken once per request each socket keeps one aio instead. timeout is
+ * nng_sendmsg() allocates, seeds and frees an aio on every call (a
+ * getrandom() system call each time in nng 1.5.2); the change feed, sent
+ * once per write, keeps one aio instead. timeout is
  * NNG_DURATION_ZERO for "do not block", NNG_DURATION_DEFAULT for the
  * socket's own send/receive timeout. Returns an nng error code; on a
  * failed send the message stays the caller's.
@@ -152,35 +142,6 @@ aio_sendmsg(nng_socket s, nng_aio *aio, nng_msg *m, nng_duration timeout)
 	if ((r = nng_aio_result(aio)) != 0)
 		nng_aio_set_msg(aio, NULL);
 	return r;
-}
-
-static int
-aio_recvmsg(nng_socket s, nng_aio *aio, nng_msg **m, nng_duration timeout)
-{
-	int r;
-
-	nng_aio_set_timeout(aio, timeout);
-	nng_recv_aio(s, aio);
-	nng_aio_wait(aio);
-	if ((r = nng_aio_result(aio)) == 0)
-		*m = nng_aio_get_msg(aio);
-	return r;
-}
-
-static nng_msg *
-pack_msg(const ProtobufCMessage *msg, const void *hdr, size_t hdrlen)
-{
-	size_t len = protobuf_c_message_get_packed_size(msg);
-	nng_msg *m;
-
-	if (nng_msg_alloc(&m, len) != 0)
-		return NULL;
-	protobuf_c_message_pack(msg, nng_msg_body(m));
-	if (hdrlen > 0 && nng_msg_header_append(m, hdr, hdrlen) != 0) {
-		nng_msg_free(m);
-		return NULL;
-	}
-	return m;
 }
 
 /* --- listeners -------------------------------------------------------------- */
@@ -295,134 +256,6 @@ mts_ipc_recv_fd(nng_socket s, int *fd)
 {
 	return nng_socket_get_int(s, NNG_OPT_RECVFD, fd) == 0 ? 0
 							       : -MTS_ERR_IO;
-}
-
-/* --- client -------------------------------------------------------------- */
-
-struct mts_ipc_client *
-mts_ipc_client_open(const char *path, int timeout_ms, char *err,
-    size_t errlen)
-{
-	struct mts_ipc_client *c = xcalloc(1, sizeof(*c));
-	char url[300];
-	int r;
-
-	c->timeout_ms = timeout_ms;
-	snprintf(c->path, sizeof(c->path), "%s", path);
-	snprintf(url, sizeof(url), "ipc://%s", path);
-	if ((r = nng_aio_alloc(&c->aio, NULL, NULL)) != 0) {
-		snprintf(err, errlen, "aio: %s", nng_strerror(r));
-		free(c);
-		return NULL;
-	}
-	if ((r = nng_req0_open(&c->sock)) != 0) {
-		snprintf(err, errlen, "req socket: %s", nng_strerror(r));
-		nng_aio_free(c->aio);
-		free(c);
-		return NULL;
-	}
-	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, timeout_ms);
-	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, timeout_ms);
-	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 10);
-	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 200);
-	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 256u << 20);
-	/* Non-blocking dial: the server may start after the client. */
-	if ((r = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
-		snprintf(err, errlen, "dial %s: %s", url, nng_strerror(r));
-		nng_close(c->sock);
-		nng_aio_free(c->aio);
-		free(c);
-		return NULL;
-	}
-	return c;
-}
-
-void
-mts_ipc_client_close(struct mts_ipc_client *c)
-{
-	if (c == NULL)
-		return;
-	nng_close(c->sock);
-	nng_aio_free(c->aio);
-	free(c);
-}
-
-static int
-nng_to_mts(int r)
-{
-	switch (r) {
-	case NNG_ETIMEDOUT:
-		return -MTS_ERR_TIMEOUT;
-	case NNG_EMSGSIZE:
-		return -MTS_ERR_TOOBIG;
-	default:
-		return -MTS_ERR_IO;
-	}
-}
-
-int
-mts_ipc_client_call_raw(struct mts_ipc_client *c, const void *buf,
-    size_t len, uint8_t **out, size_t *outlen)
-{
-	nng_msg *m;
-	int r;
-
-	if ((r = nng_msg_alloc(&m, len)) != 0)
-		return -MTS_ERR_IO;
-	if (len)
-		memcpy(nng_msg_body(m), buf, len);
-	if ((r = aio_sendmsg(c->sock, c->aio, m, NNG_DURATION_DEFAULT)) != 0) {
-		nng_msg_free(m);
-		return nng_to_mts(r);
-	}
-	if ((r = aio_recvmsg(c->sock, c->aio, &m, NNG_DURATION_DEFAULT)) != 0)
-		return nng_to_mts(r);
-	*outlen = nng_msg_len(m);
-	*out = xmemdup(nng_msg_body(m), *outlen);
-	nng_msg_free(m);
-	return 0;
-}
-
-int
-mts_ipc_client_call(struct mts_ipc_client *c, ProtobufCMessage *req,
-    const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply,
-    char *err, size_t errlen)
-{
-	ProtobufCMessage *rep;
-	const char *text;
-	nng_msg *m;
-	int r, code;
-
-	*reply = NULL;
-	mts_pb_set_version(req);
-	if ((m = pack_msg(req, NULL, 0)) == NULL)
-		return -MTS_ERR_IO;
-	if ((r = aio_sendmsg(c->sock, c->aio, m, NNG_DURATION_DEFAULT)) != 0) {
-		nng_msg_free(m);
-		snprintf(err, errlen, "cannot reach %s: %s", c->path,
-		    nng_strerror(r));
-		return nng_to_mts(r);
-	}
-	if ((r = aio_recvmsg(c->sock, c->aio, &m, NNG_DURATION_DEFAULT)) != 0) {
-		snprintf(err, errlen, "no reply from %s within %d ms: %s",
-		    c->path, c->timeout_ms, nng_strerror(r));
-		return nng_to_mts(r);
-	}
-	rep = protobuf_c_message_unpack(reply_desc, NULL, nng_msg_len(m),
-	    nng_msg_body(m));
-	nng_msg_free(m);
-	if (rep == NULL) {
-		snprintf(err, errlen, "malformed reply from %s", c->path);
-		return -MTS_ERR_INVAL;
-	}
-	code = mts_pb_reply_error(rep, &text);
-	if (code != 0) {
-		snprintf(err, errlen, "%s", text);
-		protobuf_c_message_free_unpacked(rep, NULL);
-		return -code;
-	}
-	*reply = rep;
-	return 0;
 }
 
 /* --- change feeds ---------------------------------------------------------- */

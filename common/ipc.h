@@ -1,4 +1,4 @@
-/* ipc.h: local IPC — REP servers on the agent's loop with a dispatch table and peer-uid authorization (ipc_server.c), nng REQ clients with deadlines, PUB/SUB. */
+/* ipc.h: local IPC — REP servers on the agent's loop with a dispatch table and peer-uid authorization (ipc_server.c), REQ clients with deadlines (ipc_client.c), nng PUB/SUB feeds. */
 #ifndef MTS_IPC_H
 #define MTS_IPC_H
 
@@ -73,7 +73,10 @@ void mts_ipc_reply_error(struct mts_ipc_call *, int code, const char *fmt, ...)
 /* Frees a call without replying (the client will time out). */
 void mts_ipc_call_drop(struct mts_ipc_call *);
 
-/* Client side: a REQ socket dialled to ipc://path. */
+/* Client side: SP REQ to ipc://path on the caller's thread (ipc_client.c).
+ * Opening does not connect: a call connects (retrying until its deadline
+ * while the server is not up) and redials if the server restarted. One
+ * thread at a time per client. */
 struct mts_ipc_client;
 
 struct mts_ipc_client *mts_ipc_client_open(const char *path, int timeout_ms,
@@ -82,7 +85,8 @@ void mts_ipc_client_close(struct mts_ipc_client *);
 /* Sends req (its `version` is set here) and waits for the reply until the
  * deadline. On 0, *reply is the unpacked Reply, which the caller frees with
  * protobuf_c_message_free_unpacked. A Reply carrying an error returns that
- * code negated, with its message in err, and no *reply. */
+ * code negated, with its message in err, and no *reply. No reply in time
+ * (server absent, gone or slow) is -MTS_ERR_TIMEOUT. */
 int mts_ipc_client_call(struct mts_ipc_client *, ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply,
     char *err, size_t errlen);

@@ -1,4 +1,4 @@
-/* test_ipc.c: the generic IPC server/client — dispatch, authorization, error replies, bad input, peers speaking broken SP, change feed. */
+/* test_ipc.c: the generic IPC server/client — dispatch, authorization, error replies, bad input, peers speaking broken SP, clients outliving servers, change feed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "ipc.h"
 #include "mtserr.h"
+#include "mtstime.h"
 #include "statestore.pb-c.h"
 
 #define CLASS_READ 1u
@@ -416,6 +417,185 @@ test_broken_peers(void **state)
 	test_call_ok(state);
 }
 
+/* --- the client against servers that come, go and misbehave -------------- */
+
+static char alt_path[128];
+
+/* A second real server on alt_path, serving until stop_alt. */
+static volatile int stop_alt;
+
+static void *
+alt_server(void *arg)
+{
+	int delay_ms = *(int *)arg;
+	struct mts_ipc_server *s;
+	struct pollfd pfd;
+	char err[256];
+
+	usleep((useconds_t)delay_ms * 1000);
+	if ((s = mts_ipc_server_open(alt_path, &svc, NULL, err,
+		 sizeof(err))) == NULL)
+		fail_msg("%s", err);
+	pfd.fd = mts_ipc_server_fd(s);
+	pfd.events = POLLIN;
+	while (!stop_alt) {
+		poll(&pfd, 1, 20);
+		mts_ipc_server_drain(s, 64);
+	}
+	mts_ipc_server_close(s);
+	return NULL;
+}
+
+static int
+alt_get(struct mts_ipc_client *c, const char *key, char *err, size_t errlen)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
+	Mts__Statestore__Reply *rep;
+	int r;
+
+	get.key.data = (uint8_t *)key;
+	get.key.len = strlen(key);
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
+	req.get = &get;
+	r = mts_ipc_client_call(c, &req.base,
+	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)&rep,
+	    err, errlen);
+	if (r == 0) {
+		assert_memory_equal(rep->get->record->value.data, key,
+		    strlen(key));
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	return r;
+}
+
+static void
+test_client_lifecycle(void **state)
+{
+	struct mts_ipc_client *c;
+	pthread_t t;
+	char err[256];
+	int64_t t0;
+	int delay = 300, r;
+
+	snprintf(alt_path, sizeof(alt_path), "/tmp/mts-ipc-alt-%d.sock",
+	    (int)getpid());
+	unlink(alt_path);
+	/* No server at all: a timeout that names the socket, on time. */
+	c = mts_ipc_client_open(alt_path, 300, err, sizeof(err));
+	assert_non_null(c);
+	t0 = mts_now_us();
+	r = alt_get(c, "k", err, sizeof(err));
+	assert_int_equal(r, -MTS_ERR_TIMEOUT);
+	assert_non_null(strstr(err, "cannot reach"));
+	assert_non_null(strstr(err, alt_path));
+	assert_in_range(mts_now_us() - t0, 250000, 1000000);
+	mts_ipc_client_close(c);
+
+	/* A client opened before its server: the call waits for it. */
+	c = mts_ipc_client_open(alt_path, 3000, err, sizeof(err));
+	stop_alt = 0;
+	pthread_create(&t, NULL, alt_server, &delay);
+	assert_int_equal(alt_get(c, "early", err, sizeof(err)), 0);
+	/* The server restarts between two calls: the client redials. */
+	stop_alt = 1;
+	pthread_join(t, NULL);
+	stop_alt = 0;
+	delay = 100;
+	pthread_create(&t, NULL, alt_server, &delay);
+	assert_int_equal(alt_get(c, "after-restart", err, sizeof(err)), 0);
+	stop_alt = 1;
+	pthread_join(t, NULL);
+	mts_ipc_client_close(c);
+}
+
+/* A fake server on alt_path that runs one script per connection. */
+enum fake_script { F_GREET_HTTP, F_STALE_THEN_RIGHT, F_HUGE_REPLY,
+	F_SILENT };
+
+static void *
+fake_server(void *arg)
+{
+	enum fake_script script = *(enum fake_script *)arg;
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	uint8_t buf[4096], hello[8] = {0, 'S', 'P', 0, 0, 0x31, 0, 0};
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0), fd;
+	uint32_t id;
+	uint64_t len;
+
+	strcpy(sun.sun_path, alt_path);
+	unlink(alt_path);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	fd = accept(lfd, NULL, NULL);
+	if (script == F_GREET_HTTP) {
+		write_full(fd, "HTTP/1.0", 8);
+	} else {
+		write_full(fd, hello, 8);
+		assert_int_equal(read_full(fd, buf, 8), 8);
+		assert_int_equal(read_full(fd, buf, 13), 13);
+		len = mts_get_u64be(buf + 1);
+		id = mts_get_u32be(buf + 9);
+		assert_int_equal(read_full(fd, buf + 13, len - 4), len - 4);
+		if (script == F_STALE_THEN_RIGHT) {
+			/* a late reply to some older call (other bytes),
+			 * then ours: the request's bytes back */
+			mts_put_u32be(buf + 9, id - 1);
+			buf[13] ^= 0xff;
+			write_full(fd, buf, 9 + len);
+			mts_put_u32be(buf + 9, id);
+			buf[13] ^= 0xff;
+			write_full(fd, buf, 9 + len);
+		} else if (script == F_HUGE_REPLY) {
+			mts_put_u64be(buf + 1, 1ull << 40);
+			write_full(fd, buf, 13);
+		}
+	}
+	/* hold the connection until the client is done with it */
+	read_full(fd, buf, 1);
+	close(fd);
+	close(lfd);
+	unlink(alt_path);
+	return NULL;
+}
+
+static int
+fake_call(enum fake_script script, char *err, size_t errlen)
+{
+	struct mts_ipc_client *c;
+	uint8_t *out = NULL, req[] = {0x08, 0x01};
+	size_t outlen;
+	pthread_t t;
+	int r;
+
+	pthread_create(&t, NULL, fake_server, &script);
+	c = mts_ipc_client_open(alt_path, 500, err, errlen);
+	r = mts_ipc_client_call_raw(c, req, sizeof(req), &out, &outlen);
+	if (r == 0) {
+		assert_int_equal(outlen, sizeof(req));
+		assert_memory_equal(out, req, sizeof(req));
+	}
+	free(out);
+	mts_ipc_client_close(c);
+	pthread_join(t, NULL);
+	return r;
+}
+
+static void
+test_client_broken_servers(void **state)
+{
+	char err[256];
+
+	/* (each fake is up before the client's first retry ends) */
+	assert_int_equal(fake_call(F_GREET_HTTP, err, sizeof(err)),
+	    -MTS_ERR_IO);
+	assert_int_equal(fake_call(F_STALE_THEN_RIGHT, err, sizeof(err)), 0);
+	assert_int_equal(fake_call(F_HUGE_REPLY, err, sizeof(err)),
+	    -MTS_ERR_TOOBIG);
+	assert_int_equal(fake_call(F_SILENT, err, sizeof(err)),
+	    -MTS_ERR_TIMEOUT);
+}
+
 static void
 test_pubsub(void **state)
 {
@@ -459,6 +639,8 @@ main(void)
 		cmocka_unit_test(test_denied),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_broken_peers),
+		cmocka_unit_test(test_client_lifecycle),
+		cmocka_unit_test(test_client_broken_servers),
 		cmocka_unit_test(test_pubsub),
 	};
 
