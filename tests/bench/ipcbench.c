@@ -1,4 +1,4 @@
-/* ipcbench.c: the ceiling of local IPC — nng REQ clients against an echo that does no work, served by mts's own REP server (common/ipc_server.c) or by nng's raw REP socket. */
+/* ipcbench.c: the ceiling of local IPC — an echo that does no work, through mts's own REQ/REP (common/ipc_client.c, ipc_server.c) or through nng's REQ and raw REP sockets. */
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -19,6 +19,7 @@ struct client {
 	const char *url;
 	int64_t until;
 	size_t size, n;
+	int nng; /* nng REQ clients and nng's REP server, else mts's own */
 	int failed;
 };
 
@@ -99,34 +100,21 @@ serve_nng(const char *url)
 	}
 }
 
-static void *
-client_loop(void *arg)
+/* nng's REQ socket, as clients used it before ipc_client.c. */
+static void
+nng_client(struct client *c, const uint8_t *req, size_t len)
 {
-	struct client *c = arg;
 	nng_socket s;
 	nng_msg *m;
 
 	if (nng_req0_open(&s) != 0 || nng_dial(s, c->url, NULL, 0) != 0) {
 		c->failed = 1;
-		return NULL;
+		return;
 	}
-	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-	Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
-	uint8_t *key = malloc(c->size);
-	size_t len;
-
-	/* The same bytes for both servers: a packed get of a SIZE-byte key. */
-	memset(key, 'x', c->size);
-	get.key.data = key;
-	get.key.len = c->size;
-	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
-	req.get = &get;
-	mts_pb_set_version(&req.base);
-	len = protobuf_c_message_get_packed_size(&req.base);
 	while (mts_now_us() < c->until) {
 		if (nng_msg_alloc(&m, len) != 0)
 			break;
-		protobuf_c_message_pack(&req.base, nng_msg_body(m));
+		memcpy(nng_msg_body(m), req, len);
 		if (nng_sendmsg(s, m, 0) != 0 || nng_recvmsg(s, &m, 0) != 0) {
 			c->failed = 1;
 			break;
@@ -135,6 +123,56 @@ client_loop(void *arg)
 		c->n++;
 	}
 	nng_close(s);
+}
+
+static void
+mts_client(struct client *c, const uint8_t *req, size_t len)
+{
+	struct mts_ipc_client *ic;
+	uint8_t *out;
+	size_t outlen;
+	char err[256];
+
+	if ((ic = mts_ipc_client_open(c->url + strlen("ipc://"), 5000, err,
+		 sizeof(err))) == NULL) {
+		c->failed = 1;
+		return;
+	}
+	while (mts_now_us() < c->until) {
+		if (mts_ipc_client_call_raw(ic, req, len, &out, &outlen) < 0) {
+			c->failed = 1;
+			break;
+		}
+		free(out);
+		c->n++;
+	}
+	mts_ipc_client_close(ic);
+}
+
+static void *
+client_loop(void *arg)
+{
+	struct client *c = arg;
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
+	uint8_t *key = malloc(c->size), *buf;
+	size_t len;
+
+	/* The same bytes for every pairing: a packed get of a SIZE-byte key. */
+	memset(key, 'x', c->size);
+	get.key.data = key;
+	get.key.len = c->size;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
+	req.get = &get;
+	mts_pb_set_version(&req.base);
+	len = protobuf_c_message_get_packed_size(&req.base);
+	buf = malloc(len);
+	protobuf_c_message_pack(&req.base, buf);
+	if (c->nng)
+		nng_client(c, buf, len);
+	else
+		mts_client(c, buf, len);
+	free(buf);
 	free(key);
 	return NULL;
 }
@@ -170,6 +208,7 @@ main(int argc, char **argv)
 		c[i].url = url;
 		c[i].until = t0 + (int64_t)(atof(argv[2]) * 1e6);
 		c[i].size = argc > 4 ? (size_t)atoi(argv[4]) : 100;
+		c[i].nng = argc > 5 && strcmp(argv[5], "nng") == 0;
 		pthread_create(&t[i], NULL, client_loop, &c[i]);
 	}
 	for (i = 0; i < nc; i++) {

@@ -38,9 +38,9 @@ printf '%-48s %10s %10s %10s\n' "" "puts/s" "p50 us" "p99 us"
 printf '%-48s %10s\n' "raw RocksDB, 1 writer, synced batches of 1" "$raw1"
 printf '%-48s %10s\n' "raw RocksDB, 16 writers, synced batches of 1" "$raw16"
 printf '%-48s %10s\n' "raw RocksDB, 1 writer, synced batches of 16" "$rawb16"
-printf '%-48s %10s\n' "IPC echo (mts REP server), 1 client, no work" "$echo1"
-printf '%-48s %10s\n' "IPC echo (mts REP server), 16 clients, no work" "$echo16"
-printf '%-48s %10s\n' "IPC echo (nng raw REP), 16 clients, no work" "$nng16"
+printf '%-48s %10s\n' "IPC echo (mts REQ/REP), 1 client, no work" "$echo1"
+printf '%-48s %10s\n' "IPC echo (mts REQ/REP), 16 clients, no work" "$echo16"
+printf '%-48s %10s\n' "IPC echo (nng REQ + raw REP), 16 clients, no work" "$nng16"
 for c in 1 16; do
 	rate=$(awk '{print $1}' "$T_DIR/api$c" | median)
 	p50=$(awk '{print $2}' "$T_DIR/api$c" | median)
@@ -54,10 +54,7 @@ awk -v a1="$api1" -v a="$api16" -v r1="$raw1" -v r16="$raw16" -v rb="$rawb16" -v
 	printf "API at 16 clients / raw batches of 16:         %.2f\n", a / rb;
 	printf "IPC ceiling: echo / raw at 16 clients:         %.2f\n", e16 / r16;
 	printf "API / echo at 16 clients:                      %.2f\n", a / e16;
-	printf "mts REP server / nng raw REP, echo at 16:      %.2f\n", e16 / n16;
-	# A client of the API waits, per write, for what a raw writer waits
-	# for (16 / raw16 s) plus at least one bare IPC round trip (1 / echo1 s).
-	printf "bound on API/raw at 16 from the round trip:    %.2f\n", 1 / (1 + r16 / (16 * e1)) }'
+	printf "mts IPC / nng IPC, echo at 16 clients:       %.2f\n", e16 / n16 }'
 
 echo
 echo "anti-entropy: two replicas of 100,000 keys (200-byte values) differing in 100 keys"
