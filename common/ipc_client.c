@@ -13,6 +13,7 @@
 #include "log.h"
 #include "mtserr.h"
 #include "mtstime.h"
+#include "sp_wire.h"
 #include "xmalloc.h"
 
 /*
@@ -33,11 +34,6 @@
  * One client serves one thread at a time.
  */
 
-#define SP_HANDSHAKE_LEN 8
-#define SP_FRAME_HEAD 9
-#define SP_MSG 0x01
-#define SP_PROTO_REQ 0x30
-#define SP_PROTO_REP 0x31
 #define REPLY_MAX (256u << 20)
 #define RETRY_MIN_MS 10
 #define RETRY_MAX_MS 200
@@ -51,8 +47,6 @@ struct mts_ipc_client {
 	char path[108];
 };
 
-static const uint8_t sp_hello_req[SP_HANDSHAKE_LEN] = {0, 'S', 'P', 0, 0,
-    SP_PROTO_REQ, 0, 0};
 
 /* Outcome of one attempt: done, or why it has to be tried again. */
 enum attempt { A_OK, A_RETRY, A_FAIL };
@@ -174,6 +168,7 @@ dial(struct mts_ipc_client *c, mts_time_t deadline, char *err, size_t errlen,
     int *code)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	uint8_t hello[SP_GREETING_LEN];
 	enum attempt a;
 	const uint8_t *p;
 
@@ -192,15 +187,15 @@ dial(struct mts_ipc_client *c, mts_time_t deadline, char *err, size_t errlen,
 		disconnect(c);
 		return A_RETRY;
 	}
-	if ((a = send_all(c, sp_hello_req, sizeof(sp_hello_req), NULL, 0,
+	sp_greeting(hello, SP_PROTO_REQ);
+	if ((a = send_all(c, hello, sizeof(hello), NULL, 0,
 		 deadline, err, errlen)) != A_OK ||
-	    (a = fill(c, SP_HANDSHAKE_LEN, deadline, err, errlen)) != A_OK) {
+	    (a = fill(c, SP_GREETING_LEN, deadline, err, errlen)) != A_OK) {
 		disconnect(c);
 		return a;
 	}
 	p = c->in + c->inoff;
-	if (memcmp(p, "\0SP\0", 4) != 0 || p[6] != 0 || p[7] != 0 ||
-	    mts_get_u16be(p + 4) != SP_PROTO_REP) {
+	if (!sp_greeting_is(p, SP_PROTO_REP)) {
 		snprintf(err, errlen,
 		    "%s does not speak SP REP (greeting %02x%02x%02x%02x%02x"
 		    "%02x%02x%02x)",
@@ -209,7 +204,7 @@ dial(struct mts_ipc_client *c, mts_time_t deadline, char *err, size_t errlen,
 		*code = -MTS_ERR_IO;
 		return A_FAIL;
 	}
-	c->inoff += SP_HANDSHAKE_LEN;
+	c->inoff += SP_GREETING_LEN;
 	return A_OK;
 }
 
@@ -249,7 +244,7 @@ recv_reply(struct mts_ipc_client *c, uint32_t id, const uint8_t **body,
 			return a;
 		p = c->in + c->inoff;
 		c->inoff += SP_FRAME_HEAD + (size_t)flen;
-		if (mts_get_u32be(p + SP_FRAME_HEAD) == (id | 0x80000000u)) {
+		if (mts_get_u32be(p + SP_FRAME_HEAD) == (id | SP_ID_END)) {
 			*body = p + SP_FRAME_HEAD + 4;
 			*len = (size_t)flen - 4;
 			return A_OK;
@@ -276,7 +271,7 @@ exchange(struct mts_ipc_client *c, const uint8_t *req, size_t reqlen,
 
 	head[0] = SP_MSG;
 	mts_put_u64be(head + 1, 4 + (uint64_t)reqlen);
-	mts_put_u32be(head + SP_FRAME_HEAD, id | 0x80000000u);
+	mts_put_u32be(head + SP_FRAME_HEAD, id | SP_ID_END);
 	for (;;) {
 		a = c->fd >= 0 ? A_OK : dial(c, deadline, err, errlen, &code);
 		if (a == A_OK)

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "mtserr.h"
 #include "mtstime.h"
+#include "sp_wire.h"
 #include "types.pb-c.h"
 #include "xmalloc.h"
 
@@ -27,13 +28,8 @@
  * nng's REQ socket; this file speaks the same wire, so any SP REQ client
  * (nng, mangos, a swapped agent) can call any mts agent.
  *
- * The wire (the SP "IPC mapping", as nng implements it):
- * - each side first sends 8 bytes: 0x00 'S' 'P' 0x00, its protocol number
- *   (u16 big endian: REQ 0x30, REP 0x31), 0x00 0x00;
- * - then every message is 0x01, its length (u64 big endian), and the bytes;
- * - a REQ message starts with its backtrace: 32-bit words, the last one
- *   (the request id) with the high bit set. The reply repeats the
- *   backtrace, then carries its body.
+ * The wire is in sp_wire.h; a reply repeats its request's backtrace, then
+ * carries its body.
  *
  * Everything here runs on the thread that calls mts_ipc_server_drain; a
  * call may be answered later (group commit holds calls across rounds), so
@@ -43,11 +39,6 @@
  * empty or reused and is skipped.
  */
 
-#define SP_HANDSHAKE_LEN 8
-#define SP_FRAME_HEAD 9
-#define SP_MSG 0x01
-#define SP_PROTO_REQ 0x30
-#define SP_PROTO_REP 0x31
 #define SP_MAX_HOPS 8		/* nng's default NNG_OPT_MAXTTL */
 #define MAX_CONNS 1024
 #define HANDSHAKE_MS 5000	/* a peer must say hello within this */
@@ -99,8 +90,6 @@ struct mts_ipc_call {
 	gid_t gid;
 };
 
-static const uint8_t sp_hello_rep[SP_HANDSHAKE_LEN] = {0, 'S', 'P', 0, 0,
-    SP_PROTO_REP, 0, 0};
 
 /* --- connections ----------------------------------------------------------- */
 
@@ -251,6 +240,7 @@ accept_one(struct mts_ipc_server *srv, int fd)
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
+	uint8_t hello[SP_GREETING_LEN];
 	struct conn *c;
 	uint32_t i;
 
@@ -293,7 +283,8 @@ accept_one(struct mts_ipc_server *srv, int fd)
 	}
 	srv->slot[i] = c;
 	srv->nconns++;
-	conn_send(c, sp_hello_rep, sizeof(sp_hello_rep));
+	sp_greeting(hello, SP_PROTO_REP);
+	conn_send(c, hello, sizeof(hello));
 }
 
 static void
@@ -390,7 +381,7 @@ take_message(struct conn *c, const uint8_t *msg, size_t len)
 			return -1;
 		}
 		bt += 4;
-		if (msg[bt - 4] & 0x80)
+		if (mts_get_u32be(msg + bt - 4) & SP_ID_END)
 			break;
 		if (bt / 4 >= SP_MAX_HOPS) {
 			/* Not malformed, just too far travelled (nng drops
@@ -428,10 +419,9 @@ parse(struct conn *c)
 		p = c->in + c->inoff;
 		have = c->inlen - c->inoff;
 		if (!c->hello) {
-			if (have < SP_HANDSHAKE_LEN)
+			if (have < SP_GREETING_LEN)
 				break;
-			if (memcmp(p, "\0SP\0", 4) != 0 || p[6] != 0 ||
-			    p[7] != 0 || mts_get_u16be(p + 4) != SP_PROTO_REQ) {
+			if (!sp_greeting_is(p, SP_PROTO_REQ)) {
 				log_info("%s: uid %u does not speak SP REQ "
 					 "(handshake %02x%02x%02x%02x%02x%02x"
 					 "%02x%02x); closing its connection",
@@ -441,7 +431,7 @@ parse(struct conn *c)
 				break;
 			}
 			c->hello = true;
-			c->inoff += SP_HANDSHAKE_LEN;
+			c->inoff += SP_GREETING_LEN;
 			continue;
 		}
 		if (have < SP_FRAME_HEAD)

@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
 
 #include "buf.h"
 #include "ipc.h"
@@ -596,6 +599,77 @@ test_client_broken_servers(void **state)
 	    -MTS_ERR_TIMEOUT);
 }
 
+/* The wire is nng's: an nng REQ socket calls mts's server, and mts's client
+ * calls an nng REP socket (a swapped agent may use either). */
+static void *
+nng_rep_echo(void *arg)
+{
+	nng_socket *s = arg;
+	nng_msg *m;
+
+	if (nng_recvmsg(*s, &m, 0) == 0 && nng_sendmsg(*s, m, 0) != 0)
+		nng_msg_free(m);
+	return NULL;
+}
+
+static void
+test_nng_interop(void **state)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
+	Mts__Statestore__Reply *rep;
+	struct mts_ipc_client *c;
+	uint8_t *out, raw[] = {0x08, 0x01, 0x7a};
+	char url[160], err[256];
+	nng_socket s;
+	nng_msg *m;
+	size_t outlen;
+	pthread_t t;
+
+	/* nng REQ -> mts server */
+	snprintf(url, sizeof(url), "ipc://%s", sock_path);
+	assert_int_equal(nng_req0_open(&s), 0);
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 2000);
+	assert_int_equal(nng_dial(s, url, NULL, 0), 0);
+	get.key.data = (uint8_t *)"from-nng";
+	get.key.len = 8;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
+	req.get = &get;
+	mts_pb_set_version(&req.base);
+	assert_int_equal(nng_msg_alloc(&m,
+			     protobuf_c_message_get_packed_size(&req.base)),
+	    0);
+	protobuf_c_message_pack(&req.base, nng_msg_body(m));
+	assert_int_equal(nng_sendmsg(s, m, 0), 0);
+	assert_int_equal(nng_recvmsg(s, &m, 0), 0);
+	rep = mts__statestore__reply__unpack(NULL, nng_msg_len(m),
+	    nng_msg_body(m));
+	nng_msg_free(m);
+	assert_non_null(rep);
+	assert_memory_equal(rep->get->record->value.data, "from-nng", 8);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	nng_close(s);
+
+	/* mts client -> nng REP */
+	snprintf(alt_path, sizeof(alt_path), "/tmp/mts-ipc-alt-%d.sock",
+	    (int)getpid());
+	snprintf(url, sizeof(url), "ipc://%s", alt_path);
+	assert_int_equal(nng_rep0_open(&s), 0);
+	assert_int_equal(nng_listen(s, url, NULL, 0), 0);
+	pthread_create(&t, NULL, nng_rep_echo, &s);
+	c = mts_ipc_client_open(alt_path, 2000, err, sizeof(err));
+	assert_int_equal(mts_ipc_client_call_raw(c, raw, sizeof(raw), &out,
+			     &outlen),
+	    0);
+	assert_int_equal(outlen, sizeof(raw));
+	assert_memory_equal(out, raw, sizeof(raw));
+	free(out);
+	pthread_join(t, NULL);
+	mts_ipc_client_close(c);
+	nng_close(s);
+	unlink(alt_path);
+}
+
 static void
 test_pubsub(void **state)
 {
@@ -641,6 +715,7 @@ main(void)
 		cmocka_unit_test(test_broken_peers),
 		cmocka_unit_test(test_client_lifecycle),
 		cmocka_unit_test(test_client_broken_servers),
+		cmocka_unit_test(test_nng_interop),
 		cmocka_unit_test(test_pubsub),
 	};
 
