@@ -80,11 +80,13 @@ $(BUILD)/tests/unit/$(1): $(call objs,$(2)) $(COMMON_LIB)
 endef
 
 # $(call fuzzer,NAME,SOURCES,EXTRA_LIBS): a libFuzzer target built by `make fuzz` (clang).
+# It compiles every common/*.c, so it links what all of them need.
+FUZZ_LIBS := -lcap -lseccomp
 define fuzzer
 FUZZERS += $(BUILD)/fuzz/$(1)
 $(BUILD)/fuzz/$(1): $(2) $(COMMON_SRCS) $(PROTO_C)
 	@mkdir -p $$(@D)
-	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o $$@ $(2) $(COMMON_SRCS) $(PROTO_C) $(3) $(LDLIBS)
+	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o $$@ $(2) $(COMMON_SRCS) $(PROTO_C) $(3) $(FUZZ_LIBS) $(LDLIBS)
 endef
 
 include $(sort $(wildcard common/module.mk agents/*/module.mk init/module.mk cli/module.mk tests/*/module.mk))

@@ -5,10 +5,9 @@ $(eval $(call testprog,sstool,tests/integration/sstool.c agents/statestore/mst_c
 $(eval $(call unittest,test_mst,tests/unit/test_mst.c tests/unit/mst_ref.c agents/statestore/mst_core.c,-ljansson))
 $(eval $(call unittest,test_record,tests/unit/test_record.c agents/statestore/record_core.c))
 $(eval $(call unittest,test_replicas,tests/unit/test_replicas.c tests/unit/mst_ref.c agents/statestore/mst_core.c agents/statestore/record_core.c))
-# The fuzzer macro links every common/*.c, so it needs the libraries of all of them.
-$(eval $(call fuzzer,fuzz_mst_page,tests/fuzz/fuzz_mst_page.c agents/statestore/mst_core.c agents/statestore/record_core.c,-lcap -lseccomp))
+$(eval $(call fuzzer,fuzz_mst_page,tests/fuzz/fuzz_mst_page.c agents/statestore/mst_core.c agents/statestore/record_core.c))
 $(eval $(call testprog,bench_mst,tests/bench/bench_mst.c agents/statestore/mst_core.c))
 $(eval $(call unittest,test_state,tests/unit/test_state.c agents/statestore/state_core.c agents/statestore/record_core.c))
 $(eval $(call testprog,storebench,tests/bench/storebench.c agents/statestore/store.c,-lrocksdb))
-$(eval $(call fuzzer,fuzz_statestore_req,tests/fuzz/fuzz_statestore_req.c agents/statestore/record_core.c agents/statestore/state_core.c,-lcap -lseccomp))
+$(eval $(call fuzzer,fuzz_statestore_req,tests/fuzz/fuzz_statestore_req.c agents/statestore/record_core.c agents/statestore/state_core.c))
 $(eval $(call testprog,ipcbench,tests/bench/ipcbench.c))
