@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# fuzz_smoke.sh: `make fuzz` builds every libFuzzer target, and each survives a short run from an empty corpus (long runs are by hand, see README.md).
+. "$(dirname "$0")/../lib.sh"
+t_tmpdir
+command -v clang >/dev/null || { echo "PASS: skipped (no clang)"; t_done; }
+check "make fuzz builds" bash -c "make -s -C '$TOP' -j2 fuzz BUILD='$BUILD' >'$T_DIR/build.log' 2>&1 || { tail -20 '$T_DIR/build.log'; false; }"
+n=0
+for f in "$BUILD"/fuzz/fuzz_*; do
+	[ -x "$f" ] || continue
+	n=$((n + 1))
+	name=$(basename "$f")
+	mkdir -p "$T_DIR/$name"
+	check "$name runs 2000 inputs" bash -c \
+	    "cd '$T_DIR' && timeout 120 '$f' -runs=2000 -max_len=4096 '$T_DIR/$name' >'$T_DIR/$name.log' 2>&1 && grep -q 'Done 2000 runs' '$T_DIR/$name.log'"
+done
+check "at least the 7 known targets" test "$n" -ge 7
+t_done
