@@ -147,8 +147,16 @@ catchup() { # records
 	"$CLUSTER" kill 3
 	for i in 1 2; do args+=(-p "$(run "$i")"); done
 	"$LOAD" "${args[@]}" -n "$n" -s 100 -k catch/ >/dev/null
-	local want
-	want=$("$CLUSTER" ctl 1 state root | awk '/^root:/ {print $2}')
+	# The target is what nodes 1 and 2 agree on once the writes have
+	# crossed between them (the load returns when its own puts are in).
+	local want="" r1 r2 settle=$((SECONDS + 120))
+	while [ $SECONDS -lt $settle ]; do
+		r1=$("$CLUSTER" ctl 1 state root | awk '/^root:/ {print $2}')
+		r2=$("$CLUSTER" ctl 2 state root | awk '/^root:/ {print $2}')
+		[ -n "$r1" ] && [ "$r1" = "$r2" ] && { want=$r1; break; }
+		sleep 0.1
+	done
+	[ -n "$want" ] || { row "anti-entropy catch-up of $n records" "nodes 1 and 2 never agreed" ""; return; }
 	"$CLUSTER" start 3 >/dev/null 2>&1
 	t0=$(date +%s%3N)
 	local deadline=$((SECONDS + 600))
