@@ -54,8 +54,9 @@ void mts_ipc_server_close(struct mts_ipc_server *);
 /* A file descriptor that polls readable when the server has work (a
  * request, a connection, room for a queued reply): call drain then. */
 int mts_ipc_server_fd(struct mts_ipc_server *);
-/* Closes connections that never completed the SP handshake within 5 s;
- * call about once a second. Returns 0. */
+/* Closes connections that never completed the SP handshake within 5 s and
+ * resumes accepting after running out of descriptors; call about once a
+ * second. Returns 0. */
 int mts_ipc_server_check(struct mts_ipc_server *);
 /* Receives and dispatches every waiting request without blocking; returns
  * how many were handled. Handlers may reply at once or keep the call. */

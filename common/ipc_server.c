@@ -73,6 +73,7 @@ struct mts_ipc_server {
 	const struct mts_ipc_service *svc;
 	void *ctx;
 	int lfd, epfd;
+	bool accept_paused; /* out of descriptors: listener out of epoll */
 	size_t maxmsg;
 	size_t nconns;
 	uint32_t gen;		       /* last generation handed out */
@@ -294,6 +295,17 @@ accept_all(struct mts_ipc_server *srv)
 
 	for (i = 0; i < EVENTS; i++) {
 		fd = accept4(srv->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			/* The waiting peer stays in the backlog and the
+			 * listener stays readable: without a pause the loop
+			 * would spin here. mts_ipc_server_check resumes. */
+			log_warnx("%s: out of file descriptors; not accepting "
+				  "for a second",
+			    srv->svc->name);
+			epoll_ctl(srv->epfd, EPOLL_CTL_DEL, srv->lfd, NULL);
+			srv->accept_paused = true;
+			return;
+		}
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EINTR &&
 			    errno != ECONNABORTED)
@@ -599,15 +611,20 @@ mts_ipc_server_fd(struct mts_ipc_server *srv)
 }
 
 /* Peers that connected but never said hello within HANDSHAKE_MS are let
- * go. (The listener is ours, so there is no wedged accept to heal: nng
- * 1.5.2's listener needed a probe for that, see ipc.c.) */
+ * go, and a listener paused for want of descriptors listens again. (The
+ * listener is ours, so there is no wedged accept to heal: nng 1.5.2's
+ * listener needed a probe for that, see ipc.c.) */
 int
 mts_ipc_server_check(struct mts_ipc_server *srv)
 {
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = LISTENER};
 	mts_time_t now = mts_now();
 	struct conn *c;
 	uint32_t i;
 
+	if (srv->accept_paused &&
+	    epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->lfd, &ev) == 0)
+		srv->accept_paused = false;
 	for (i = 0; i < MAX_CONNS; i++) {
 		if ((c = srv->slot[i]) != NULL && !c->hello &&
 		    now - c->since > HANDSHAKE_MS) {

@@ -8,8 +8,10 @@
 #include <string.h>
 #include <pthread.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -599,6 +601,76 @@ test_client_broken_servers(void **state)
 	    -MTS_ERR_TIMEOUT);
 }
 
+/* Out of descriptors: the server pauses accepting instead of spinning on a
+ * listener that stays readable, and resumes at its next check. Runs in a
+ * child, which lowers its own descriptor limit. Exit status: 0 or the
+ * number of the step that failed. */
+static int
+fd_child(void)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct pollfd pfd = {.events = POLLIN};
+	struct mts_ipc_server *s;
+	struct rlimit rl;
+	uint8_t hello[8];
+	int cl[8], i, k;
+	char err[256];
+
+	snprintf(alt_path, sizeof(alt_path), "/tmp/mts-ipc-fd-%d.sock",
+	    (int)getpid());
+	if ((s = mts_ipc_server_open(alt_path, &svc, NULL, err,
+		 sizeof(err))) == NULL)
+		return 1;
+	pfd.fd = mts_ipc_server_fd(s);
+	strcpy(sun.sun_path, alt_path);
+	for (i = 0; i < 8; i++)
+		cl[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+	/* room for exactly two more descriptors */
+	k = dup(0);
+	close(k);
+	rl.rlim_cur = (rlim_t)k + 2;
+	rl.rlim_max = RLIM_INFINITY;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 2;
+	rl.rlim_cur = (rlim_t)k + 2;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 2;
+	for (i = 0; i < 8; i++)
+		if (connect(cl[i], (struct sockaddr *)&sun, sizeof(sun)) < 0)
+			return 3;
+	mts_ipc_server_drain(s, 64); /* accepts two, then runs out */
+	if (read_full(cl[0], hello, 8) != 8 || read_full(cl[1], hello, 8) != 8)
+		return 4;
+	if (poll(&pfd, 1, 0) != 0) /* a paused listener wakes nobody */
+		return 5;
+	close(cl[0]);
+	close(cl[1]);
+	if (poll(&pfd, 1, 1000) != 1) /* the two hang-ups */
+		return 6;
+	mts_ipc_server_drain(s, 64);
+	mts_ipc_server_check(s); /* listens again */
+	mts_ipc_server_drain(s, 64);
+	if (read_full(cl[2], hello, 8) != 8 || read_full(cl[3], hello, 8) != 8)
+		return 7;
+	if (poll(&pfd, 1, 0) != 0)
+		return 8;
+	mts_ipc_server_close(s);
+	return 0;
+}
+
+static void
+test_out_of_fds(void **state)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(fd_child());
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* The wire is nng's: an nng REQ socket calls mts's server, and mts's client
  * calls an nng REP socket (a swapped agent may use either). */
 static void *
@@ -716,6 +788,7 @@ main(void)
 		cmocka_unit_test(test_client_lifecycle),
 		cmocka_unit_test(test_client_broken_servers),
 		cmocka_unit_test(test_nng_interop),
+		cmocka_unit_test(test_out_of_fds),
 		cmocka_unit_test(test_pubsub),
 	};
 
