@@ -10,4 +10,4 @@ $(eval $(call testprog,bench_mst,tests/bench/bench_mst.c agents/statestore/mst_c
 $(eval $(call unittest,test_state,tests/unit/test_state.c agents/statestore/state_core.c agents/statestore/record_core.c))
 $(eval $(call testprog,storebench,tests/bench/storebench.c agents/statestore/store.c,-lrocksdb))
 $(eval $(call fuzzer,fuzz_statestore_req,tests/fuzz/fuzz_statestore_req.c agents/statestore/record_core.c agents/statestore/state_core.c))
-$(eval $(call testprog,ipcbench,tests/bench/ipcbench.c))
+$(eval $(call testprog,ipcbench,tests/bench/ipcbench.c tests/unit/ipc_echo.c))

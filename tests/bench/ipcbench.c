@@ -14,6 +14,7 @@
 #include "ipc.h"
 #include "mtstime.h"
 #include "statestore.pb-c.h"
+#include "tests/unit/ipc_echo.h"
 
 struct client {
 	const char *url;
@@ -23,26 +24,9 @@ struct client {
 	int failed;
 };
 
-/* The echo as an agent runs it: a statestore get whose reply carries the
- * key as its value, through the dispatch table, on one thread. */
-static void
-h_echo(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
-{
-	const Mts__Statestore__Request *req = (const void *)m;
-	Mts__Statestore__Reply rep = MTS__STATESTORE__REPLY__INIT;
-	Mts__Statestore__GetRep get = MTS__STATESTORE__GET_REP__INIT;
-	Mts__Record rec = MTS__RECORD__INIT;
-
-	rec.value = req->get->key;
-	get.found = 1;
-	get.record = &rec;
-	rep.body_case = MTS__STATESTORE__REPLY__BODY_GET;
-	rep.get = &get;
-	mts_ipc_reply(call, &rep.base);
-}
-
+/* The echo as an agent runs it: through the dispatch table, on one thread. */
 static const struct mts_ipc_route echo_routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, h_echo},
+	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, ipc_echo_get},
 };
 
 static const struct mts_ipc_service echo_svc = {

@@ -12,21 +12,8 @@
 #include "ipc.h"
 #include "sp_wire.h"
 #include "statestore.pb-c.h"
+#include "tests/unit/ipc_echo.h"
 
-static void
-h_echo(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
-{
-	const Mts__Statestore__Request *req = (const void *)m;
-	Mts__Statestore__Reply rep = MTS__STATESTORE__REPLY__INIT;
-	Mts__Statestore__GetRep get = MTS__STATESTORE__GET_REP__INIT;
-	Mts__Record rec = MTS__RECORD__INIT;
-
-	rec.value = req->get->key;
-	get.record = &rec;
-	rep.body_case = MTS__STATESTORE__REPLY__BODY_GET;
-	rep.get = &get;
-	mts_ipc_reply(call, &rep.base);
-}
 
 static void
 h_hold(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
@@ -40,7 +27,7 @@ h_hold(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, h_echo},
+	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, ipc_echo_get},
 	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_IPC_ANY, h_hold},
 };
 

@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "ipc.h"
+#include "ipc_echo.h"
 #include "mtserr.h"
 #include "mtstime.h"
 #include "statestore.pb-c.h"
@@ -30,30 +31,11 @@
 
 static char sock_path[128], pub_path[128];
 static volatile int stop_server;
-static int handled;
 
 static uint32_t
 classify(void *ctx, uid_t uid, gid_t gid)
 {
 	return CLASS_READ; /* nobody may write in this test */
-}
-
-static void
-h_get(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
-{
-	const Mts__Statestore__Request *req =
-	    (const Mts__Statestore__Request *)m;
-	Mts__Statestore__Reply rep = MTS__STATESTORE__REPLY__INIT;
-	Mts__Statestore__GetRep get = MTS__STATESTORE__GET_REP__INIT;
-	Mts__Record rec = MTS__RECORD__INIT;
-
-	handled++;
-	rec.value = req->get->key; /* echo the key as the value */
-	get.found = 1;
-	get.record = &rec;
-	rep.body_case = MTS__STATESTORE__REPLY__BODY_GET;
-	rep.get = &get;
-	mts_ipc_reply(call, &rep.base);
 }
 
 static void
@@ -63,7 +45,7 @@ h_put(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", CLASS_READ, h_get},
+	{MTS__STATESTORE__REQUEST__BODY_GET, "get", CLASS_READ, ipc_echo_get},
 	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", CLASS_WRITE, h_put},
 };
 
