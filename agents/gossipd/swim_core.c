@@ -365,8 +365,20 @@ mts_swim_on_heard(struct mts_swim *s, const uint8_t from[16], mts_time_t now)
 {
 	struct member *m = find(s, from);
 
-	if (m)
-		m->pub.last_seen = now;
+	if (m == NULL)
+		return;
+	m->pub.last_seen = now;
+	/* A member we hold suspect or dead is talking to us, so it may not
+	 * know: the news of its fall can be long disseminated, and nobody
+	 * probes a dead member. Gossip it again; our reply carries it, and
+	 * the member refutes with a higher incarnation. (A gossipd that
+	 * restarts within the second keeps its incarnation; peers whose
+	 * links to it were in reconnect backoff could declare the new run
+	 * dead, which it never heard of.) */
+	if (!m->pub.is_self && m->bcast_left == 0 &&
+	    (m->pub.u.state == MTS_SWIM_SUSPECT ||
+		m->pub.u.state == MTS_SWIM_DEAD))
+		queue_bcast(s, m);
 }
 
 void

@@ -285,6 +285,47 @@ test_restart_rejoins_alive(void **state)
 	vnet_free(&v);
 }
 
+/* A member declared dead after it restarted (same incarnation, as a
+ * gossipd restarted within the second) and after the news of its fall was
+ * disseminated: it talks to its peers, learns from their replies, refutes. */
+static void
+test_dead_member_learns_and_refutes(void **state)
+{
+	struct vnet v;
+	struct mts_swim_cfg cfg;
+	struct mts_swim_update u;
+	struct mts_swim_out out = {0};
+	uint8_t id4[16];
+	int i, j;
+
+	vnet_init(&v, 5);
+	run(&v, 3000); /* everyone knows node 4 at its incarnation, 100 */
+	mkid(id4, 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(mts_swim_find(v.node[i], id4)->u.inc, 100);
+	v.down[4] = 1;
+	run(&v, 30000); /* dead everywhere, retransmissions long spent */
+	for (i = 0; i < 4; i++)
+		assert_int_equal(view(&v, i, 4), MTS_SWIM_DEAD);
+	mts_swim_free(v.node[4]);
+	mts_swim_cfg_defaults(&cfg);
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 4);
+	u.inc = 100; /* the incarnation it was declared dead at */
+	v.node[4] = mts_swim_new(&cfg, &u, 77, v.now);
+	for (j = 0; j < 5; j++) {
+		memset(&u, 0, sizeof(u));
+		mkid(u.id, j);
+		mts_swim_apply(v.node[4], &u, v.now, &out);
+	}
+	mts_swim_out_free(&out);
+	v.down[4] = 0;
+	run(&v, 5000);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(view(&v, i, 4), MTS_SWIM_ALIVE);
+	vnet_free(&v);
+}
+
 static void
 test_update_precedence(void **state)
 {
@@ -343,6 +384,7 @@ main(void)
 		cmocka_unit_test(test_indirect_probe_avoids_suspicion),
 		cmocka_unit_test(test_refutation),
 		cmocka_unit_test(test_restart_rejoins_alive),
+		cmocka_unit_test(test_dead_member_learns_and_refutes),
 		cmocka_unit_test(test_update_precedence),
 	};
 
