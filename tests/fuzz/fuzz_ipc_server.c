@@ -43,6 +43,13 @@ static const struct mts_ipc_service svc = {
 static struct mts_ipc_server *srv;
 static char path[108];
 
+/* libFuzzer exits through exit(): the socket file goes with the server. */
+static void
+close_server(void)
+{
+	mts_ipc_server_close(srv);
+}
+
 /* Drains until the server has nothing left to do. */
 static void
 settle(int fd)
@@ -78,6 +85,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "%s\n", err);
 			abort();
 		}
+		atexit(close_server);
 	}
 	if (size == 0)
 		return 0;
