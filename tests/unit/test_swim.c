@@ -165,6 +165,31 @@ view(struct vnet *v, int observer, int subject)
 	return m->u.state;
 }
 
+/* Node i starts again at incarnation inc, learns the member list as
+ * gossipd does from the replicated state, and is back on the network. */
+static void
+restart(struct vnet *v, int i, uint64_t inc, uint64_t seed)
+{
+	struct mts_swim_cfg cfg;
+	struct mts_swim_update u;
+	struct mts_swim_out out = {0};
+	int j;
+
+	mts_swim_free(v->node[i]);
+	mts_swim_cfg_defaults(&cfg);
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, i);
+	u.inc = inc;
+	v->node[i] = mts_swim_new(&cfg, &u, seed, v->now);
+	for (j = 0; j < v->n; j++) {
+		memset(&u, 0, sizeof(u));
+		mkid(u.id, j);
+		mts_swim_apply(v->node[i], &u, v->now, &out);
+	}
+	mts_swim_out_free(&out);
+	v->down[i] = 0;
+}
+
 static void
 test_idle_no_false_suspicion(void **state)
 {
@@ -256,29 +281,13 @@ static void
 test_restart_rejoins_alive(void **state)
 {
 	struct vnet v;
-	struct mts_swim_cfg cfg;
-	struct mts_swim_update u;
-	struct mts_swim_out out = {0};
-	int i, j;
+	int i;
 
 	vnet_init(&v, 5);
 	v.down[4] = 1;
 	run(&v, 8000);
 	assert_int_equal(view(&v, 0, 4), MTS_SWIM_DEAD);
-	/* restart with a fresh, larger starting incarnation */
-	mts_swim_free(v.node[4]);
-	mts_swim_cfg_defaults(&cfg);
-	memset(&u, 0, sizeof(u));
-	mkid(u.id, 4);
-	u.inc = 200;
-	v.node[4] = mts_swim_new(&cfg, &u, 99, v.now);
-	for (j = 0; j < 5; j++) {
-		memset(&u, 0, sizeof(u));
-		mkid(u.id, j);
-		mts_swim_apply(v.node[4], &u, v.now, &out);
-	}
-	mts_swim_out_free(&out);
-	v.down[4] = 0;
+	restart(&v, 4, 200, 99); /* a fresh, larger starting incarnation */
 	run(&v, 5000);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(view(&v, i, 4), MTS_SWIM_ALIVE);
@@ -292,11 +301,8 @@ static void
 test_dead_member_learns_and_refutes(void **state)
 {
 	struct vnet v;
-	struct mts_swim_cfg cfg;
-	struct mts_swim_update u;
-	struct mts_swim_out out = {0};
 	uint8_t id4[16];
-	int i, j;
+	int i;
 
 	vnet_init(&v, 5);
 	run(&v, 3000); /* everyone knows node 4 at its incarnation, 100 */
@@ -307,19 +313,7 @@ test_dead_member_learns_and_refutes(void **state)
 	run(&v, 30000); /* dead everywhere, retransmissions long spent */
 	for (i = 0; i < 4; i++)
 		assert_int_equal(view(&v, i, 4), MTS_SWIM_DEAD);
-	mts_swim_free(v.node[4]);
-	mts_swim_cfg_defaults(&cfg);
-	memset(&u, 0, sizeof(u));
-	mkid(u.id, 4);
-	u.inc = 100; /* the incarnation it was declared dead at */
-	v.node[4] = mts_swim_new(&cfg, &u, 77, v.now);
-	for (j = 0; j < 5; j++) {
-		memset(&u, 0, sizeof(u));
-		mkid(u.id, j);
-		mts_swim_apply(v.node[4], &u, v.now, &out);
-	}
-	mts_swim_out_free(&out);
-	v.down[4] = 0;
+	restart(&v, 4, 100, 77); /* the incarnation it was declared dead at */
 	run(&v, 5000);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(view(&v, i, 4), MTS_SWIM_ALIVE);
