@@ -27,8 +27,9 @@
  * bug (nng issue 1518, fixed upstream after 1.5.2): a client that disconnects
  * during the SP handshake makes the listener stop accepting for good, so one
  * client killed at the wrong moment would cut an agent off from every future
- * caller. Each listener therefore probes itself (mts_ipc_listener_check) and
- * is replaced when the handshake goes unanswered.
+ * caller. The change feed's listener (the one nng listener left: request/reply
+ * is ipc_server.c) therefore probes itself (listener_check) and is replaced
+ * when the handshake goes unanswered.
  */
 struct mts_ipc_listener {
 	nng_socket sock;
@@ -222,8 +223,8 @@ probe_start(struct mts_ipc_listener *lst)
 	lst->probe_fd = fd;
 }
 
-int
-mts_ipc_listener_check(struct mts_ipc_listener *lst)
+static int
+listener_check(struct mts_ipc_listener *lst)
 {
 	char err[256], path[sizeof(lst->path)];
 	int wedged, rc = 0;
@@ -303,7 +304,7 @@ mts_pub_close(struct mts_pub *pub)
 int
 mts_pub_check(struct mts_pub *pub)
 {
-	return mts_ipc_listener_check(&pub->lst);
+	return listener_check(&pub->lst);
 }
 
 int

@@ -112,9 +112,6 @@ int mts_sub_open(const char *path, const void *prefix, size_t plen,
 int mts_sub_recv(nng_socket s, const ProtobufCMessageDescriptor *desc,
     ProtobufCMessage **body, int flags);
 
-struct mts_ipc_listener;
-int mts_ipc_listener_check(struct mts_ipc_listener *);
-
 /* Fills fd with the socket's receive-ready descriptor. */
 int mts_ipc_recv_fd(nng_socket s, int *fd);
 
