@@ -2,3 +2,4 @@
 $(eval $(call unittest,test_common,tests/unit/test_common.c))
 $(eval $(call unittest,test_ipc,tests/unit/test_ipc.c tests/unit/ipc_echo.c))
 $(eval $(call fuzzer,fuzz_ipc_server,tests/fuzz/fuzz_ipc_server.c tests/unit/ipc_echo.c))
+$(eval $(call unittest,test_loop,tests/unit/test_loop.c))
