@@ -7,8 +7,8 @@
 
 #include "buf.h"
 #include "hash.h"
-#include "agents/statestore/record_core.h"
 #include "mtsctl.h"
+#include "record.h"
 #include "statestore.pb-c.h"
 #include "xmalloc.h"
 
@@ -31,8 +31,8 @@ ss_call(struct mtsctl *ctx, Mts__Statestore__Request *req,
 	return rc;
 }
 
-/* rh of a record as the statestore computes it (agents/statestore/
- * record_core.c, linked in), so `ls --hashes` matches the MST's items. */
+/* rh of a record as the statestore computes it (common/record.c), so
+ * `ls --hashes` matches the MST's items. */
 static void
 record_rh(const Mts__Record *r, uint8_t rh[MTS_HASH_LEN])
 {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "agents/gossipd/ae_core.h"
-#include "agents/statestore/mst_core.h"
+#include "mst_page.h"
 #include "mtserr.h"
 #include "xmalloc.h"
 

@@ -1,17 +1,17 @@
 # agents/gossipd/module.mk: mts-gossipd, its Noise engine and cores, and their tests.
 GOSSIPD_NOISE := agents/gossipd/noise.c
 GOSSIPD_CORE  := $(GOSSIPD_NOISE) agents/gossipd/conn_core.c agents/gossipd/swim_core.c \
-	agents/gossipd/delta_core.c agents/gossipd/ae_core.c agents/statestore/mst_core.c
+	agents/gossipd/delta_core.c agents/gossipd/ae_core.c
 
 $(eval $(call unittest,noise_vectors,tests/unit/noise_vectors.c $(GOSSIPD_NOISE),-ljansson))
 $(eval $(call unittest,test_noise,tests/unit/test_noise.c $(GOSSIPD_NOISE)))
 $(eval $(call unittest,test_conn,tests/unit/test_conn.c $(GOSSIPD_CORE),-lm))
 $(eval $(call unittest,test_swim,tests/unit/test_swim.c $(GOSSIPD_CORE),-lm))
-$(eval $(call unittest,test_ae,tests/unit/test_ae.c $(GOSSIPD_CORE),-lm))
+$(eval $(call unittest,test_ae,tests/unit/test_ae.c $(GOSSIPD_CORE) agents/statestore/mst_core.c,-lm))
 
 GOSSIPD_SRCS := agents/gossipd/gossipd.c agents/gossipd/net.c agents/gossipd/msg.c \
 	agents/gossipd/store.c agents/gossipd/cluster.c agents/gossipd/api.c \
-	agents/gossipd/sync.c agents/gossipd/token_core.c agents/statestore/record_core.c
+	agents/gossipd/sync.c agents/gossipd/token_core.c
 $(eval $(call program,mts-gossipd,$(GOSSIPD_SRCS) $(GOSSIPD_CORE),-lm))
 $(eval $(call unittest,test_token,tests/unit/test_token.c agents/gossipd/token_core.c))
 $(eval $(call fuzzer,fuzz_gossip_frame,tests/fuzz/fuzz_gossip_frame.c agents/gossipd/noise.c agents/gossipd/conn_core.c agents/gossipd/token_core.c))

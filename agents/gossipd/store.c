@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "agents/gossipd/gossipd.h"
-#include "agents/statestore/record_core.h"
 #include "log.h"
 #include "mtserr.h"
+#include "record.h"
 #include "xmalloc.h"
 
 int

@@ -1,13 +1,11 @@
 # agents/statestore/module.mk: mts-statestore (the node's replica of the cluster state), its tests, fuzz target and benchmarks.
-STATESTORE_CORE := agents/statestore/record_core.c agents/statestore/mst_core.c agents/statestore/state_core.c
+STATESTORE_CORE := agents/statestore/mst_core.c agents/statestore/state_core.c
 $(eval $(call program,mts-statestore,agents/statestore/statestore.c agents/statestore/store.c agents/statestore/round.c agents/statestore/committer.c $(STATESTORE_CORE),-lrocksdb))
-$(eval $(call testprog,sstool,tests/integration/sstool.c agents/statestore/mst_core.c))
+$(eval $(call testprog,sstool,tests/integration/sstool.c))
 $(eval $(call unittest,test_mst,tests/unit/test_mst.c tests/unit/mst_ref.c agents/statestore/mst_core.c,-ljansson))
-$(eval $(call unittest,test_record,tests/unit/test_record.c agents/statestore/record_core.c))
-$(eval $(call unittest,test_replicas,tests/unit/test_replicas.c tests/unit/mst_ref.c agents/statestore/mst_core.c agents/statestore/record_core.c))
-$(eval $(call fuzzer,fuzz_mst_page,tests/fuzz/fuzz_mst_page.c agents/statestore/mst_core.c agents/statestore/record_core.c))
+$(eval $(call unittest,test_replicas,tests/unit/test_replicas.c tests/unit/mst_ref.c agents/statestore/mst_core.c))
 $(eval $(call testprog,bench_mst,tests/bench/bench_mst.c agents/statestore/mst_core.c))
-$(eval $(call unittest,test_state,tests/unit/test_state.c agents/statestore/state_core.c agents/statestore/record_core.c))
+$(eval $(call unittest,test_state,tests/unit/test_state.c agents/statestore/state_core.c))
 $(eval $(call testprog,storebench,tests/bench/storebench.c agents/statestore/store.c,-lrocksdb))
-$(eval $(call fuzzer,fuzz_statestore_req,tests/fuzz/fuzz_statestore_req.c agents/statestore/record_core.c agents/statestore/state_core.c))
+$(eval $(call fuzzer,fuzz_statestore_req,tests/fuzz/fuzz_statestore_req.c agents/statestore/state_core.c))
 $(eval $(call testprog,ipcbench,tests/bench/ipcbench.c tests/unit/ipc_echo.c))

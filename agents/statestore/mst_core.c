@@ -8,8 +8,6 @@
 #include "mtserr.h"
 #include "xmalloc.h"
 
-#define MST_MAX_LEVEL (2 * MTS_HASH_LEN)
-#define MST_KEY_LIMIT 0xffffu
 #define MST_MIN_BUCKETS 64
 
 /*
@@ -52,36 +50,6 @@ struct mts_mst {
 
 static const uint8_t zero_hash[MTS_HASH_LEN];
 
-int
-mts_mst_level(const uint8_t *key, size_t klen)
-{
-	uint8_t h[MTS_HASH_LEN];
-	int level = 0, i;
-
-	mts_blake2b256(h, key, klen);
-	for (i = 0; i < MTS_HASH_LEN; i++) {
-		if (h[i] == 0) {
-			level += 2;
-			continue;
-		}
-		if (h[i] < 0x10)
-			level++;
-		break;
-	}
-	return level;
-}
-
-/* memcmp order, a proper prefix first. */
-static int
-key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-	int c = memcmp(a, b, alen < blen ? alen : blen);
-
-	if (c != 0)
-		return c;
-	return alen < blen ? -1 : alen > blen ? 1 : 0;
-}
-
 /* Index of the first item >= key in p (p->n if none). */
 static size_t
 page_lower_bound(const struct mst_page *p, const uint8_t *key, size_t klen)
@@ -91,8 +59,8 @@ page_lower_bound(const struct mst_page *p, const uint8_t *key, size_t klen)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (key_cmp(p->items[mid].key, p->items[mid].klen, key, klen) <
-		    0)
+		if (mts_mst_key_cmp(p->items[mid].key, p->items[mid].klen, key,
+		    klen) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -104,7 +72,7 @@ static bool
 item_is(const struct mst_page *p, size_t i, const uint8_t *key, size_t klen)
 {
 	return i < p->n &&
-	    key_cmp(p->items[i].key, p->items[i].klen, key, klen) == 0;
+	    mts_mst_key_cmp(p->items[i].key, p->items[i].klen, key, klen) == 0;
 }
 
 /* --- hash index of clean pages ------------------------------------------ */
@@ -446,7 +414,7 @@ mts_mst_put(struct mts_mst *t, const uint8_t *key, size_t klen,
 	uint8_t cur[MTS_HASH_LEN];
 	bool added = false;
 
-	if (klen > MST_KEY_LIMIT)
+	if (klen > MTS_MST_KEY_LIMIT)
 		return -MTS_ERR_TOOBIG;
 	if (mts_mst_get(t, key, klen, cur) == 0 &&
 	    memcmp(cur, rh, MTS_HASH_LEN) == 0)
@@ -467,7 +435,7 @@ mts_mst_del(struct mts_mst *t, const uint8_t *key, size_t klen)
 {
 	bool found = false;
 
-	if (klen > MST_KEY_LIMIT)
+	if (klen > MTS_MST_KEY_LIMIT)
 		return -MTS_ERR_NOTFOUND;
 	t->root = mst_remove(t, t->root, mts_mst_level(key, klen), key, klen,
 	    &found);
@@ -485,7 +453,7 @@ mts_mst_get(const struct mts_mst *t, const uint8_t *key, size_t klen,
 	int level;
 	size_t i;
 
-	if (klen > MST_KEY_LIMIT)
+	if (klen > MTS_MST_KEY_LIMIT)
 		return -MTS_ERR_NOTFOUND;
 	level = mts_mst_level(key, klen);
 	while (p != NULL && p->level >= level) {
@@ -580,80 +548,4 @@ mts_mst_page(struct mts_mst *t, const uint8_t h[MTS_HASH_LEN],
 	*enc = p->enc;
 	*len = p->enclen;
 	return 0;
-}
-
-/* --- decoding pages from peers -------------------------------------------- */
-
-static int
-read_child(struct mts_rd *r, const uint8_t **child)
-{
-	const uint8_t *h;
-
-	if (mts_rd_bytes(r, &h, MTS_HASH_LEN) < 0)
-		return -MTS_ERR_INVAL;
-	*child = memcmp(h, zero_hash, MTS_HASH_LEN) == 0 ? NULL : h;
-	return 0;
-}
-
-static int
-read_item(struct mts_rd *r, int level, struct mts_mst_item_view *it)
-{
-	uint16_t klen;
-
-	if (read_child(r, &it->child) < 0 || mts_rd_u16be(r, &klen) < 0 ||
-	    mts_rd_bytes(r, &it->key, klen) < 0 ||
-	    mts_rd_bytes(r, &it->rh, MTS_HASH_LEN) < 0)
-		return -MTS_ERR_INVAL;
-	it->klen = klen;
-	if (mts_mst_level(it->key, klen) != level)
-		return -MTS_ERR_INVAL;
-	return 0;
-}
-
-int
-mts_mst_page_decode(const uint8_t *buf, size_t len,
-    struct mts_mst_page_view *out)
-{
-	struct mts_mst_item_view it, *prev;
-	struct mts_rd r;
-	size_t cap = 0;
-	uint8_t level;
-	int rc = -MTS_ERR_INVAL;
-
-	memset(out, 0, sizeof(*out));
-	mts_rd_init(&r, buf, len);
-	if (buf == NULL || mts_rd_u8(&r, &level) < 0 || level > MST_MAX_LEVEL)
-		goto out;
-	out->level = level;
-	while (r.left > MTS_HASH_LEN) {
-		if (read_item(&r, level, &it) < 0)
-			goto out;
-		prev = out->nitems ? &out->items[out->nitems - 1] : NULL;
-		if (prev != NULL &&
-		    key_cmp(prev->key, prev->klen, it.key, it.klen) >= 0)
-			goto out;
-		if (out->nitems == cap) {
-			cap = cap ? cap * 2 : 8;
-			out->items = xreallocarray(out->items, cap,
-			    sizeof(*out->items));
-		}
-		out->items[out->nitems++] = it;
-	}
-	if (out->nitems == 0 || read_child(&r, &out->last_child) < 0 ||
-	    r.left != 0)
-		goto out;
-	rc = 0;
-out:
-	if (rc < 0)
-		mts_mst_page_view_free(out);
-	return rc;
-}
-
-void
-mts_mst_page_view_free(struct mts_mst_page_view *v)
-{
-	if (v == NULL)
-		return;
-	free(v->items);
-	memset(v, 0, sizeof(*v));
 }

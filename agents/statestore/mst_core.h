@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "hash.h"
+#include "mst_page.h"
 
 struct mts_mst;
 
@@ -31,30 +32,5 @@ size_t mts_mst_pages(struct mts_mst *);
  * the tree and is valid until the next put/del. 0 or -MTS_ERR_NOTFOUND. */
 int mts_mst_page(struct mts_mst *, const uint8_t h[MTS_HASH_LEN],
     const uint8_t **enc, size_t *len);
-
-/* Level of a key: leading zero nibbles of BLAKE2b-256(key). */
-int mts_mst_level(const uint8_t *key, size_t klen);
-
-/* A decoded page (from a peer): items point into the decoded buffer. */
-struct mts_mst_item_view {
-	const uint8_t *child; /* hash of the child before this item, or NULL */
-	const uint8_t *key;
-	size_t klen;
-	const uint8_t *rh;
-};
-
-struct mts_mst_page_view {
-	int level;
-	size_t nitems;
-	struct mts_mst_item_view *items; /* malloc'ed; mts_mst_page_view_free */
-	const uint8_t *last_child;	 /* or NULL */
-};
-
-/* Parses a canonical page encoding defensively: keys strictly increasing,
- * every key's level equal to the page level, no trailing bytes. 0 or
- * -MTS_ERR_INVAL. */
-int mts_mst_page_decode(const uint8_t *buf, size_t len,
-    struct mts_mst_page_view *out);
-void mts_mst_page_view_free(struct mts_mst_page_view *);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "hash.h"
-#include "record_core.h"
+#include "record.h"
 
 struct mts_ipc_call;
 struct mts_store;

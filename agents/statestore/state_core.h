@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record_core.h"
+#include "record.h"
 
 /* What a pruned key remembers (meta CF, key "pf/" + key): the (hlc, origin)
  * of the tombstone that was pruned, and when, so that no older record from

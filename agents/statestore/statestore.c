@@ -20,7 +20,7 @@
 #include "mst_core.h"
 #include "mtserr.h"
 #include "mtstime.h"
-#include "record_core.h"
+#include "record.h"
 #include "state_core.h"
 #include "statestore.h"
 #include "statestore.pb-c.h"

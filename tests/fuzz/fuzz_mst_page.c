@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/statestore/mst_core.h"
-#include "agents/statestore/record_core.h"
 #include "buf.h"
 #include "hash.h"
+#include "mst_page.h"
+#include "record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

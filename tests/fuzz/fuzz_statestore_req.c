@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "agents/statestore/record_core.h"
 #include "agents/statestore/state_core.h"
 #include "ipc.h"
+#include "record.h"
 #include "statestore.pb-c.h"
 
 /* The same checks h_merge makes on each record from a peer. */

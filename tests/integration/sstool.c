@@ -8,7 +8,7 @@
 
 #include "hash.h"
 #include "ipc.h"
-#include "agents/statestore/mst_core.h"
+#include "mst_page.h"
 #include "mtserr.h"
 #include "mtstime.h"
 #include "statestore.pb-c.h"

@@ -10,11 +10,11 @@
 
 #include <cmocka.h>
 
-#include "agents/statestore/record_core.h"
 #include "buf.h"
 #include "hash.h"
 #include "mtserr.h"
 #include "prop.h"
+#include "record.h"
 #include "xmalloc.h"
 
 #define HDR_LEN 26

@@ -11,12 +11,12 @@
 #include <cmocka.h>
 
 #include "agents/statestore/mst_core.h"
-#include "agents/statestore/record_core.h"
 #include "buf.h"
 #include "hash.h"
 #include "mst_ref.h"
 #include "mtserr.h"
 #include "prop.h"
+#include "record.h"
 #include "xmalloc.h"
 
 #define NREPLICAS 5

@@ -1,8 +1,8 @@
-/* record_core.c: record encoding, strict decoding, rh and merge order. */
+/* record.c: record encoding, strict decoding, rh and merge order. */
 #include <string.h>
 
 #include "mtserr.h"
-#include "record_core.h"
+#include "record.h"
 
 #define REC_HDR_LEN (1 + 8 + MTS_NODE_ID_LEN + 1)
 #define REC_FLAG_TOMBSTONE 0x01

@@ -1,6 +1,6 @@
-/* record_core.h: replicated records — canonical encoding, record hash, and the CRDT merge rule. */
-#ifndef MTS_RECORD_CORE_H
-#define MTS_RECORD_CORE_H
+/* record.h: replicated records, the contract every agent shares — canonical encoding, record hash rh, key and value limits, and the CRDT merge rule. */
+#ifndef MTS_RECORD_H
+#define MTS_RECORD_H
 
 #include <stdbool.h>
 #include <stddef.h>
