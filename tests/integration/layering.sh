@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# layering.sh: agents share only common/ and proto/ — no file under agents/X includes a header of agents/Y, and common/, init/ and cli/ include no agent's header (the check first proves on a scratch tree that it catches one).
+. "$(dirname "$0")/../lib.sh"
+t_tmpdir
+
+# The component a path (relative to the tree's top) belongs to.
+component() {
+	case $1 in
+	agents/*/*) local r=${1#agents/}; echo "agents/${r%%/*}" ;;
+	common/* | init/* | cli/*) echo "${1%%/*}" ;;
+	*.pb-c.h) echo proto ;;
+	*) echo other ;;
+	esac
+}
+
+# May component $1 include a header of component $2?
+allowed() {
+	[ "$1" = "$2" ] && return 0
+	case $2 in
+	common | proto) return 0 ;;
+	esac
+	# mtsctl's `config check` builds mts-init's config itself until it
+	# runs `mts-init -n` instead (the one exception, named here).
+	[ "$1" = cli ] && [ "$2" = init ] && [ "$3" = cli/cmd_config.c ] &&
+	    [ "$4" = init/init_conf.h ] && return 0
+	return 1
+}
+
+# Where the compiler would find `#include "inc"` written in file f:
+# f's own folder, then -I. and -Icommon (the Makefile's CPPFLAGS).
+resolve() { # top, f, inc
+	local top=$1 f=$2 inc=$3 d c
+	case $inc in
+	*.pb-c.h) echo "$inc"; return ;;
+	esac
+	for d in "$(dirname "$f")" . common; do
+		c=$(realpath -m --relative-to="$top" "$top/$d/$inc")
+		[ -f "$top/$c" ] && { echo "$c"; return; }
+	done
+}
+
+# scan TOP: prints "FILE includes HEADER" for every forbidden include of the
+# tree at TOP; fails if there is any.
+scan() {
+	local top=$1 f inc h bad=0
+	while read -r f; do
+		while read -r inc; do
+			h=$(resolve "$top" "$f" "$inc")
+			[ -n "$h" ] || continue
+			if ! allowed "$(component "$f")" "$(component "$h")" \
+			    "$f" "$h"; then
+				echo "$f includes $h ($(component "$f") may" \
+				    "include only its own headers, common/ and" \
+				    "proto/)"
+				bad=1
+			fi
+		done < <(sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]([^">]+)[">].*/\1/p' "$top/$f")
+	done < <(cd "$top" && find agents common init cli -name '*.[ch]' 2>/dev/null | sort)
+	return $bad
+}
+
+# The check catches what it is meant to catch: a scratch tree with one agent
+# including another's header, and mtsctl including an agent's.
+s=$T_DIR/tree
+mkdir -p "$s/agents/a" "$s/agents/b" "$s/common" "$s/cli"
+echo '#include "agents/b/b.h"' >"$s/agents/a/a.c"
+echo '#include "../b/b.h"' >"$s/agents/a/a2.c"
+echo '#include "b.h"' >"$s/agents/b/b.c"
+: >"$s/agents/b/b.h"
+printf '#include "buf.h"\n#include "x.pb-c.h"\n' >"$s/agents/b/ok.c"
+: >"$s/common/buf.h"
+echo '#include "agents/b/b.h"' >"$s/cli/c.c"
+scan "$s" >"$T_DIR/scratch.out"
+check "a bad include fails the check" test $? -ne 0
+check "it prints which file includes what" grep -qx 'agents/a/a.c includes agents/b/b.h .*' "$T_DIR/scratch.out"
+check "a relative path is caught too" grep -q '^agents/a/a2.c includes agents/b/b.h' "$T_DIR/scratch.out"
+check "cli including an agent's header is caught" grep -q '^cli/c.c includes agents/b/b.h' "$T_DIR/scratch.out"
+check "own, common and proto headers pass" test "$(wc -l <"$T_DIR/scratch.out")" -eq 3
+
+scan "$TOP" >"$T_DIR/tree.out"
+rc=$?
+sed 's/^/    /' "$T_DIR/tree.out"
+check "the tree: no agent, init or cli file includes another agent's header" test $rc -eq 0
+t_done
