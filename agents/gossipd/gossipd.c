@@ -1,12 +1,9 @@
-/* gossipd.c: mts-gossipd main — configuration, the node's static key and id, the event loop (epoll over TCP links, nng descriptors, signals) and SWIM effects. */
+/* gossipd.c: mts-gossipd main — configuration, the node's static key and id, its watchers, timer and turn hook on common/loop.c, and SWIM effects. */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -256,35 +253,54 @@ gd_swim_effects(struct gossipd *g, mts_time_t now)
 
 /* --- the loop ------------------------------------------------------------------------- */
 
-static int
-watch(struct gossipd *g, int fd, void *tag)
+static void
+on_feed(void *arg, int fd, uint32_t events, mts_time_t now)
 {
-	struct epoll_event ev;
+	struct gossipd *g = arg;
 
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	ev.data.ptr = tag;
-	return epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev);
+	gd_feed_drain(g, now);
+	gd_swim_effects(g, now);
+}
+
+/* The tick timer only wakes the loop: its work is the turn hook's. */
+static void
+on_tick(void *arg, mts_time_t now)
+{
+}
+
+/* After every turn: merge the pushes it received, let SWIM, anti-entropy,
+ * relays and links act on the time, and sleep until the next SWIM
+ * deadline (at most TICK_MS). */
+static void
+on_turn(void *arg, mts_time_t now)
+{
+	struct gossipd *g = arg;
+	mts_time_t next;
+
+	now = mts_now();
+	gd_push_flush(g, now);
+	if (g->in_cluster)
+		mts_swim_tick(g->swim, now, &g->out);
+	gd_swim_effects(g, now);
+	gd_ae_tick(g, now);
+	gd_relay_tick(g, now);
+	gd_net_tick(g, now);
+	gd_swim_effects(g, now);
+	next = mts_swim_next_deadline(g->swim);
+	if (next > now + TICK_MS)
+		next = now + TICK_MS;
+	mts_timer_arm(g->loop, &g->tick, next);
 }
 
 static int
 setup(struct gossipd *g)
 {
 	struct mts_swim_update self;
-	sigset_t ss;
 	mts_time_t now = mts_now();
 	uint64_t seed;
 
-	if ((g->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
-		return -1;
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGTERM);
-	sigaddset(&ss, SIGINT);
-	sigaddset(&ss, SIGHUP);
-	sigprocmask(SIG_BLOCK, &ss, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if ((g->sigfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
-	    watch(g, g->sigfd, &g->sigfd) < 0)
+	if ((g->loop = mts_loop_new()) == NULL ||
+	    mts_loop_stop_on_signals(g->loop) < 0)
 		return -1;
 	memset(&self, 0, sizeof(self));
 	memcpy(self.id, g->id, 16);
@@ -296,84 +312,19 @@ setup(struct gossipd *g)
 	g->swim = mts_swim_new(&g->cfg.swim, &self, seed, now);
 	g->seen = mts_seen_new(1u << 16);
 	if (gd_listen(g) < 0 || gd_store_open(g) < 0 ||
-	    watch(g, g->subfd, &g->subfd) < 0)
+	    mts_loop_watch(g->loop, g->subfd, MTS_LOOP_IN, "statestore feed",
+		on_feed, g) == NULL)
 		return -1;
 	if (gd_load_cluster(g, now) < 0)
 		log_warnx("could not read the member list; continuing");
-	if (gd_api_open(g) < 0)
+	if (gd_api_open(g) < 0 || mts_loop_add_server(g->loop, g->api) < 0 ||
+	    mts_loop_add_pub(g->loop, g->pub_feed) < 0)
 		return -1;
-	if (watch(g, mts_ipc_server_fd(g->api), g->api) < 0)
-		return -1;
+	mts_timer_init(&g->tick, "gossip tick", on_tick, g);
+	mts_timer_arm(g->loop, &g->tick, now);
+	(void)mts_loop_on_turn(g->loop, on_turn, g);
 	g->next_ae = now + g->cfg.ae_interval;
 	return 0;
-}
-
-static void
-on_signal(struct gossipd *g)
-{
-	struct signalfd_siginfo si;
-
-	while (read(g->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGHUP)
-			continue;
-		log_info("signal %u: stopping", si.ssi_signo);
-		g->quit = 1;
-	}
-}
-
-static int
-poll_timeout(struct gossipd *g, mts_time_t now)
-{
-	mts_time_t d = mts_swim_next_deadline(g->swim) - now;
-
-	if (d < 0)
-		d = 0;
-	return d > TICK_MS ? TICK_MS : (int)d;
-}
-
-static void
-loop(struct gossipd *g)
-{
-	struct epoll_event evs[64];
-	mts_time_t now, next_check = 0;
-	int n, i;
-
-	while (!g->quit) {
-		now = mts_now();
-		n = epoll_wait(g->epfd, evs, 64, poll_timeout(g, now));
-		if (n < 0 && errno != EINTR)
-			fatal("epoll_wait");
-		now = mts_now();
-		for (i = 0; i < n; i++) {
-			void *tag = evs[i].data.ptr;
-
-			if (tag == &g->lfd)
-				gd_accept(g, now);
-			else if (tag == &g->sigfd)
-				on_signal(g);
-			else if (tag == &g->subfd)
-				gd_feed_drain(g, now);
-			else if (tag == g->api)
-				(void)mts_ipc_server_drain(g->api, 64);
-			else
-				gd_link_io(g, tag, evs[i].events, now);
-			gd_swim_effects(g, now);
-		}
-		now = mts_now();
-		gd_push_flush(g, now);
-		if (g->in_cluster)
-			mts_swim_tick(g->swim, now, &g->out);
-		gd_swim_effects(g, now);
-		gd_ae_tick(g, now);
-		gd_relay_tick(g, now);
-		gd_net_tick(g, now);
-		gd_swim_effects(g, now);
-		if (now >= next_check) {
-			(void)mts_ipc_server_check(g->api);
-			(void)mts_pub_check(g->pub_feed);
-			next_check = now + 1000;
-		}
-	}
 }
 
 static int
@@ -411,7 +362,8 @@ main(int argc, char **argv)
 	log_info("node %s (%s) listening on %s%s", g.idhex, g.name,
 	    g.cfg.listen, g.in_cluster ? ", in a cluster" : ", not in a cluster");
 	mts_agent_ready(&g.agent);
-	loop(&g);
+	if (mts_loop_run(g.loop) < 0)
+		return MTS_EXIT_FAILURE;
 	mts_agent_free(&g.agent);
 	return MTS_EXIT_OK;
 }

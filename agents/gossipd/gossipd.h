@@ -18,6 +18,7 @@
 #include "gossipd.pb-c.h"
 #include "hash.h"
 #include "ipc.h"
+#include "loop.h"
 #include "mtstime.h"
 #include "statestore.pb-c.h"
 
@@ -41,7 +42,9 @@ enum link_kind {
 
 /* One TCP connection. */
 struct link {
+	struct gossipd *g;
 	int fd;
+	struct mts_watch *w; /* on the loop while the link is open */
 	enum link_kind kind;
 	int connecting; /* TCP connect in progress */
 	struct mts_conn *conn;
@@ -140,7 +143,9 @@ struct gossipd {
 	char name[MTS_SWIM_NAME_MAX];
 	int in_cluster;
 	uint8_t cluster_id[MTS_CLUSTER_ID_LEN];
-	int epfd, sigfd, lfd;
+	struct mts_loop *loop;
+	struct mts_timer tick; /* wakes the loop for SWIM, AE, relays, links */
+	int lfd;
 	struct link *links;
 	struct peer *peers;
 	struct mts_swim *swim;
@@ -161,7 +166,6 @@ struct gossipd {
 	struct relay_done done[GD_MAX_RELAYS];
 	size_t ndone;
 	struct gd_stats stats;
-	int quit;
 	uint64_t rng; /* seeds cores */
 };
 
@@ -170,10 +174,8 @@ int gd_rng(void *ctx, uint8_t *buf, size_t len);
 void gd_swim_effects(struct gossipd *, mts_time_t now);
 
 /* net.c: links, peers and messages */
+/* Opens the TCP listener and watches it on g->loop. */
 int gd_listen(struct gossipd *);
-void gd_accept(struct gossipd *, mts_time_t now);
-void gd_link_io(struct gossipd *, struct link *, uint32_t events,
-    mts_time_t now);
 void gd_net_tick(struct gossipd *, mts_time_t now);
 void gd_link_close(struct gossipd *, struct link *, const char *why);
 struct peer *gd_peer_find(struct gossipd *, const uint8_t id[16]);

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,6 +18,9 @@
 #define PEER_QUEUE_MAX (16u << 20)
 #define READ_CHUNK 65536
 #define JOIN_FIRST_FRAME (32 + MTS_NOISE_TAGLEN)
+
+static void on_link(void *, int, uint32_t, mts_time_t);
+static void on_listener(void *, int, uint32_t, mts_time_t);
 
 /* --- addresses ------------------------------------------------------------ */
 
@@ -62,7 +64,6 @@ int
 gd_listen(struct gossipd *g)
 {
 	struct sockaddr_in sa;
-	struct epoll_event ev;
 	int one = 1;
 
 	if (parse_addr(g->cfg.listen, &sa) < 0) {
@@ -81,13 +82,9 @@ gd_listen(struct gossipd *g)
 		return -1;
 	}
 	set_nonblock(g->lfd);
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	ev.data.ptr = &g->lfd;
-	if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->lfd, &ev) < 0) {
-		log_warn("epoll_ctl");
+	if (mts_loop_watch(g->loop, g->lfd, MTS_LOOP_IN, "listener",
+		on_listener, g) == NULL)
 		return -1;
-	}
 	return 0;
 }
 
@@ -107,8 +104,8 @@ link_new(struct gossipd *g, int fd, enum link_kind kind, const char *raddr,
     mts_time_t now)
 {
 	struct link *l = xcalloc(1, sizeof(*l));
-	struct epoll_event ev;
 
+	l->g = g;
 	l->fd = fd;
 	l->kind = kind;
 	snprintf(l->raddr, sizeof(l->raddr), "%s", raddr);
@@ -117,27 +114,19 @@ link_new(struct gossipd *g, int fd, enum link_kind kind, const char *raddr,
 	mts_buf_init(&l->peek);
 	l->next = g->links;
 	g->links = l;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	ev.data.ptr = l;
-	if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-		log_warn("epoll_ctl add");
+	l->w = mts_loop_watch(g->loop, fd, MTS_LOOP_IN, "link", on_link, l);
 	return l;
 }
 
 void
 gd_update_epoll(struct gossipd *g, struct link *l)
 {
-	struct epoll_event ev;
 	int want = l->connecting ||
 	    (l->conn && mts_conn_out(l->conn)->len > 0);
 
-	if (l->dead || want == l->want_out)
+	if (l->dead || l->w == NULL || want == l->want_out)
 		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN | (want ? EPOLLOUT : 0);
-	ev.data.ptr = l;
-	if (epoll_ctl(g->epfd, EPOLL_CTL_MOD, l->fd, &ev) == 0)
+	if (mts_watch_set(l->w, MTS_LOOP_IN | (want ? MTS_LOOP_OUT : 0)) == 0)
 		l->want_out = want;
 }
 
@@ -166,7 +155,8 @@ gd_link_close(struct gossipd *g, struct link *l, const char *why)
 	if (why)
 		log_info("closing %s: %s", link_who(l, who, sizeof(who)), why);
 	l->dead = 1;
-	(void)epoll_ctl(g->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+	mts_watch_free(l->w);
+	l->w = NULL;
 	close(l->fd);
 	if (l->join_call) {
 		mts_ipc_reply_error(l->join_call, MTS_ERR_IO,
@@ -735,25 +725,31 @@ on_connected(struct gossipd *g, struct link *l, mts_time_t now)
 	(void)flush(g, l);
 }
 
-void
-gd_link_io(struct gossipd *g, struct link *l, uint32_t events, mts_time_t now)
+/* A link's watcher: I/O, then what SWIM asked for in response. */
+static void
+on_link(void *arg, int fd, uint32_t events, mts_time_t now)
 {
+	struct link *l = arg;
+	struct gossipd *g = l->g;
+
 	if (l->dead)
 		return;
 	if (l->connecting) {
 		if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
 			on_connected(g, l, now);
-		return;
+	} else {
+		if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+			on_readable(g, l, now);
+		if (!l->dead && (events & EPOLLOUT))
+			(void)flush(g, l);
 	}
-	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-		on_readable(g, l, now);
-	if (!l->dead && (events & EPOLLOUT))
-		(void)flush(g, l);
+	gd_swim_effects(g, now);
 }
 
-void
-gd_accept(struct gossipd *g, mts_time_t now)
+static void
+on_listener(void *arg, int lfd, uint32_t events, mts_time_t now)
 {
+	struct gossipd *g = arg;
 	struct sockaddr_in sa;
 	socklen_t slen;
 	char addr[GD_ADDR_MAX], ip[INET_ADDRSTRLEN];
@@ -766,13 +762,14 @@ gd_accept(struct gossipd *g, mts_time_t now)
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EINTR)
 				log_warn("accept");
-			return;
+			break;
 		}
 		set_nonblock(fd);
 		inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
 		snprintf(addr, sizeof(addr), "%s:%u", ip, ntohs(sa.sin_port));
 		link_new(g, fd, LINK_IN, addr, now);
 	}
+	gd_swim_effects(g, now);
 }
 
 void
