@@ -26,11 +26,15 @@ struct mts_pub;
 #define MTS_LOOP_OUT EPOLLOUT
 #define MTS_LOOP_SLOW_MS_DEFAULT 250
 
+/* What a signal handler is told: the kernel's signalfd record (ssi_signo,
+ * ssi_pid, ...). Agents name it this way; the signal plumbing is here. */
+typedef struct signalfd_siginfo mts_siginfo_t;
+
 /* events is what epoll reported (EPOLLIN, EPOLLOUT, EPOLLHUP, EPOLLERR). */
 typedef void (*mts_watch_fn)(void *arg, int fd, uint32_t events,
     mts_time_t now);
 typedef void (*mts_timer_fn)(void *arg, mts_time_t now);
-typedef void (*mts_signal_fn)(void *arg, const struct signalfd_siginfo *si,
+typedef void (*mts_signal_fn)(void *arg, const mts_siginfo_t *si,
     mts_time_t now);
 typedef void (*mts_turn_fn)(void *arg, mts_time_t now);
 

@@ -1,12 +1,10 @@
 /* statestore.c: mts-statestore main — the node's replica: RocksDB records, MST index, local API, change feed. */
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include "hlc.h"
 #include "ipc.h"
 #include "log.h"
+#include "loop.h"
 #include "mst_core.h"
 #include "mtserr.h"
 #include "mtstime.h"
@@ -29,11 +28,10 @@
 #include "round.h"
 #include "xmalloc.h"
 
-#define ROUND_MAX 512		    /* requests taken per poll round */
+#define ROUND_MAX 512		    /* requests gathered when a sync ends */
 #define SCAN_DEFAULT 1000
 #define SCAN_MAX 10000
 #define REPLY_BYTES_MAX (2u << 20) /* values per scan/records reply */
-#define CHECK_INTERVAL 1000	    /* ms between listener self-checks */
 
 static const char meta_node_id[] = "node_id";
 static const char meta_hlc[] = "hlc";
@@ -979,71 +977,91 @@ dir_opt(void *arg, int opt, const char *val)
 	return 0;
 }
 
-static int
-setup_signals(void)
+/* SIGTERM/SIGINT: stop taking requests; the loop ends once the rounds
+ * already accepted are durable and answered (after_turn). */
+static void
+on_stop_signal(void *arg, const mts_siginfo_t *si, mts_time_t now)
 {
-	sigset_t set;
-	int fd;
+	struct statestore *ss = arg;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if ((fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
-		fatal("signalfd");
-	return fd;
+	log_info("signal %u: shutting down", si->ssi_signo);
+	ss->stop = 1;
+	mts_loop_remove_server(ss->loop, ss->srv);
+}
+
+/* The commit thread is done with the syncing round. */
+static void
+on_commit(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	round_finish(arg);
 }
 
 static void
-loop(struct statestore *ss)
+on_prune(void *arg, mts_time_t now)
 {
-	struct pollfd pfd[3];
-	struct signalfd_siginfo si;
-	mts_time_t now, next;
+	struct statestore *ss = arg;
 
-	pfd[0].fd = mts_ipc_server_fd(ss->srv);
-	pfd[1].fd = ss->sigfd;
-	pfd[2].fd = committer_fd(ss->committer);
-	pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
-	/* On a stop, the rounds already accepted are still made durable and
-	 * answered before the loop ends. */
-	while (!ss->stop || ss->open->n > 0 ||
-	    committer_busy(ss->committer)) {
-		now = mts_now();
-		next = ss->next_check < ss->next_prune ? ss->next_check
-						       : ss->next_prune;
-		pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
-		if (poll(pfd, 3, next > now ? (int)(next - now) : 0) < 0 &&
-		    errno != EINTR)
-			fatal("poll");
-		/* Only the descriptors that fired are read: every syscall
-		 * here is paid once per request under load. */
-		if ((pfd[1].revents & POLLIN) &&
-		    read(ss->sigfd, &si, sizeof(si)) == sizeof(si)) {
-			log_info("signal %u: shutting down", si.ssi_signo);
-			ss->stop = 1;
-		}
-		if (pfd[2].revents & POLLIN)
-			round_finish(ss);
-		/* Drain even without POLLIN: the recv fd of nng can lag. */
-		if (!ss->stop)
-			mts_ipc_server_drain(ss->srv, ROUND_MAX);
-		round_submit(ss);
-		now = mts_now();
-		if (now >= ss->next_check) {
-			mts_ipc_server_check(ss->srv);
-			mts_pub_check(ss->pub);
-			ss->next_check = now + CHECK_INTERVAL;
-		}
-		/* Pruning reads and deletes outside the rounds: only when no
-		 * write is pending, so it cannot undo one. */
-		if (now >= ss->next_prune && ss->open->n == 0 &&
-		    !committer_busy(ss->committer)) {
-			prune(ss);
-			ss->next_prune = now + ss->prune_interval_ms;
-		}
+	ss->prune_due = 1;
+}
+
+/* After every turn: the open round goes to the disk if the commit thread
+ * is idle; a due prune runs only when no write is pending (it reads and
+ * deletes outside the rounds, so it cannot undo one); a stop ends the
+ * loop once nothing is pending. */
+static void
+after_turn(void *arg, mts_time_t now)
+{
+	struct statestore *ss = arg;
+	int idle;
+
+	round_submit(ss);
+	idle = ss->open->n == 0 && !committer_busy(ss->committer);
+	if (!idle)
+		return;
+	if (ss->stop) {
+		mts_loop_stop(ss->loop);
+		return;
 	}
+	if (ss->prune_due) {
+		ss->prune_due = 0;
+		prune(ss);
+		mts_timer_arm(ss->loop, &ss->prune_timer,
+		    now + ss->prune_interval_ms);
+	}
+}
+
+/* The loop and its signals, set up before the sandbox goes on. */
+static void
+setup_loop(struct statestore *ss)
+{
+	if ((ss->loop = mts_loop_new()) == NULL)
+		fatalx("cannot create the event loop");
+	/* the usual set (SIGHUP ignored), then a graceful stop instead of
+	 * an immediate one */
+	if (mts_loop_stop_on_signals(ss->loop) < 0 ||
+	    mts_loop_signal(ss->loop, SIGTERM, on_stop_signal, ss) < 0 ||
+	    mts_loop_signal(ss->loop, SIGINT, on_stop_signal, ss) < 0)
+		fatalx("cannot take signals through the loop");
+	if (mts_loop_on_turn(ss->loop, after_turn, ss) < 0)
+		fatalx("cannot hook the event loop");
+	mts_timer_init(&ss->prune_timer, "prune", on_prune, ss);
+}
+
+/* Serves the sockets and the commit thread on the loop, then runs it. */
+static void
+run(struct statestore *ss)
+{
+	if (mts_loop_watch(ss->loop, committer_fd(ss->committer), MTS_LOOP_IN,
+		"commit", on_commit, ss) == NULL ||
+	    mts_loop_add_server(ss->loop, ss->srv) < 0 ||
+	    mts_loop_add_pub(ss->loop, ss->pub) < 0)
+		fatalx("cannot serve on the event loop");
+	mts_timer_arm(ss->loop, &ss->prune_timer,
+	    mts_now() + ss->prune_interval_ms);
+	if (mts_loop_run(ss->loop) < 0)
+		fatalx("event loop failed");
+	mts_loop_remove_server(ss->loop, ss->srv);
+	mts_loop_remove_pub(ss->loop, ss->pub);
 }
 
 int
@@ -1075,23 +1093,22 @@ main(int argc, char **argv)
 	ss.prune_interval_ms = mts_cfg_int(ss.cfg, "statestore",
 	    "prune_interval");
 	ss.mst = mts_mst_new();
-	ss.sigfd = setup_signals();
+	setup_loop(&ss);
 	open_store(&ss, dirs.statedir ? dirs.statedir : agent.statedir);
 	/* The filter covers RocksDB's threads (TSYNC) and every nng thread
 	 * started after it. */
 	if (mts_agent_sandbox(&agent) < 0)
 		return MTS_EXIT_FAILURE;
 	open_sockets(&ss, dirs.rundir ? dirs.rundir : agent.rundir);
-	ss.next_check = mts_now() + CHECK_INTERVAL;
-	ss.next_prune = mts_now() + ss.prune_interval_ms;
 	log_info("node %s serving", ss.node_hex);
 	mts_agent_ready(&agent);
-	loop(&ss);
+	run(&ss);
 	log_info("stopped: %llu writes in %llu synced rounds",
 	    (unsigned long long)ss.writes, (unsigned long long)ss.commits);
 	mts_ipc_server_close(ss.srv);
 	mts_pub_close(ss.pub);
 	committer_stop(ss.committer);
+	mts_loop_free(ss.loop);
 	round_free(&rounds[0]);
 	round_free(&rounds[1]);
 	round_free(&rounds[2]);

@@ -9,6 +9,7 @@
 #include "acl.h"
 #include "hash.h"
 #include "hlc.h"
+#include "loop.h"
 #include "mtstime.h"
 
 #define ACL_CLASSES 3 /* read, write, merge: bits of the route table */
@@ -39,10 +40,11 @@ struct statestore {
 	struct round *spare; /* empty; takes the place of a committed round */
 	struct committer *committer;
 
+	struct mts_loop *loop;
+	struct mts_timer prune_timer;
 	uint64_t retention_ms;
 	int64_t prune_interval_ms;
-	mts_time_t next_prune, next_check;
-	int sigfd;
+	int prune_due; /* the timer fired; runs when no write is pending */
 	int stop;
 };
 

@@ -34,4 +34,24 @@ check "store reopened cleanly after each of $KILLS kills" [ "$opened" -eq "$KILL
 check "writes were acknowledged throughout" [ "$acked" -gt $((KILLS * 10)) ]
 check "every acknowledged write present" "$SS" "$SOCK" verify "$T_DIR/acked"
 check "no corrupt records reported" bash -c "! grep -q corrupt '$T_DIR/log'"
+
+# A stop under writes: SIGHUP is ignored; SIGTERM ends the agent once the
+# rounds it accepted are durable and answered, and it exits 0.
+"$SS" "$SOCK" writer 1000000 "$T_DIR/acked2" 2>/dev/null &
+WRITER=$!
+T_PIDS+=("$WRITER")
+sleep 0.5
+kill -HUP "$SS_PID"
+sleep 0.2
+check "SIGHUP leaves it serving" kill -0 "$SS_PID"
+kill -TERM "$SS_PID"
+wait "$SS_PID"
+rc=$?
+kill "$WRITER"
+wait "$WRITER" 2>/dev/null
+check "SIGTERM under writes: exit status 0" [ "$rc" -eq 0 ]
+check "the stop logged its totals" grep -q "stopped: [1-9][0-9]* writes" "$T_DIR/log"
+start
+check "writes were acknowledged before SIGTERM" [ "$(wc -l <"$T_DIR/acked2")" -gt 10 ]
+check "every write acknowledged before SIGTERM present" "$SS" "$SOCK" verify "$T_DIR/acked2"
 t_done

@@ -180,7 +180,7 @@ test_watch_free_in_turn(void **state)
 static int got_sig;
 
 static void
-on_usr1(void *arg, const struct signalfd_siginfo *si, mts_time_t now)
+on_usr1(void *arg, const mts_siginfo_t *si, mts_time_t now)
 {
 	got_sig = (int)si->ssi_signo;
 	mts_loop_stop(arg);
