@@ -94,7 +94,7 @@ include $(sort $(wildcard common/module.mk agents/*/module.mk init/module.mk cli
 all: $(BINS) $(TESTPROGS) $(UNITTESTS)
 
 # `make test` installs what is missing, builds, and runs every suite; its last
-# line is `N passed, N failed`.
+# line is `N passed, N failed, N skipped`.
 test: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(abspath $(BUILD)) tests/run

@@ -1,7 +1,8 @@
 # tests/lib.sh: helpers sourced by integration and netns test scripts (verdict lines, waits, temp dirs).
 #
-# A test script prints "PASS: name" or "FAIL: name" per check (tests/run
-# counts them) and exits non-zero if any check failed.
+# A test script prints "PASS: name" or "FAIL: name" per check, or
+# "SKIP: name (why)" for a check it cannot run here (tests/run counts all
+# three; a skip is not a pass), and exits non-zero if any check failed.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
@@ -10,6 +11,13 @@ T_FAILED=0
 
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; T_FAILED=1; }
+skip() { echo "SKIP: $*"; }
+
+# skip_all WHY: the whole script cannot run here: one SKIP line, exit 0.
+skip_all() {
+	skip "$(basename "$0" .sh) ($*)"
+	exit 0
+}
 
 # check NAME CMD...: PASS if the command succeeds, FAIL otherwise.
 check() {

@@ -2,7 +2,7 @@
 # fuzz_smoke.sh: `make fuzz` builds every libFuzzer target, and each survives a short run from an empty corpus (long runs are by hand, see README.md).
 . "$(dirname "$0")/../lib.sh"
 t_tmpdir
-command -v clang >/dev/null || { echo "PASS: skipped (no clang)"; t_done; }
+command -v clang >/dev/null || skip_all "no clang"
 check "make fuzz builds" bash -c "make -s -C '$TOP' -j2 fuzz BUILD='$BUILD' >'$T_DIR/build.log' 2>&1 || { tail -20 '$T_DIR/build.log'; false; }"
 n=0
 for f in "$BUILD"/fuzz/fuzz_*; do

@@ -2,7 +2,7 @@
 # init_basic.sh: mts-init starts agents in dependency order under their own ids, with no_new_privs, seccomp and exactly their capabilities; restarts a killed agent; stops everything on SIGTERM.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib_init.bash"
-[ "$(id -u)" -eq 0 ] || { echo "PASS: skipped (needs root)"; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
 t_tmpdir
 it_conf
 cat >>"$T_DIR/mts.conf" <<EOF

@@ -2,7 +2,7 @@
 # init_faults.sh: a syscall outside the policy kills the agent (named in init's log, the syscall too in debug mode); crash loops back off with growing, capped delays; a permanent failure is not restarted and shows in `mtsctl agent ls`.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib_init.bash"
-[ "$(id -u)" -eq 0 ] || { echo "PASS: skipped (needs root)"; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
 t_tmpdir
 it_conf
 cat >>"$T_DIR/mts.conf" <<EOF

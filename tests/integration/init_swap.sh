@@ -2,9 +2,9 @@
 # init_swap.sh: the real statestore under mts-init (its strict seccomp policy, readiness, SIGKILL recovery, data intact across SIGTERM), then swapped for another build under another name via the config.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib_init.bash"
-[ "$(id -u)" -eq 0 ] || { echo "PASS: skipped (needs root)"; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
 SS=$BIN/mts-statestore
-[ -x "$SS" ] || { echo "PASS: skipped (no mts-statestore built)"; exit 0; }
+[ -x "$SS" ] || skip_all "no mts-statestore built"
 t_tmpdir
 it_conf
 cat >>"$T_DIR/mts.conf" <<EOF

@@ -5,8 +5,7 @@ CTL=$BIN/mtsctl
 SHIM_PID=
 
 if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
-	echo "PASS: skipped (needs root and runc)"
-	exit 0
+	skip_all "needs root and runc"
 fi
 
 # shim_setup [EXTRA CONFIG LINES]: temp dirs, config, busybox image files.

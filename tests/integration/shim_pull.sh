@@ -2,7 +2,7 @@
 # shim_pull.sh: image pull from a real registry (Debian's docker-registry on loopback, busybox pushed with skopeo) — by tag, by digest, through an index, and a corrupted blob refused with nothing stored.
 . "$(dirname "$0")/lib_shim.bash"
 for c in docker-registry skopeo curl; do
-	command -v "$c" >/dev/null || { echo "PASS: skipped (no $c)"; exit 0; }
+	command -v "$c" >/dev/null || skip_all "no $c"
 done
 shim_setup
 shim_start

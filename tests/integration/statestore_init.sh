@@ -2,7 +2,7 @@
 # statestore_init.sh: the real mts-statestore under mts-init — own uid, seccomp filter on, data kept across SIGKILL and init restarts.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib_init.bash"
-[ "$(id -u)" -eq 0 ] || { echo "PASS: skipped (needs root)"; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
 t_tmpdir
 it_conf
 UID_SS=64180
