@@ -21,11 +21,11 @@ trap cleanup EXIT
 
 row() { printf '%-44s %12s %s\n' "$1" "$2" "$3"; }
 
-up() { # N BASEPORT [extra conf]
+up() { # N [extra conf]: on ports scripts/cluster chooses free
 	MTS_CLUSTER_DIR=$T/c
-	MTS_CLUSTER_PORT=$2
-	MTS_CLUSTER_CONF=${3:-}
-	export MTS_CLUSTER_DIR MTS_CLUSTER_PORT MTS_CLUSTER_CONF
+	MTS_CLUSTER_CONF=${2:-}
+	export MTS_CLUSTER_DIR MTS_CLUSTER_CONF
+	unset MTS_CLUSTER_PORT
 	"$CLUSTER" down --purge >/dev/null 2>&1
 	"$CLUSTER" up "$1" >"$T/up.log" 2>&1 || { cat "$T/up.log"; exit 1; }
 }
@@ -87,8 +87,9 @@ mts_detection() { # N
 	echo "${first:-none} ${last:-none}"
 }
 
-serf_detection() { # N BASEPORT
-	local n=$1 base=$2 i t0 first= last= ms deadline
+serf_detection() { # N: agents on base+I, their RPC on base+50+I
+	local n=$1 base i t0 first= last= ms deadline
+	base=$("$TOP/scripts/freeport" 60 "$T") || { echo "none none"; return; }
 	mkdir -p "$T/serf"
 	cat >"$T/serf/handler" <<'EOF'
 #!/bin/sh
@@ -142,7 +143,7 @@ rss_kib() { # N: max and mean VmRSS of the gossipd processes
 
 catchup() { # records
 	local n=$1 t0 t1 i args=()
-	up 3 17960 "ae_rate = 256M\n[statestore]\nsync = no"
+	up 3 "ae_rate = 256M\n[statestore]\nsync = no"
 	wait_alive 3
 	"$CLUSTER" kill 3
 	for i in 1 2; do args+=(-p "$(run "$i")"); done
@@ -174,7 +175,7 @@ catchup() { # records
 echo "gossipd benchmarks (loopback, $(nproc) CPUs)"
 row "what" "value" "unit"
 for n in 5 10; do
-	up "$n" 17900
+	up "$n"
 	wait_alive "$n"
 	propagation "$n"
 	if [ "$n" = 10 ]; then
@@ -185,7 +186,7 @@ for n in 5 10; do
 	read -r first last < <(mts_detection "$n")
 	row "mts: kill to first node reporting dead, $n nodes" "$first" ms
 	row "mts: kill to all nodes reporting dead, $n nodes" "$last" ms
-	read -r first last < <(serf_detection "$n" 17930)
+	read -r first last < <(serf_detection "$n")
 	row "serf: kill to first member-failed, $n nodes" "$first" ms
 	row "serf: kill to all member-failed, $n nodes" "$last" ms
 done

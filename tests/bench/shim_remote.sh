@@ -10,7 +10,7 @@ fi
 t_tmpdir
 trap 'g_down; t_cleanup' EXIT
 export MTS_CLUSTER_SHIM=1
-g_up 2 27700 || { echo "cluster did not start"; exit 1; }
+g_up 2 || { echo "cluster did not start"; exit 1; }
 wait_for 10 g_all_alive 2 1 2 || exit 1
 "$TOP/scripts/mkimage" "$T_DIR/busybox-oci" >/dev/null
 g_ctl 1 image import "$T_DIR/busybox-oci" >/dev/null || exit 1

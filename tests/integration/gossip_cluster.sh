@@ -8,7 +8,7 @@ trap 'g_down; t_cleanup' EXIT
 LOAD=$BUILD/tests/gossip_load
 NODES="1 2 3 4 5"
 
-if ! g_up 5 17400; then
+if ! g_up 5; then
 	fail "5-node cluster formed with cluster init + 4 joins"
 	cat "$T_DIR/up.log"
 	t_done

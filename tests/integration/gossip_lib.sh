@@ -2,9 +2,11 @@
 
 GOSSIP_CLUSTER=$TOP/scripts/cluster
 
-# g_up N BASEPORT: starts an N-node cluster in $T_DIR/cluster.
+# g_up N: starts an N-node cluster in $T_DIR/cluster on ports scripts/cluster
+# chooses free (g_port).
 g_up() {
-	export MTS_CLUSTER_DIR=$T_DIR/cluster MTS_CLUSTER_PORT=$2
+	export MTS_CLUSTER_DIR=$T_DIR/cluster
+	unset MTS_CLUSTER_PORT
 	chmod o+x "$T_DIR" # the sandboxed agents run as their own uids
 	"$GOSSIP_CLUSTER" up "$1" >"$T_DIR/up.log" 2>&1
 }
@@ -12,6 +14,7 @@ g_ctl() { "$GOSSIP_CLUSTER" ctl "$@"; }
 g_run() { echo "$MTS_CLUSTER_DIR/n$1/run"; }
 g_log() { echo "$MTS_CLUSTER_DIR/n$1/log/gossipd.log"; }
 g_id() { cat "$MTS_CLUSTER_DIR/n$1/id"; }
+g_port() { echo $(($(cat "$MTS_CLUSTER_DIR/port") + $1)); } # node I's port
 g_down() { "$GOSSIP_CLUSTER" down >/dev/null 2>&1; }
 
 # g_count_state I STATE: how many members node I reports in STATE.

@@ -6,7 +6,7 @@ t_tmpdir
 trap 'g_down; t_cleanup' EXIT
 
 RELAY=$BUILD/tests/gossip_relay
-if ! g_up 2 17550; then
+if ! g_up 2; then
 	fail "2-node cluster formed"
 	cat "$T_DIR/up.log"
 	t_done

@@ -5,8 +5,7 @@
 t_tmpdir
 trap 'g_down; t_cleanup' EXIT
 
-BASE=17500
-if ! g_up 3 $BASE; then
+if ! g_up 3; then
 	fail "3-node cluster formed"
 	cat "$T_DIR/up.log"
 	t_done
@@ -17,7 +16,7 @@ pid1=$(g_ctl 1 agent ls | awk '$1 == "gossipd" {print $3}')
 check "gossipd runs under mts-init" [ -n "$pid1" ]
 
 # --- raw TCP clients sending junk to node 1 ---
-python3 - "$((BASE + 1))" <<'PY'
+python3 - "$(g_port 1)" <<'PY'
 import os, socket, struct, sys, time
 port = int(sys.argv[1])
 def send(data, linger=0.05):

@@ -5,8 +5,10 @@
 t_tmpdir
 trap 'g_down; t_cleanup' EXIT
 
-BASE=17900
-PROXY=17950 # node I advertises 127.0.0.1:$((PROXY + I)), which forwards to $((BASE + I))
+# free ports, claimed for this test's directory: the nodes listen on
+# BASE+I, node I advertises PROXY+I, which forwards to BASE+I
+BASE=$("$TOP/scripts/freeport" 3 "$T_DIR") || { fail "free ports for the nodes"; t_done; }
+PROXY=$("$TOP/scripts/freeport" 3 "$T_DIR") || { fail "free ports for the proxy"; t_done; }
 export MTS_CLUSTER_DIR=$T_DIR/cluster MTS_CLUSTER_PORT=$BASE
 MITM=$T_DIR/mitm
 EV=$MITM/events

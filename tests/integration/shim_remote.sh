@@ -4,13 +4,12 @@
 . "$(dirname "$0")/gossip_lib.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
-	echo "PASS: skipped (needs root and runc)"
-	exit 0
+	skip_all "needs root and runc"
 fi
 t_tmpdir
 trap 'g_down; t_cleanup' EXIT
 export MTS_CLUSTER_SHIM=1 MTS_CLUSTER_SHIM_CONF='exec_idle_timeout = 2s'
-if ! g_up 2 27300; then
+if ! g_up 2; then
 	fail "2-node cluster with shims formed"
 	cat "$T_DIR/up.log" "$MTS_CLUSTER_DIR"/n*/log/shim.log
 	t_done
