@@ -1,4 +1,4 @@
-/* loop.c: the one event loop every agent runs on — epoll watchers, a timer heap, a built-in signalfd, once-a-second IPC checks and the slow-turn warning. */
+/* loop.c: the one event loop every agent runs on — epoll watchers, a timer heap, a built-in signalfd, once-a-second checks of attached objects and the slow-turn warning (IPC servers and feeds attach through loop_ipc.c, so the loop itself needs no IPC library). */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -7,7 +7,6 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 
-#include "ipc.h"
 #include "log.h"
 #include "loop.h"
 #include "xmalloc.h"
@@ -23,7 +22,8 @@ struct mts_watch {
 	const char *name;
 	mts_watch_fn fn;
 	void *arg;
-	int dead; /* freed at the end of the turn */
+	int added; /* in the epoll set (a paused watcher is not) */
+	int dead;  /* freed at the end of the turn */
 	struct mts_watch *prev, *next;
 };
 
@@ -37,9 +37,10 @@ struct turn_hook {
 	void *arg;
 };
 
-struct served {
-	struct mts_ipc_server *srv;
-	struct mts_watch *w;
+struct attached {
+	void *obj;
+	struct mts_watch *w; /* NULL without a descriptor */
+	mts_check_fn check;
 };
 
 struct mts_loop {
@@ -54,10 +55,8 @@ struct mts_loop {
 	uint64_t seq;
 	struct turn_hook *hooks;
 	size_t nhooks;
-	struct served *servers;
-	size_t nservers;
-	struct mts_pub **pubs;
-	size_t npubs;
+	struct attached *att;
+	size_t natt;
 	mts_time_t next_check;
 	mts_time_t now;
 	int in_turn;
@@ -168,12 +167,36 @@ mts_loop_next_deadline(const struct mts_loop *l)
 
 /* --- watchers -------------------------------------------------------------- */
 
+/* Puts w's descriptor in the epoll set with its events, or takes it out
+ * when they are 0: epoll reports hang-ups and errors whatever the events,
+ * so a paused descriptor whose peer closed would make every turn busy. */
+static int
+watch_ctl(struct mts_watch *w, uint32_t events)
+{
+	struct epoll_event ev;
+	int op;
+
+	if (events == 0 && !w->added)
+		return 0;
+	if (events == 0)
+		op = EPOLL_CTL_DEL;
+	else
+		op = w->added ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.ptr = w;
+	if (epoll_ctl(w->loop->epfd, op, w->fd, &ev) < 0)
+		return -errno;
+	w->added = events != 0;
+	return 0;
+}
+
 struct mts_watch *
 mts_loop_watch(struct mts_loop *l, int fd, uint32_t events, const char *name,
     mts_watch_fn fn, void *arg)
 {
 	struct mts_watch *w = xcalloc(1, sizeof(*w));
-	struct epoll_event ev;
+	int rc;
 
 	w->loop = l;
 	w->fd = fd;
@@ -181,10 +204,8 @@ mts_loop_watch(struct mts_loop *l, int fd, uint32_t events, const char *name,
 	w->name = name ? name : "watcher";
 	w->fn = fn;
 	w->arg = arg;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = events;
-	ev.data.ptr = w;
-	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+	if (fd < 0 || (rc = watch_ctl(w, events)) < 0) {
+		errno = fd < 0 ? EBADF : -rc;
 		log_warn("cannot watch %s (fd %d)", w->name, fd);
 		free(w);
 		return NULL;
@@ -199,17 +220,14 @@ mts_loop_watch(struct mts_loop *l, int fd, uint32_t events, const char *name,
 int
 mts_watch_set(struct mts_watch *w, uint32_t events)
 {
-	struct epoll_event ev;
+	int rc;
 
 	if (w->dead)
 		return -EBADF;
 	if (events == w->events)
 		return 0;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = events;
-	ev.data.ptr = w;
-	if (epoll_ctl(w->loop->epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0)
-		return -errno;
+	if ((rc = watch_ctl(w, events)) < 0)
+		return rc;
 	w->events = events;
 	return 0;
 }
@@ -241,7 +259,9 @@ mts_watch_free(struct mts_watch *w)
 		return;
 	l = w->loop;
 	/* the descriptor may already be closed: then the kernel dropped it */
-	(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	if (w->added)
+		(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	w->added = 0;
 	w->dead = 1;
 	if (!l->in_turn)
 		watch_unlink_free(l, w);
@@ -301,7 +321,7 @@ mts_loop_signal(struct mts_loop *l, int signo, mts_signal_fn fn, void *arg)
 }
 
 static void
-stop_signal(void *arg, const struct signalfd_siginfo *si, mts_time_t now)
+stop_signal(void *arg, const mts_siginfo_t *si, mts_time_t now)
 {
 	struct mts_loop *l = arg;
 
@@ -310,7 +330,7 @@ stop_signal(void *arg, const struct signalfd_siginfo *si, mts_time_t now)
 }
 
 static void
-ignore_signal(void *arg, const struct signalfd_siginfo *si, mts_time_t now)
+ignore_signal(void *arg, const mts_siginfo_t *si, mts_time_t now)
 {
 }
 
@@ -326,61 +346,33 @@ mts_loop_stop_on_signals(struct mts_loop *l)
 	return 0;
 }
 
-/* --- IPC servers and feeds -------------------------------------------------- */
-
-static void
-on_server(void *arg, int fd, uint32_t events, mts_time_t now)
-{
-	(void)mts_ipc_server_drain(arg, MAX_EVENTS);
-}
+/* --- attached objects: a descriptor and a once-a-second check ------------- */
 
 int
-mts_loop_add_server(struct mts_loop *l, struct mts_ipc_server *srv)
+mts_loop_attach(struct mts_loop *l, void *obj, int fd, const char *name,
+    mts_watch_fn on_ready, mts_check_fn check)
 {
-	struct mts_watch *w;
+	struct mts_watch *w = NULL;
 
-	w = mts_loop_watch(l, mts_ipc_server_fd(srv), MTS_LOOP_IN, "api",
-	    on_server, srv);
-	if (w == NULL)
+	if (fd >= 0 && (w = mts_loop_watch(l, fd, MTS_LOOP_IN, name, on_ready,
+	    obj)) == NULL)
 		return -1;
-	l->servers = xreallocarray(l->servers, l->nservers + 1,
-	    sizeof(*l->servers));
-	l->servers[l->nservers++] = (struct served){srv, w};
+	l->att = xreallocarray(l->att, l->natt + 1, sizeof(*l->att));
+	l->att[l->natt++] = (struct attached){obj, w, check};
 	return 0;
 }
 
 void
-mts_loop_remove_server(struct mts_loop *l, struct mts_ipc_server *srv)
+mts_loop_detach(struct mts_loop *l, void *obj)
 {
 	size_t i;
 
-	for (i = 0; i < l->nservers; i++) {
-		if (l->servers[i].srv != srv)
+	for (i = 0; i < l->natt; i++) {
+		if (l->att[i].obj != obj)
 			continue;
-		mts_watch_free(l->servers[i].w);
-		l->servers[i] = l->servers[--l->nservers];
+		mts_watch_free(l->att[i].w);
+		l->att[i] = l->att[--l->natt];
 		return;
-	}
-}
-
-int
-mts_loop_add_pub(struct mts_loop *l, struct mts_pub *p)
-{
-	l->pubs = xreallocarray(l->pubs, l->npubs + 1, sizeof(*l->pubs));
-	l->pubs[l->npubs++] = p;
-	return 0;
-}
-
-void
-mts_loop_remove_pub(struct mts_loop *l, struct mts_pub *p)
-{
-	size_t i;
-
-	for (i = 0; i < l->npubs; i++) {
-		if (l->pubs[i] == p) {
-			l->pubs[i] = l->pubs[--l->npubs];
-			return;
-		}
 	}
 }
 
@@ -391,10 +383,9 @@ run_checks(struct mts_loop *l, mts_time_t now)
 
 	if (now < l->next_check)
 		return;
-	for (i = 0; i < l->nservers; i++)
-		(void)mts_ipc_server_check(l->servers[i].srv);
-	for (i = 0; i < l->npubs; i++)
-		(void)mts_pub_check(l->pubs[i]);
+	for (i = 0; i < l->natt; i++)
+		if (l->att[i].check != NULL)
+			l->att[i].check(l->att[i].obj);
 	l->next_check = now + CHECK_EVERY_MS;
 }
 
@@ -431,8 +422,7 @@ mts_loop_free(struct mts_loop *l)
 	close(l->epfd);
 	free(l->heap);
 	free(l->hooks);
-	free(l->servers);
-	free(l->pubs);
+	free(l->att);
 	free(l);
 }
 
@@ -493,7 +483,7 @@ wait_ms(struct mts_loop *l, int max_wait_ms, mts_time_t now)
 {
 	mts_time_t d = mts_loop_next_deadline(l);
 
-	if ((l->nservers || l->npubs) && l->next_check < d)
+	if (l->natt && l->next_check < d)
 		d = l->next_check;
 	d = d == MTS_TIME_NEVER ? -1 : (d > now ? d - now : 0);
 	if (max_wait_ms >= 0 && (d < 0 || d > max_wait_ms))

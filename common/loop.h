@@ -37,6 +37,7 @@ typedef void (*mts_timer_fn)(void *arg, mts_time_t now);
 typedef void (*mts_signal_fn)(void *arg, const mts_siginfo_t *si,
     mts_time_t now);
 typedef void (*mts_turn_fn)(void *arg, mts_time_t now);
+typedef void (*mts_check_fn)(void *obj);
 
 /* A timer lives in its owner's memory (no allocation, re-armable); set it
  * up once with mts_timer_init. It fires once per arming. */
@@ -57,7 +58,8 @@ struct mts_loop *mts_loop_new(void);
 void mts_loop_free(struct mts_loop *);
 
 /* Watches fd for events (MTS_LOOP_IN and/or MTS_LOOP_OUT; 0 registers it
- * paused). name labels it in the slow-turn warning. NULL on failure
+ * paused: a paused watcher is not called, not even for a hang-up or an
+ * error). name labels it in the slow-turn warning. NULL on failure
  * (logged). The loop never closes fd. */
 struct mts_watch *mts_loop_watch(struct mts_loop *, int fd, uint32_t events,
     const char *name, mts_watch_fn fn, void *arg);
@@ -89,8 +91,17 @@ int mts_loop_stop_on_signals(struct mts_loop *);
  * For work that must follow any event (flushing effects of a core). */
 int mts_loop_on_turn(struct mts_loop *, mts_turn_fn fn, void *arg);
 
+/* Attaches obj: fd (unless -1) is watched for input with on_ready(obj),
+ * and check(obj) (unless NULL) is called about once a second, for
+ * listeners that check themselves. Detach it before freeing obj. 0, or -1
+ * (logged). */
+int mts_loop_attach(struct mts_loop *, void *obj, int fd, const char *name,
+    mts_watch_fn on_ready, mts_check_fn check);
+void mts_loop_detach(struct mts_loop *, void *obj);
+
 /* Serves an IPC server on the loop: drains it when readable and calls its
- * once-a-second check. Remove it before closing the server. */
+ * once-a-second check. Remove it before closing the server. (loop_ipc.c,
+ * on mts_loop_attach.) */
 int mts_loop_add_server(struct mts_loop *, struct mts_ipc_server *);
 void mts_loop_remove_server(struct mts_loop *, struct mts_ipc_server *);
 /* Calls a feed's once-a-second listener check. */

@@ -177,6 +177,88 @@ test_watch_free_in_turn(void **state)
 	close(b[1]);
 }
 
+/* A paused watcher is not called even when its peer hung up (epoll reports
+ * hang-ups whatever the events asked for: the loop would spin). */
+static void
+test_paused_hangup(void **state)
+{
+	struct mts_loop *l = mts_loop_new();
+	struct wctx w = {0};
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	w.self = mts_loop_watch(l, p[0], MTS_LOOP_IN, "p", on_read, &w);
+	assert_non_null(w.self);
+	assert_int_equal(mts_watch_set(w.self, 0), 0);
+	close(p[1]);
+	assert_int_equal(mts_loop_run_once(l, 20), 0);
+	assert_int_equal(w.calls, 0);
+	assert_int_equal(mts_watch_set(w.self, MTS_LOOP_IN), 0);
+	assert_int_equal(mts_loop_run_once(l, 100), 1);
+	assert_int_equal(w.calls, 1);
+	mts_watch_free(w.self);
+	/* registered paused from the start: the same */
+	w.self = mts_loop_watch(l, p[0], 0, "p", on_read, &w);
+	assert_non_null(w.self);
+	assert_int_equal(mts_loop_run_once(l, 20), 0);
+	mts_watch_free(w.self);
+	mts_loop_free(l);
+	close(p[0]);
+}
+
+struct actx {
+	int ready, checks;
+};
+
+static void
+on_att_ready(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct actx *a = arg;
+	char b[16];
+
+	a->ready++;
+	(void)read(fd, b, sizeof(b));
+}
+
+static void
+on_att_check(void *arg)
+{
+	((struct actx *)arg)->checks++;
+}
+
+/* An attached object's descriptor is watched and its check runs about
+ * once a second (the loop wakes up for it); detached, neither. */
+static void
+test_attach(void **state)
+{
+	struct mts_loop *l = mts_loop_new();
+	struct actx a = {0};
+	mts_time_t t0;
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(mts_loop_attach(l, &a, p[0], "att", on_att_ready,
+	    on_att_check), 0);
+	assert_int_equal(mts_loop_run_once(l, 0), 0);
+	assert_int_equal(a.checks, 1);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(mts_loop_run_once(l, 100), 1);
+	assert_int_equal(a.ready, 1);
+	assert_int_equal(a.checks, 1);
+	t0 = mts_now();
+	while (a.checks < 2)
+		assert_true(mts_loop_run_once(l, -1) >= 0);
+	assert_true(mts_now() - t0 >= 900 && mts_now() - t0 < 1500);
+	mts_loop_detach(l, &a);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(mts_loop_run_once(l, 20), 0);
+	assert_int_equal(a.ready, 1);
+	assert_int_equal(mts_loop_next_deadline(l), MTS_TIME_NEVER);
+	mts_loop_free(l);
+	close(p[0]);
+	close(p[1]);
+}
+
 static int got_sig;
 
 static void
@@ -224,6 +306,8 @@ main(void)
 		cmocka_unit_test(test_timer_order),
 		cmocka_unit_test(test_timer_heap_random),
 		cmocka_unit_test(test_watch_free_in_turn),
+		cmocka_unit_test(test_paused_hangup),
+		cmocka_unit_test(test_attach),
 		cmocka_unit_test(test_signal_and_slow),
 	};
 
