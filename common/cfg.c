@@ -11,6 +11,7 @@
 #include <ini.h>
 
 #include "cfg.h"
+#include "fsutil.h"
 #include "mtserr.h"
 #include "xmalloc.h"
 
@@ -516,13 +517,7 @@ mts_cfg_list(const struct mts_cfg *cfg, const char *section, const char *key)
 void
 mts_cfg_list_free(char **list)
 {
-	char **p;
-
-	if (list == NULL)
-		return;
-	for (p = list; *p; p++)
-		free(*p);
-	free(list);
+	mts_strv_free(list);
 }
 
 static void

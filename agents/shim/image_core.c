@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 
+#include "fsutil.h"
 #include "image_core.h"
 #include "mtserr.h"
 #include "xmalloc.h"
@@ -114,16 +115,6 @@ opt_strv(json_t *o, const char *key, char ***dst, size_t *n, const char *where,
 			*n = i + 1;
 	}
 	return 0;
-}
-
-static void
-strv_free(char **v)
-{
-	size_t i;
-
-	for (i = 0; v != NULL && v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
 }
 
 static int
@@ -334,10 +325,10 @@ out:
 void
 mts_image_config_free(struct mts_image_config *c)
 {
-	strv_free(c->env);
-	strv_free(c->entrypoint);
-	strv_free(c->cmd);
-	strv_free(c->diff_ids);
+	mts_strv_free(c->env);
+	mts_strv_free(c->entrypoint);
+	mts_strv_free(c->cmd);
+	mts_strv_free(c->diff_ids);
 	free(c->cwd);
 	free(c->user);
 	free(c->os);
@@ -388,8 +379,8 @@ void
 mts_docker_manifest_free(struct mts_docker_manifest *m)
 {
 	free(m->config);
-	strv_free(m->layers);
-	strv_free(m->tags);
+	mts_strv_free(m->layers);
+	mts_strv_free(m->tags);
 	memset(m, 0, sizeof(*m));
 }
 

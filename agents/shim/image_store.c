@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <sodium.h>
 
+#include "fsutil.h"
 #include "image_stage.h"
 #include "image_store.h"
 #include "log.h"
@@ -39,27 +40,6 @@ mts_img_path(char *out, size_t outlen, const char *fmt, ...)
 	n = vsnprintf(out, outlen, fmt, ap);
 	va_end(ap);
 	return (n < 0 || (size_t)n >= outlen) ? -MTS_ERR_TOOBIG : 0;
-}
-
-static int
-mkdir_p(const char *path, mode_t mode)
-{
-	char tmp[PATHMAX];
-	char *p;
-
-	if (mts_img_path(tmp, sizeof(tmp), "%s", path))
-		return -MTS_ERR_TOOBIG;
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-			return -MTS_ERR_IO;
-		*p = '/';
-	}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-		return -MTS_ERR_IO;
-	return 0;
 }
 
 static int
@@ -173,27 +153,6 @@ out:
 	return rc;
 }
 
-/* Writes data to path atomically (tmp file, fsync, rename). */
-static int
-write_atomic(const char *path, const char *data, size_t len)
-{
-	char tmp[PATHMAX];
-	int fd, rc = -MTS_ERR_IO;
-
-	if (mts_img_path(tmp, sizeof(tmp), "%s.tmp", path))
-		return -MTS_ERR_TOOBIG;
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		return -MTS_ERR_IO;
-	if (write(fd, data, len) == (ssize_t)len && fsync(fd) == 0)
-		rc = 0;
-	close(fd);
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -MTS_ERR_IO;
-	if (rc)
-		unlink(tmp);
-	return rc;
-}
-
 
 
 
@@ -249,24 +208,14 @@ strv_to_json(char **v)
 	return a;
 }
 
-static void
-strv_free(char **v)
-{
-	size_t i;
-
-	for (i = 0; v != NULL && v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
-}
-
 void
 mts_image_info_free(struct mts_image_info *in)
 {
 	if (in == NULL)
 		return;
 	free(in->name);
-	strv_free(in->layers);
-	strv_free(in->blobs);
+	mts_strv_free(in->layers);
+	mts_strv_free(in->blobs);
 	mts_image_config_free(&in->cfg);
 	memset(in, 0, sizeof(*in));
 }
@@ -333,7 +282,8 @@ save_record(struct mts_image_store *st, const struct mts_image_info *in)
 		return -MTS_ERR_INVAL;
 	txt = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(j);
-	rc = write_atomic(path, txt, strlen(txt));
+	rc = mts_write_atomic(path, txt, strlen(txt), 0644, 1) < 0 ?
+	    -MTS_ERR_IO : 0;
 	free(txt);
 	return rc;
 }
@@ -466,7 +416,7 @@ mts_store_open(const char *root, struct mts_image_store **out, char *err,
 	*out = NULL;
 	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
 		if (mts_img_path(path, sizeof(path), "%s/%s", root, sub[i]) ||
-		    mkdir_p(path, 0700)) {
+		    mts_mkdir_p(path, 0700, 0700) < 0) {
 			snprintf(err, errlen, "image store %s: %s", path,
 			    strerror(errno));
 			return -MTS_ERR_IO;

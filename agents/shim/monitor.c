@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
+
 /*
  * Usage: mts-shim-monitor, with fd 3 a stream socket to the shim. The
  * shim starts one ahead of need; it waits for its job on fd 3: RUNTIME
@@ -262,9 +264,9 @@ oom_kills(const char *cgdir)
 static void
 write_exit(const struct mon *m, int status)
 {
-	char tmp[4200], path[4200], buf[128];
+	char path[4200], buf[128];
 	struct timespec ts;
-	int fd, n, code = -1, sig = 0;
+	int n, code = -1, sig = 0;
 
 	if (WIFEXITED(status))
 		code = WEXITSTATUS(status);
@@ -276,13 +278,8 @@ write_exit(const struct mon *m, int status)
 	n = snprintf(buf, sizeof(buf), "%d %d %d %lld\n", code, sig,
 	    oom_kills(m->cgdir) > 0,
 	    (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-	snprintf(tmp, sizeof(tmp), "%s/exit.tmp", m->dir);
 	snprintf(path, sizeof(path), "%s/exit", m->dir);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
-		return;
-	if (write(fd, buf, (size_t)n) == n && fsync(fd) == 0)
-		rename(tmp, path);
-	close(fd);
+	(void)mts_write_atomic(path, buf, (size_t)n, 0644, 1);
 }
 
 /* Creates and starts the container in one runtime call (`run --detach`:

@@ -16,6 +16,7 @@
 #include <sodium.h>
 
 #include "agent.h"
+#include "fsutil.h"
 #include "hash.h"
 #include "log.h"
 #include "mtserr.h"
@@ -219,22 +220,6 @@ config(struct shim *s, struct mts_agent *ag)
 }
 
 static int
-mkdirs(const char *path)
-{
-	char tmp[SHIM_PATH], *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (p = tmp + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return mkdir(tmp, 0700) < 0 && errno != EEXIST ? -1 : 0;
-}
-
-static int
 setup(struct shim *s)
 {
 	char path[SHIM_PATH], err[512];
@@ -256,8 +241,9 @@ setup(struct shim *s)
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/tasks", s->cfg.statedir);
-	if (mkdirs(path) < 0 || mkdirs(s->cfg.runtime_root) < 0 ||
-	    mkdirs(s->cfg.rundir) < 0) {
+	if (mts_mkdir_p(path, 0700, 0755) < 0 ||
+	    mts_mkdir_p(s->cfg.runtime_root, 0700, 0755) < 0 ||
+	    mts_mkdir_p(s->cfg.rundir, 0700, 0755) < 0) {
 		log_warn("state directories under %s", s->cfg.statedir);
 		return -1;
 	}

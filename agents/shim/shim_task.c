@@ -20,6 +20,7 @@
 #include <sodium.h>
 
 #include "bundle_core.h"
+#include "fsutil.h"
 #include "log.h"
 #include "mtserr.h"
 #include "mtstime.h"
@@ -52,24 +53,6 @@ tpath(char *out, size_t outlen, const struct shim_task *t, const char *name)
 	int n = snprintf(out, outlen, "%s/%s", t->dir, name);
 
 	return (n < 0 || (size_t)n >= outlen) ? -MTS_ERR_TOOBIG : 0;
-}
-
-/* Writes path atomically (tmp + rename), fsync'ed when sync is set. */
-static int
-write_file(const char *path, const void *data, size_t len, int sync)
-{
-	char tmp[SHIM_PATH + 8];
-	int fd, rc = -MTS_ERR_IO;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
-		return -MTS_ERR_IO;
-	if (write(fd, data, len) == (ssize_t)len && (!sync || fsync(fd) == 0))
-		rc = 0;
-	close(fd);
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -MTS_ERR_IO;
-	return rc;
 }
 
 char *
@@ -235,7 +218,9 @@ write_bundle(struct shim *s, struct shim_task *t,
 	tpath(path, sizeof(path), t, "bundle/config.json");
 	/* No fsync: after a crash an unfinished task directory is removed
 	 * at start anyway. */
-	if ((rc = write_file(path, json, strlen(json), 0)) != 0)
+	rc = mts_write_atomic(path, json, strlen(json), 0600, 0) < 0 ?
+	    -MTS_ERR_IO : 0;
+	if (rc != 0)
 		snprintf(err, errlen, "%s: cannot write", path);
 out:
 	free(json);
@@ -577,7 +562,7 @@ spawn_monitor(struct shim *s, struct shim_task *t)
 	/* Not fsync'ed: it serves a restarted shim, and the page cache
 	 * outlives the shim; after a machine crash there is no monitor to
 	 * find (and the fsync would sit on the start path). */
-	write_file(path, pidtxt, strlen(pidtxt), 0);
+	(void)mts_write_atomic(path, pidtxt, strlen(pidtxt), 0600, 0);
 	return 0;
 }
 
@@ -912,7 +897,7 @@ shim_task_save(struct shim *s, struct shim_task *t)
 	buf = xmalloc(len + 1);
 	protobuf_c_message_pack(&st.base, buf);
 	tpath(path, sizeof(path), t, "state.pb");
-	if (write_file(path, buf, len, 1) != 0)
+	if (mts_write_atomic(path, buf, len, 0600, 1) != 0)
 		log_warn("task %s: cannot save state", t->core.id);
 	free(buf);
 	t->dirty_store = store_put(s, t) != 0;

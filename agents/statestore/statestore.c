@@ -11,6 +11,7 @@
 #include "acl.h"
 #include "agent.h"
 #include "cfg.h"
+#include "fsutil.h"
 #include "hash.h"
 #include "hlc.h"
 #include "ipc.h"
@@ -895,25 +896,6 @@ load_acls(struct statestore *ss)
 	}
 }
 
-/* mkdir -p with the given mode for the directories it creates. */
-static int
-mkdir_p(const char *dir, mode_t mode)
-{
-	char path[PATH_MAX], *p;
-
-	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
-		return -1;
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, mode) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(path, mode) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* Opens the database and rebuilds the MST: everything that needs the file
  * system beyond the sockets, done before the seccomp filter goes on. */
 static void
@@ -926,7 +908,7 @@ open_store(struct statestore *ss, const char *statedir)
 	};
 	char path[PATH_MAX], err[512];
 
-	if (mkdir_p(statedir, 0750) < 0)
+	if (mts_mkdir_p(statedir, 0750, 0750) < 0)
 		fatal("%s", statedir);
 	if (mts_path_join(path, sizeof(path), statedir, "statestore") < 0)
 		fatalx("state directory path too long");
@@ -945,7 +927,7 @@ open_sockets(struct statestore *ss, const char *rundir)
 {
 	char path[PATH_MAX], err[512];
 
-	if (mkdir_p(rundir, 0750) < 0)
+	if (mts_mkdir_p(rundir, 0750, 0750) < 0)
 		fatal("%s", rundir);
 	if (mts_path_join(path, sizeof(path), rundir, "statestore.sock") < 0)
 		fatalx("run directory path too long");

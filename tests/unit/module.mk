@@ -1,6 +1,7 @@
 # tests/unit/module.mk: unit suites of common/ (agent suites live in their agents' module.mk).
 $(eval $(call unittest,test_common,tests/unit/test_common.c))
 $(eval $(call unittest,test_record,tests/unit/test_record.c))
+$(eval $(call unittest,test_fsutil,tests/unit/test_fsutil.c))
 $(eval $(call fuzzer,fuzz_mst_page,tests/fuzz/fuzz_mst_page.c))
 $(eval $(call unittest,test_ipc,tests/unit/test_ipc.c tests/unit/ipc_echo.c))
 $(eval $(call fuzzer,fuzz_ipc_server,tests/fuzz/fuzz_ipc_server.c tests/unit/ipc_echo.c))
