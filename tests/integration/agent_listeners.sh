@@ -10,7 +10,7 @@ PEER=$TOP/tests/integration/sp_peer.py
 
 # the shim too when the machine can run it (root and runc)
 command -v runc >/dev/null && export MTS_CLUSTER_SHIM=1
-if ! g_up 2 18100; then
+if ! g_up 2; then
 	fail "2-node cluster formed"
 	cat "$T_DIR/up.log"
 	t_done
