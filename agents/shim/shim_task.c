@@ -248,6 +248,19 @@ spec_copy(const Mts__Shim__TaskSpec *sp)
 	return c;
 }
 
+/* The spec with its id set to the one the task got: a shallow copy with
+ * id replaced is packed and unpacked, so every string of the result is
+ * owned by it (an unpacked empty string is protobuf-c's static "", which
+ * must never be freed or replaced by hand). */
+static Mts__Shim__TaskSpec *
+spec_copy_with_id(const Mts__Shim__TaskSpec *sp, const char *id)
+{
+	Mts__Shim__TaskSpec tmp = *sp;
+
+	tmp.id = (char *)id;
+	return spec_copy(&tmp);
+}
+
 void
 shim_task_free(struct shim_task *t)
 {
@@ -316,9 +329,7 @@ shim_task_create(struct shim *s, const Mts__Shim__TaskSpec *sp,
 		return -MTS_ERR_NOTFOUND;
 	}
 	t = task_alloc(s, id);
-	t->spec = spec_copy(sp);
-	free(t->spec->id);
-	t->spec->id = xstrdup(id);
+	t->spec = spec_copy_with_id(sp, id);
 	snprintf(t->image_id, sizeof(t->image_id), "%s", img.id);
 	tpath(path, sizeof(path), t, "bundle");
 	rc = -MTS_ERR_IO;
