@@ -1,4 +1,4 @@
-/* statestore.h: mts-statestore's private state, shared by its main and handlers. */
+/* statestore.h: mts-statestore's private state and the functions its files share (main, API, group commit, pruning). */
 #ifndef MTS_STATESTORE_H
 #define MTS_STATESTORE_H
 
@@ -13,9 +13,14 @@
 #include "mtstime.h"
 
 #define ACL_CLASSES 3 /* read, write, merge: bits of the route table */
+#define SS_META_HLC "hlc" /* meta CF: the HLC as of the last synced round */
 
-struct round;
 struct committer;
+struct mts_frontier;
+struct mts_ipc_service;
+struct mts_record;
+struct pending;
+struct round;
 
 struct statestore {
 	struct mts_cfg *cfg;
@@ -47,5 +52,42 @@ struct statestore {
 	int prune_due; /* the timer fired; runs when no write is pending */
 	int stop;
 };
+
+/* statestore_api.c */
+extern const struct mts_ipc_service ss_service;
+/* Sends p's record on the change feed. */
+void ss_publish(struct statestore *, const struct pending *p);
+/* Answers the caller of p (a put, delete or a merge's first write). */
+void ss_reply_write(const struct pending *p);
+
+/* commit.c */
+/* The current record of key as a new write must see it: the open round,
+ * then the round being synced, then the database. On 1, *rec points into
+ * *buf (free it) or into a round; 0 when absent; <0 on I/O error. */
+int ss_current(struct statestore *, const uint8_t *key, size_t klen,
+    struct mts_record *rec, uint8_t **buf);
+/* Hands the open round to the commit thread (if it is idle), so that the
+ * loop keeps accepting requests while the disk syncs: everything that
+ * arrives meanwhile forms the next round, one fsync for all of it. */
+void ss_round_submit(struct statestore *);
+/* Called when the commit thread is done. The next round goes to the disk
+ * first (with whatever arrived meanwhile), so the disk never waits for
+ * the bookkeeping; then the synced round is applied to the MST, published
+ * and only then answered, so no one hears of a write that a crash could
+ * still lose. Reads stay right: the committed round is in the database
+ * now, the newly submitted one is ss->syncing. */
+void ss_round_finish(struct statestore *);
+
+/* prune.c */
+/* Key's prune frontier: 1 and *f filled, or 0 when it has none. */
+int ss_frontier_get(struct statestore *, const uint8_t *key, size_t klen,
+    struct mts_frontier *f);
+/* The frontiers in the meta CF, counted at start-up. */
+uint64_t ss_frontier_count(struct statestore *);
+/* Removes tombstones older than the retention period, leaving a prune
+ * frontier in their place, and forgets frontiers that are themselves
+ * older than the retention period. One synced batch; run it only when no
+ * write is pending. */
+void ss_prune(struct statestore *);
 
 #endif
