@@ -89,8 +89,13 @@ cmd_join(struct mtsctl *ctx, int argc, char **argv)
 		return rc;
 	if (rep->join->cluster_id.len == 16) {
 		mts_hex(hex, rep->join->cluster_id.data, 16);
-		printf("joined cluster %s (%u members)\n", hex,
-		    rep->join->members);
+		if (ctx->fmt == MTSCTL_FMT_JSON)
+			mtsctl_print_obj(ctx, json_pack("{ss sI}",
+			    "cluster_id", hex, "members",
+			    (json_int_t)rep->join->members), NULL);
+		else
+			printf("joined cluster %s (%u members)\n", hex,
+			    rep->join->members);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return MTSCTL_OK;
@@ -112,7 +117,11 @@ cmd_token(struct mtsctl *ctx, int argc, char **argv)
 	req.token = &tr;
 	if ((rc = gd_call(ctx, &req, &rep, MTS__GOSSIPD__REPLY__BODY_TOKEN)))
 		return rc;
-	printf("%s\n", rep->token->token);
+	if (ctx->fmt == MTSCTL_FMT_JSON)
+		mtsctl_print_obj(ctx, json_pack("{ss sb}", "token",
+		    rep->token->token, "rotated", tr.rotate), NULL);
+	else
+		printf("%s\n", rep->token->token);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return MTSCTL_OK;
 }
@@ -131,7 +140,10 @@ cmd_leave(struct mtsctl *ctx, int argc, char **argv)
 	req.leave = &lr;
 	if ((rc = gd_call(ctx, &req, &rep, MTS__GOSSIPD__REPLY__BODY_LEAVE)))
 		return rc;
-	printf("left the cluster\n");
+	if (ctx->fmt == MTSCTL_FMT_JSON)
+		mtsctl_print_obj(ctx, json_pack("{sb}", "left", 1), NULL);
+	else
+		printf("left the cluster\n");
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return MTSCTL_OK;
 }
@@ -198,7 +210,9 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 		if (n->node.len != 16)
 			continue;
 		mts_hex(hex, n->node.data, 16);
-		snprintf(id, sizeof(id), "%s%s", hex, n->self ? " *" : "");
+		/* the table marks this node after its id; JSON has "self" */
+		snprintf(id, sizeof(id), "%s%s", hex,
+		    n->self && ctx->fmt == MTSCTL_FMT_TABLE ? " *" : "");
 		if (n->self)
 			snprintf(ago, sizeof(ago), "-");
 		else
@@ -233,7 +247,11 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 		return rc;
 	if (rep->remove->node.len == 16) {
 		mts_hex(hex, rep->remove->node.data, 16);
-		printf("removed node %s\n", hex);
+		if (ctx->fmt == MTSCTL_FMT_JSON)
+			mtsctl_print_obj(ctx, json_pack("{ss}", "removed", hex),
+			    NULL);
+		else
+			printf("removed node %s\n", hex);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return MTSCTL_OK;
@@ -286,7 +304,8 @@ static const struct mtsctl_cmd node_cmds[] = {
 	    "DESCRIPTION\n"
 	    "    Lists the members this node knows with their SWIM state\n"
 	    "    (alive, suspect, dead, left), incarnation and how long ago\n"
-	    "    they were last heard from. This node is marked with *.\n"
+	    "    they were last heard from. This node is marked with * (with\n"
+	    "    -o json: \"self\": true; \"id\" is the bare id).\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl node ls\n"
 	    "    mtsctl -o json node ls\n"},

@@ -1,5 +1,6 @@
 /* cmd_config.c: `mtsctl config check|print FILE` (validate mts.conf exactly as mts-init would, no node needed) and `config reload`. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "admin.pb-c.h"
 #include "cfg.h"
@@ -45,11 +46,50 @@ cmd_check(struct mtsctl *ctx, int argc, char **argv)
 	return 0;
 }
 
+/* The effective configuration as JSON: {"section": {"key": "value"}} in
+ * the printed file's order, values as the printed file writes them. The
+ * printed text is parsed again (it parses by contract), so both forms say
+ * the same. Returns NULL if it does not parse. */
+static json_t *
+cfg_json(const struct mts_cfg *cfg)
+{
+	struct mts_cfg *again = NULL;
+	json_t *o = NULL, *sec;
+	char *text = NULL, err[256];
+	size_t len = 0, i;
+	FILE *f;
+
+	if ((f = open_memstream(&text, &len)) == NULL)
+		return NULL;
+	mts_cfg_print(cfg, f);
+	fclose(f);
+	if (mts_cfg_parse(text, cfg->file, cfg->schema, &again, err,
+		sizeof(err)) < 0)
+		goto out;
+	o = json_object();
+	for (i = 0; i < again->nsections; i++)
+		json_object_set_new(o, again->sections[i], json_object());
+	for (i = 0; i < again->n; i++) {
+		if ((sec = json_object_get(o, again->e[i].section)) == NULL) {
+			sec = json_object();
+			json_object_set_new(o, again->e[i].section, sec);
+		}
+		json_object_set_new(sec, again->e[i].key,
+		    json_string(again->e[i].value));
+	}
+out:
+	mts_cfg_free(again);
+	free(text);
+	return o;
+}
+
 static int
 cmd_print(struct mtsctl *ctx, int argc, char **argv)
 {
 	struct mts_cfg *cfg;
 	char err[1024];
+	json_t *o;
+	int rc = 0;
 
 	if (argc != 2)
 		return mtsctl_usage(ctx);
@@ -57,9 +97,17 @@ cmd_print(struct mtsctl *ctx, int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return MTSCTL_EFAIL;
 	}
-	mts_cfg_print(cfg, stdout);
+	if (ctx->fmt == MTSCTL_FMT_TABLE)
+		mts_cfg_print(cfg, stdout);
+	else if ((o = cfg_json(cfg)) != NULL)
+		mtsctl_print_obj(ctx, o, NULL);
+	else {
+		mtsctl_err("%s: the effective configuration does not parse "
+		    "again (a bug)", argv[1]);
+		rc = MTSCTL_EFAIL;
+	}
 	mts_cfg_free(cfg);
-	return 0;
+	return rc;
 }
 
 static int
@@ -123,9 +171,12 @@ static const struct mtsctl_cmd cmds[] = {
 	    "DESCRIPTION\n"
 	    "    Prints every section of FILE with every key that applies to\n"
 	    "    it and its effective value (defaults filled in). The output\n"
-	    "    is itself a valid mts.conf.\n"
+	    "    is itself a valid mts.conf. With -o json: one object per\n"
+	    "    section, {\"section\": {\"key\": \"value\"}}, values as the\n"
+	    "    printed file writes them.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl config print /etc/mts/mts.conf\n"},
+	    "    mtsctl config print /etc/mts/mts.conf\n"
+	    "    mtsctl -o json config print mts.conf\n"},
 	{"reload", cmd_reload, "", "make mts-init reload mts.conf",
 	    "DESCRIPTION\n"
 	    "    Asks mts-init to read its configuration file again, as\n"

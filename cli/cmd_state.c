@@ -46,19 +46,22 @@ record_rh(const Mts__Record *r, uint8_t rh[MTS_HASH_LEN])
 	mts_record_hash(&rec, rh);
 }
 
+/* A record as JSON: key and value are bytes (mtsctl_json_set_bytes: text
+ * when valid UTF-8, else key_base64/value_base64 under -o json). */
 static json_t *
-record_json(const uint8_t *key, size_t klen, const Mts__Record *r)
+record_json(const struct mtsctl *ctx, const uint8_t *key, size_t klen,
+    const Mts__Record *r)
 {
 	uint8_t rh[MTS_HASH_LEN];
 	json_t *o;
 
 	record_rh(r, rh);
-	o = json_pack("{so sI so sb so sI so}", "key",
-	    mtsctl_json_bytes(key, klen), "hlc", (json_int_t)r->hlc, "origin",
+	o = json_pack("{sI so sb sI so}", "hlc", (json_int_t)r->hlc, "origin",
 	    mtsctl_json_hex(r->origin.data, r->origin.len), "tombstone",
-	    r->tombstone, "value", mtsctl_json_bytes(r->value.data,
-	    r->value.len), "size", (json_int_t)r->value.len, "rh",
+	    r->tombstone, "size", (json_int_t)r->value.len, "rh",
 	    mtsctl_json_hex(rh, sizeof(rh)));
+	mtsctl_json_set_bytes(ctx, o, "key", key, klen);
+	mtsctl_json_set_bytes(ctx, o, "value", r->value.data, r->value.len);
 	return o;
 }
 
@@ -99,11 +102,17 @@ cmd_get(struct mtsctl *ctx, int argc, char **argv)
 	    (raw && rep->get->record->tombstone)) {
 		mtsctl_err("%s: not found", argv[optind]);
 		rc = MTSCTL_ENOTFOUND;
+	} else if (raw && ctx->fmt == MTSCTL_FMT_JSON) {
+		json_t *o = json_object();
+
+		mtsctl_json_set_bytes(ctx, o, "value",
+		    rep->get->record->value.data, rep->get->record->value.len);
+		mtsctl_print_obj(ctx, o, NULL);
 	} else if (raw) {
 		fwrite(rep->get->record->value.data, 1,
 		    rep->get->record->value.len, stdout);
 	} else {
-		mtsctl_print_obj(ctx, record_json(g.key.data, g.key.len,
+		mtsctl_print_obj(ctx, record_json(ctx, g.key.data, g.key.len,
 					  rep->get->record),
 		    record_cols);
 	}
@@ -158,7 +167,7 @@ cmd_put(struct mtsctl *ctx, int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	if (rep->put->record != NULL)
-		mtsctl_print_obj(ctx, record_json(p.key.data, p.key.len,
+		mtsctl_print_obj(ctx, record_json(ctx, p.key.data, p.key.len,
 					  rep->put->record),
 		    record_cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -183,7 +192,7 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	if (rep->delete_->record != NULL)
-		mtsctl_print_obj(ctx, record_json(d.key.data, d.key.len,
+		mtsctl_print_obj(ctx, record_json(ctx, d.key.data, d.key.len,
 					  rep->delete_->record),
 		    record_cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -216,7 +225,7 @@ scan_page(struct mtsctl *ctx, const char *prefix, int tombs,
 	for (i = 0; i < rep->scan->n_items; i++) {
 		kr = rep->scan->items[i];
 		if (kr->record != NULL)
-			json_array_append_new(rows, record_json(kr->key.data,
+			json_array_append_new(rows, record_json(ctx, kr->key.data,
 							kr->key.len,
 							kr->record));
 	}
@@ -300,12 +309,15 @@ static const struct mtsctl_cmd cmds[] = {
 	{"get", cmd_get, "[-v|--value] KEY", "show one record",
 	    "DESCRIPTION\n"
 	    "    Reads KEY from the local replica (statestore.sock) and shows\n"
-	    "    its record: value (non-printable bytes as \\xNN), hlc, origin\n"
-	    "    node id, tombstone flag and rh, the record hash the Merkle\n"
-	    "    Search Tree uses. A deleted key shows its tombstone.\n"
+	    "    its record: value (UTF-8 as is, other bytes as \\xNN), hlc,\n"
+	    "    origin node id, tombstone flag and rh, the record hash the\n"
+	    "    Merkle Search Tree uses. A deleted key shows its tombstone.\n"
+	    "    With -o json a value (or key) that is valid UTF-8 is a JSON\n"
+	    "    string, \"value\"; any other is base64 in \"value_base64\".\n"
 	    "\nOPTIONS\n"
 	    "    -v, --value   print only the value's raw bytes (exit 5 for a\n"
-	    "                  deleted key)\n"
+	    "                  deleted key); with -o json {\"value\": ...} or\n"
+	    "                  {\"value_base64\": ...}\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl state get c/cluster-name\n"
 	    "    mtsctl state get --value s/web > web.spec\n"},

@@ -473,6 +473,9 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_REMOVE,
 		 0)))
 		return rc;
+	if (ctx->fmt == MTSCTL_FMT_JSON) /* a table prints nothing */
+		mtsctl_print_obj(ctx, json_pack("{ss}", "removed", rm.id),
+		    NULL);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
 }

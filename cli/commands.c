@@ -32,3 +32,9 @@ const struct mtsctl_group *const mtsctl_groups_own_t[] = {
 	&mtsctl_group_exec,
 	NULL,
 };
+
+const struct mtsctl_no_json mtsctl_no_json[] = {
+	{&mtsctl_group_exec, NULL, "exec prints the command's own output and "
+	    "exits with its code"},
+	{NULL, NULL, NULL},
+};

@@ -227,12 +227,27 @@ find_cmd(const struct mtsctl_group *g, const char *name)
 	return NULL;
 }
 
+/* Why command c of group g has no JSON form, or NULL if it has one. */
+static const char *
+no_json(const struct mtsctl_group *g, const struct mtsctl_cmd *c)
+{
+	const struct mtsctl_no_json *n;
+
+	for (n = mtsctl_no_json; n->group != NULL; n++)
+		if (n->group == g && ((n->cmd == NULL && c->name == NULL) ||
+			(n->cmd != NULL && c->name != NULL &&
+			    strcmp(n->cmd, c->name) == 0)))
+			return n->why;
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct mtsctl ctx = {.fmt = MTSCTL_FMT_TABLE, .timeout_ms = 5000};
 	const struct mtsctl_group *g;
 	const struct mtsctl_cmd *c;
+	const char *why;
 	int help = 0, n;
 
 	ctx.rundir = getenv("MTS_RUNDIR");
@@ -270,6 +285,11 @@ main(int argc, char **argv)
 		return MTSCTL_OK;
 	}
 	ctx.cmd = c;
+	if (ctx.fmt == MTSCTL_FMT_JSON && (why = no_json(g, c)) != NULL) {
+		mtsctl_err("%s%s%s: no -o json: %s", g->name, c->name ? " " : "",
+		    c->name ? c->name : "", why);
+		return MTSCTL_EUSAGE;
+	}
 	if (c->name != NULL) {
 		argv++;
 		n--;

@@ -56,6 +56,17 @@ extern const struct mtsctl_group *const mtsctl_groups[];
  * it) rather than the global timeout; NULL-terminated. */
 extern const struct mtsctl_group *const mtsctl_groups_own_t[];
 
+/* A command with no JSON form: -o json is refused with the reason (exit 2)
+ * rather than ignored. Every other command prints JSON under -o json
+ * (tests/integration/mtsctl_json.sh runs them all). */
+struct mtsctl_no_json {
+	const struct mtsctl_group *group;
+	const char *cmd; /* NULL: the group's only command */
+	const char *why;
+};
+/* Ended by an entry with group NULL (cli/commands.c). */
+extern const struct mtsctl_no_json mtsctl_no_json[];
+
 /* Prints "mtsctl: ..." to stderr. */
 void mtsctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the usage line of the running command and returns MTSCTL_EUSAGE. */
@@ -91,8 +102,16 @@ void mtsctl_print_rows(const struct mtsctl *, json_t *rows,
 /* Prints one object (stolen) as "Field: value" lines or as JSON. */
 void mtsctl_print_obj(const struct mtsctl *, json_t *obj,
     const struct mtsctl_col *cols);
-/* A JSON string for bytes: printable ASCII kept, others as \xNN. */
+/* Bytes as text for people (tables): printable ASCII and valid UTF-8
+ * kept, other bytes (controls, invalid sequences, a backslash) as \xNN. */
 json_t *mtsctl_json_bytes(const uint8_t *p, size_t len);
+/* Whether p holds only valid UTF-8 (RFC 3629). */
+int mtsctl_utf8_valid(const uint8_t *p, size_t len);
+/* Sets obj[field] to bytes: for -o json the exact text when they are valid
+ * UTF-8 (JSON escapes do the rest), else obj[field + "_base64"] in
+ * standard base64; for tables the mtsctl_json_bytes text. */
+void mtsctl_json_set_bytes(const struct mtsctl *, json_t *obj,
+    const char *field, const uint8_t *p, size_t len);
 /* Lowercase hex of bytes as a JSON string. */
 json_t *mtsctl_json_hex(const uint8_t *p, size_t len);
 /* "3d4h", "2m5s", "850ms" for a duration. */

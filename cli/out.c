@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "mtsctl.h"
 #include "xmalloc.h"
 
@@ -126,18 +128,68 @@ mtsctl_print_obj(const struct mtsctl *ctx, json_t *obj,
 	json_decref(obj);
 }
 
+/* The length of the valid UTF-8 sequence at p (RFC 3629: no overlongs,
+ * surrogates or code points above U+10FFFF), 0 if there is none. */
+static size_t
+utf8_seq(const uint8_t *p, size_t len)
+{
+	uint8_t lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (len < n || p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+int
+mtsctl_utf8_valid(const uint8_t *p, size_t len)
+{
+	size_t i, n;
+
+	for (i = 0; i < len; i += n)
+		if ((n = utf8_seq(p + i, len - i)) == 0)
+			return 0;
+	return 1;
+}
+
 json_t *
 mtsctl_json_bytes(const uint8_t *p, size_t len)
 {
 	char *s = xmalloc(len * 4 + 1);
-	size_t i, n = 0;
+	size_t i = 0, n = 0, k;
 	json_t *v;
 
-	for (i = 0; i < len; i++) {
-		if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\') {
-			s[n++] = p[i];
+	while (i < len) {
+		k = utf8_seq(p + i, len - i);
+		/* printable ASCII, and UTF-8 beyond the C1 controls, as is */
+		if ((k == 1 && p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\') ||
+		    (k > 1 && !(p[i] == 0xc2 && p[i + 1] < 0xa0))) {
+			memcpy(s + n, p + i, k);
+			n += k;
+			i += k;
 		} else {
-			snprintf(s + n, 5, "\\x%02x", p[i]);
+			snprintf(s + n, 5, "\\x%02x", p[i++]);
 			n += 4;
 		}
 	}
@@ -145,6 +197,31 @@ mtsctl_json_bytes(const uint8_t *p, size_t len)
 	v = json_string(s);
 	free(s);
 	return v;
+}
+
+void
+mtsctl_json_set_bytes(const struct mtsctl *ctx, json_t *obj,
+    const char *field, const uint8_t *p, size_t len)
+{
+	char *b64, *name;
+	size_t blen;
+
+	if (ctx->fmt != MTSCTL_FMT_JSON) {
+		json_object_set_new(obj, field, mtsctl_json_bytes(p, len));
+		return;
+	}
+	if (mtsctl_utf8_valid(p, len)) {
+		json_object_set_new(obj, field, json_stringn((const char *)p,
+		    len));
+		return;
+	}
+	blen = sodium_base64_encoded_len(len, sodium_base64_VARIANT_ORIGINAL);
+	b64 = xmalloc(blen);
+	sodium_bin2base64(b64, blen, p, len, sodium_base64_VARIANT_ORIGINAL);
+	name = xasprintf("%s_base64", field);
+	json_object_set_new(obj, name, json_string(b64));
+	free(name);
+	free(b64);
 }
 
 json_t *
