@@ -12,10 +12,13 @@
 #define MTS_IPC_VERSION 1
 #define MTS_IPC_DEFAULT_MAXMSG (4u << 20)
 
-/* Caller classes: a server maps a peer uid/gid to a bitmask of these, and a
- * route lists the classes it accepts. Agents define their own meanings for
- * the bits (e.g. statestore: read, write, merge). */
+/* Caller classes: a server maps a peer uid/gid to a bitmask of these
+ * (MTS_CALLER_* in acl.h, through the agent's access table), and a route
+ * lists the classes it accepts. */
 #define MTS_IPC_ANY 0xffffffffu
+
+struct mts_acl_rule;
+struct mts_acl_table;
 
 struct mts_ipc_call; /* a received request awaiting its reply */
 
@@ -36,7 +39,12 @@ struct mts_ipc_service {
 	const ProtobufCMessageDescriptor *reply;
 	const struct mts_ipc_route *routes;
 	size_t nroutes;
-	/* Maps the kernel-reported peer credentials to caller classes. */
+	/* Who may call: the agent's access table (acl.h). A server refuses
+	 * every call until mts_ipc_server_set_acl gives it the table
+	 * resolved from mts.conf. */
+	const struct mts_acl_rule *acl;
+	/* Or: maps the kernel-reported peer credentials to caller classes.
+	 * With neither, every caller may call every route. */
 	uint32_t (*classify)(void *ctx, uid_t uid, gid_t gid);
 	size_t maxmsg; /* 0 = MTS_IPC_DEFAULT_MAXMSG */
 };
@@ -51,6 +59,11 @@ struct mts_ipc_server;
 struct mts_ipc_server *mts_ipc_server_open(const char *path,
     const struct mts_ipc_service *svc, void *ctx, char *err, size_t errlen);
 void mts_ipc_server_close(struct mts_ipc_server *);
+/* The resolved access table (loaded from the service's acl rules) that
+ * classifies callers from now on; it must outlive the server or the next
+ * call of this function. */
+void mts_ipc_server_set_acl(struct mts_ipc_server *,
+    const struct mts_acl_table *);
 /* A file descriptor that polls readable when the server has work (a
  * request, a connection, room for a queued reply): call drain then. */
 int mts_ipc_server_fd(struct mts_ipc_server *);

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "buf.h"
 #include "ipc.h"
 #include "log.h"
@@ -72,6 +73,7 @@ struct conn {
 struct mts_ipc_server {
 	const struct mts_ipc_service *svc;
 	void *ctx;
+	const struct mts_acl_table *acl; /* svc->acl resolved, or NULL */
 	int lfd, epfd;
 	bool accept_paused; /* out of descriptors: listener out of epoll */
 	size_t maxmsg;
@@ -329,6 +331,20 @@ find_route(const struct mts_ipc_service *svc, uint32_t type)
 	return NULL;
 }
 
+/* The caller's classes: from the access table when the service has one (no
+ * table set yet: none), else from its classify function. */
+static uint32_t
+caller_classes(const struct mts_ipc_server *srv, const struct mts_ipc_call *c)
+{
+	const struct mts_ipc_service *svc = srv->svc;
+
+	if (svc->acl != NULL)
+		return mts_acl_classify(srv->acl, c->uid, c->gid);
+	if (svc->classify != NULL)
+		return svc->classify(srv->ctx, c->uid, c->gid);
+	return MTS_IPC_ANY;
+}
+
 /* Decodes, authorizes and dispatches one request body. The dispatcher owns
  * the unpacked message and frees it once the handler returns. */
 static void
@@ -360,9 +376,7 @@ dispatch(struct mts_ipc_server *srv, struct mts_ipc_call *call,
 		mts_ipc_reply_error(call, MTS_ERR_UNIMPL,
 		    "unknown request type %u for %s", type, svc->name);
 	} else {
-		classes = svc->classify ? svc->classify(srv->ctx, call->uid,
-						   call->gid)
-					: MTS_IPC_ANY;
+		classes = caller_classes(srv, call);
 		if ((classes & route->allow) == 0) {
 			log_info("%s: denied %s to uid %u gid %u", svc->name,
 			    route->name, (unsigned)call->uid,
@@ -586,6 +600,13 @@ fail:
 		close(srv->epfd);
 	free(srv);
 	return NULL;
+}
+
+void
+mts_ipc_server_set_acl(struct mts_ipc_server *srv,
+    const struct mts_acl_table *acl)
+{
+	srv->acl = acl;
 }
 
 void

@@ -1,6 +1,4 @@
 /* init_admin.c: mts-init's admin socket (admin.sock) — who may call it, agent list/start/stop/restart, version, reload. */
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,35 +11,6 @@
 #include "log.h"
 #include "mtserr.h"
 #include "xmalloc.h"
-
-#define CLASS_ADMIN 1u
-
-/* Root, or a member of the admin group that is not an agent's user (agents
- * share the group only to reach the run directory). */
-static uint32_t
-classify(void *ctx, uid_t uid, gid_t gid)
-{
-	struct init *in = ctx;
-	gid_t groups[256];
-	int n = 256, k;
-	struct passwd *pw;
-	size_t i;
-
-	if (uid == 0)
-		return CLASS_ADMIN;
-	for (i = 0; i < in->core.n; i++)
-		if (in->rt[i].conf != NULL && in->rt[i].conf->uid == uid)
-			return 0;
-	if (gid == in->conf->admin_gid)
-		return CLASS_ADMIN;
-	if ((pw = getpwuid(uid)) == NULL ||
-	    getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
-		return 0;
-	for (k = 0; k < n; k++)
-		if (groups[k] == in->conf->admin_gid)
-			return CLASS_ADMIN;
-	return 0;
-}
 
 /* Fills info for agent i; strings point into init's memory. */
 static void
@@ -185,12 +154,14 @@ h_reload(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__ADMIN__REQUEST__BODY_VERSION_REQ, "version", CLASS_ADMIN,
+	{MTS__ADMIN__REQUEST__BODY_VERSION_REQ, "version", MTS_CALLER_ADMIN,
 	    h_version},
-	{MTS__ADMIN__REQUEST__BODY_AGENT_LIST, "agent-list", CLASS_ADMIN,
+	{MTS__ADMIN__REQUEST__BODY_AGENT_LIST, "agent-list", MTS_CALLER_ADMIN,
 	    h_list},
-	{MTS__ADMIN__REQUEST__BODY_AGENT_CTL, "agent-ctl", CLASS_ADMIN, h_ctl},
-	{MTS__ADMIN__REQUEST__BODY_RELOAD, "reload", CLASS_ADMIN, h_reload},
+	{MTS__ADMIN__REQUEST__BODY_AGENT_CTL, "agent-ctl", MTS_CALLER_ADMIN,
+	    h_ctl},
+	{MTS__ADMIN__REQUEST__BODY_RELOAD, "reload", MTS_CALLER_ADMIN,
+	    h_reload},
 };
 
 static const struct mts_ipc_service svc = {
@@ -199,7 +170,7 @@ static const struct mts_ipc_service svc = {
 	.reply = &mts__admin__reply__descriptor,
 	.routes = routes,
 	.nroutes = sizeof(routes) / sizeof(routes[0]),
-	.classify = classify,
+	.acl = mts_init_admin_acl,
 	.maxmsg = 64 << 10,
 };
 
@@ -217,6 +188,7 @@ init_admin_open(struct init *in, char *err, size_t errlen)
 	in->admin = mts_ipc_server_open(path, &svc, in, err, errlen);
 	if (in->admin == NULL)
 		return -1;
+	mts_ipc_server_set_acl(in->admin, &in->conf->admin_acl);
 	if (chown(path, 0, in->conf->admin_gid) < 0 || chmod(path, 0660) < 0) {
 		snprintf(err, errlen, "%s: cannot set owner and mode", path);
 		return -1;

@@ -20,6 +20,12 @@
 #include "seccomp_policy.h"
 #include "xmalloc.h"
 
+const struct mts_acl_rule mts_init_admin_acl[] = {
+	{MTS_CALLER_ADMIN, MTS_ACL_SELF, NULL},
+	{MTS_CALLER_ADMIN, MTS_ACL_GROUP, "admin_group"},
+	{0, 0, NULL},
+};
+
 struct build {
 	const struct mts_cfg *cfg;
 	char *dir; /* directory of the config file */
@@ -376,6 +382,19 @@ build_node(struct build *b, struct init_conf *c)
 	return 0;
 }
 
+static int
+build_admin_acl(struct build *b, struct init_conf *c)
+{
+	size_t i;
+	int rc;
+
+	rc = mts_acl_table_load(&c->admin_acl, mts_init_admin_acl, b->cfg,
+	    "init", b->err, b->errlen);
+	for (i = 0; rc == 0 && i < c->n; i++)
+		mts_acl_table_nogroup(&c->admin_acl, c->a[i].uid);
+	return rc;
+}
+
 int
 mts_init_conf_load(const char *path, struct init_conf **out, char *err,
     size_t errlen)
@@ -406,6 +425,8 @@ mts_init_conf_load(const char *path, struct init_conf **out, char *err,
 	}
 	if (rc == 0)
 		rc = check_deps(&b, c);
+	if (rc == 0)
+		rc = build_admin_acl(&b, c);
 out:
 	free(b.dir);
 	mts_cfg_free(cfg);
@@ -442,6 +463,7 @@ mts_init_conf_free(struct init_conf *c)
 		free(a->fingerprint);
 	}
 	free(c->a);
+	mts_acl_table_free(&c->admin_acl);
 	free(c->file);
 	free(c->node);
 	free(c->rundir);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "acl.h"
 #include "cfg.h"
 #include "init_core.h"
 
@@ -39,10 +40,16 @@ struct init_conf {
 	char *statedir;
 	char *key;	    /* the node's static key file */
 	gid_t admin_gid;
+	struct mts_acl_table admin_acl; /* who may call admin.sock */
 	int debug;
 	struct init_agent *a;
 	size_t n;
 };
+
+/* Who may call admin.sock: root, and the members of [init] admin_group
+ * except the agents' users (they share the group only to reach the run
+ * directory). */
+extern const struct mts_acl_rule mts_init_admin_acl[];
 
 /* Builds the whole configuration from the file at path; on failure err says
  * "FILE:LINE: what" and nothing is returned. */

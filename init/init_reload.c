@@ -145,6 +145,7 @@ init_reload(struct init *in, char ***restarted, char ***added,
 	ev = rebind(in, nc, &re, &rm);
 	add_new(in, nc, ev, &add);
 	in->conf = nc;
+	mts_ipc_server_set_acl(in->admin, &nc->admin_acl);
 	mts_init_conf_free(old);
 	set_deps(in);
 	log_info("reloaded %s: %zu restarted, %zu added, %zu removed",

@@ -12,23 +12,17 @@
 #include "mtserr.h"
 #include "xmalloc.h"
 
-#define C_READ (1u << 0)
-#define C_ADMIN (1u << 1)
-#define C_RELAY (1u << 2)
-
 #define TOKEN_MAX 256
 
-static struct mts_acl relay_acl; /* [gossipd] acl_relay */
-
-static uint32_t
-classify(void *ctx, uid_t uid, gid_t gid)
-{
-	if (uid == 0 || uid == getuid())
-		return C_READ | C_ADMIN | C_RELAY;
-	if (mts_acl_has(&relay_acl, uid))
-		return C_READ | C_RELAY;
-	return C_READ;
-}
+/* Root and gossipd's own user may do everything, the users of
+ * [gossipd] acl_relay relay to other nodes, anyone may look. */
+static const struct mts_acl_rule acl_rules[] = {
+	{MTS_CALLER_READ | MTS_CALLER_ADMIN | MTS_CALLER_RELAY, MTS_ACL_SELF,
+	    NULL},
+	{MTS_CALLER_READ | MTS_CALLER_RELAY, MTS_ACL_USERS, "acl_relay"},
+	{MTS_CALLER_READ, MTS_ACL_ANYONE, NULL},
+	{0, 0, NULL},
+};
 
 static Mts__Gossipd__Request *
 body(const ProtobufCMessage *m)
@@ -421,14 +415,16 @@ h_stats(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__GOSSIPD__REQUEST__BODY_INIT, "init", C_ADMIN, h_init},
-	{MTS__GOSSIPD__REQUEST__BODY_JOIN, "join", C_ADMIN, h_join},
-	{MTS__GOSSIPD__REQUEST__BODY_TOKEN, "token", C_ADMIN, h_token},
-	{MTS__GOSSIPD__REQUEST__BODY_LEAVE, "leave", C_ADMIN, h_leave},
-	{MTS__GOSSIPD__REQUEST__BODY_MEMBERS, "members", C_READ, h_members},
-	{MTS__GOSSIPD__REQUEST__BODY_REMOVE, "remove", C_ADMIN, h_remove},
-	{MTS__GOSSIPD__REQUEST__BODY_RELAY, "relay", C_RELAY, h_relay},
-	{MTS__GOSSIPD__REQUEST__BODY_STATS, "stats", C_READ, h_stats},
+	{MTS__GOSSIPD__REQUEST__BODY_INIT, "init", MTS_CALLER_ADMIN, h_init},
+	{MTS__GOSSIPD__REQUEST__BODY_JOIN, "join", MTS_CALLER_ADMIN, h_join},
+	{MTS__GOSSIPD__REQUEST__BODY_TOKEN, "token", MTS_CALLER_ADMIN, h_token},
+	{MTS__GOSSIPD__REQUEST__BODY_LEAVE, "leave", MTS_CALLER_ADMIN, h_leave},
+	{MTS__GOSSIPD__REQUEST__BODY_MEMBERS, "members", MTS_CALLER_READ,
+	    h_members},
+	{MTS__GOSSIPD__REQUEST__BODY_REMOVE, "remove", MTS_CALLER_ADMIN,
+	    h_remove},
+	{MTS__GOSSIPD__REQUEST__BODY_RELAY, "relay", MTS_CALLER_RELAY, h_relay},
+	{MTS__GOSSIPD__REQUEST__BODY_STATS, "stats", MTS_CALLER_READ, h_stats},
 };
 
 static const struct mts_ipc_service service = {
@@ -437,7 +433,7 @@ static const struct mts_ipc_service service = {
 	.reply = &mts__gossipd__reply__descriptor,
 	.routes = routes,
 	.nroutes = sizeof(routes) / sizeof(routes[0]),
-	.classify = classify,
+	.acl = acl_rules,
 };
 
 int
@@ -445,8 +441,8 @@ gd_api_open(struct gossipd *g)
 {
 	char path[512], err[256];
 
-	if (mts_acl_load(&relay_acl, g->agent.cfg, "gossipd", "acl_relay", err,
-		sizeof(err)) < 0) {
+	if (mts_acl_table_load(&g->acl, acl_rules, g->agent.cfg, "gossipd",
+		err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -458,6 +454,7 @@ gd_api_open(struct gossipd *g)
 		log_warnx("%s", err);
 		return -1;
 	}
+	mts_ipc_server_set_acl(g->api, &g->acl);
 	if (mts_path_join(path, sizeof(path), g->agent.rundir,
 		"gossipd.pub") < 0)
 		return -1;

@@ -7,6 +7,7 @@
 
 #include <nng/nng.h>
 
+#include "acl.h"
 #include "agent.h"
 #include "agents/gossipd/ae_core.h"
 #include "agents/gossipd/conn_core.h"
@@ -155,6 +156,7 @@ struct gossipd {
 	nng_socket sub;
 	int subfd;
 	struct mts_ipc_server *api;
+	struct mts_acl_table acl; /* who may call api: api.c's acl_rules */
 	struct mts_pub *pub_feed;
 	struct ae_walk walk;
 	mts_time_t next_ae;

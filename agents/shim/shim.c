@@ -210,9 +210,8 @@ config(struct shim *s, struct mts_agent *ag)
 		return -1;
 	}
 	c->exec_idle = mts_cfg_int(cfg, SEC, "exec_idle_timeout");
-	if (mts_acl_load(&c->acl, cfg, SEC, "acl", err, sizeof(err)) < 0 ||
-	    mts_acl_load(&c->acl_relay, cfg, SEC, "acl_relay", err,
-		sizeof(err)) < 0) {
+	if (mts_acl_table_load(&c->acl, shim_service.acl, cfg, SEC, err,
+	    sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -451,8 +450,7 @@ main(int argc, char **argv)
 	s.sigfd = -1;
 	s.spare_fd = -1;
 	if (config(&s, &ag) != 0) {
-		mts_acl_free(&s.cfg.acl);
-		mts_acl_free(&s.cfg.acl_relay);
+		mts_acl_table_free(&s.cfg.acl);
 		mts_agent_free(&ag);
 		return MTS_EXIT_USAGE;
 	}
@@ -469,6 +467,7 @@ main(int argc, char **argv)
 		log_warnx("%s", err);
 		return MTS_EXIT_FAILURE;
 	}
+	mts_ipc_server_set_acl(s.srv, &s.cfg.acl);
 	mts_agent_ready(&ag);
 	run_loop(&s);
 	shim_exec_free_all(&s);
@@ -481,8 +480,7 @@ main(int argc, char **argv)
 		shim_task_free(t);
 	}
 	mts_store_close(s.store);
-	mts_acl_free(&s.cfg.acl);
-	mts_acl_free(&s.cfg.acl_relay);
+	mts_acl_table_free(&s.cfg.acl);
 	mts_agent_free(&ag);
 	return MTS_EXIT_OK;
 }

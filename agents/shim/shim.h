@@ -33,9 +33,8 @@ struct shim_cfg {
 	int64_t log_max, log_keep;
 	int64_t grace;
 	int seccomp;
-	struct mts_acl acl; /* [shim] acl: callers allowed on shim.sock */
-	struct mts_acl acl_relay; /* [shim] acl_relay: the requests other
-				   * nodes may make (gossipd's uid) */
+	struct mts_acl_table acl; /* who may call shim.sock: [shim] acl,
+				   * acl_relay (shim_api.c's shim_acl) */
 	int64_t exec_idle;	/* an exec session without a client ends */
 };
 

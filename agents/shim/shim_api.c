@@ -8,11 +8,9 @@
 #include "shim.h"
 #include "xmalloc.h"
 
-#define CLASS_ADMIN 1u
-/* What another node may ask through its gossipd (the relay): look at
- * tasks, read their logs, exec in them. */
-#define CLASS_REMOTE 2u
-#define CLASS_ANY (CLASS_ADMIN | CLASS_REMOTE)
+/* MTS_CALLER_REMOTE is what another node may ask through its gossipd (the
+ * relay): look at tasks, read their logs, exec in them. */
+#define CALLER_ANY (MTS_CALLER_ADMIN | MTS_CALLER_REMOTE)
 #define LOGS_DEFAULT_MAX (256u << 10)
 #define LOGS_LIMIT (2u << 20)
 
@@ -419,40 +417,33 @@ h_image_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__SHIM__REQUEST__BODY_RUN, "run", CLASS_ADMIN, h_run},
-	{MTS__SHIM__REQUEST__BODY_LIST, "list", CLASS_ANY, h_list},
-	{MTS__SHIM__REQUEST__BODY_INSPECT, "inspect", CLASS_ANY, h_inspect},
-	{MTS__SHIM__REQUEST__BODY_STOP, "stop", CLASS_ADMIN, h_stop},
-	{MTS__SHIM__REQUEST__BODY_REMOVE, "remove", CLASS_ADMIN, h_remove},
-	{MTS__SHIM__REQUEST__BODY_LOGS, "logs", CLASS_ANY, h_logs},
-	{MTS__SHIM__REQUEST__BODY_EXEC, "exec", CLASS_ANY, h_exec},
-	{MTS__SHIM__REQUEST__BODY_EXEC_START, "exec_start", CLASS_ANY,
+	{MTS__SHIM__REQUEST__BODY_RUN, "run", MTS_CALLER_ADMIN, h_run},
+	{MTS__SHIM__REQUEST__BODY_LIST, "list", CALLER_ANY, h_list},
+	{MTS__SHIM__REQUEST__BODY_INSPECT, "inspect", CALLER_ANY, h_inspect},
+	{MTS__SHIM__REQUEST__BODY_STOP, "stop", MTS_CALLER_ADMIN, h_stop},
+	{MTS__SHIM__REQUEST__BODY_REMOVE, "remove", MTS_CALLER_ADMIN, h_remove},
+	{MTS__SHIM__REQUEST__BODY_LOGS, "logs", CALLER_ANY, h_logs},
+	{MTS__SHIM__REQUEST__BODY_EXEC, "exec", CALLER_ANY, h_exec},
+	{MTS__SHIM__REQUEST__BODY_EXEC_START, "exec_start", CALLER_ANY,
 	    h_exec_start},
-	{MTS__SHIM__REQUEST__BODY_EXEC_IO, "exec_io", CLASS_ANY, h_exec_io},
-	{MTS__SHIM__REQUEST__BODY_IMAGE_IMPORT, "image_import", CLASS_ADMIN,
-	    h_image_import},
-	{MTS__SHIM__REQUEST__BODY_IMAGE_PULL, "image_pull", CLASS_ADMIN,
+	{MTS__SHIM__REQUEST__BODY_EXEC_IO, "exec_io", CALLER_ANY, h_exec_io},
+	{MTS__SHIM__REQUEST__BODY_IMAGE_IMPORT, "image_import",
+	    MTS_CALLER_ADMIN, h_image_import},
+	{MTS__SHIM__REQUEST__BODY_IMAGE_PULL, "image_pull", MTS_CALLER_ADMIN,
 	    h_image_pull},
-	{MTS__SHIM__REQUEST__BODY_IMAGE_LIST, "image_list", CLASS_ADMIN,
+	{MTS__SHIM__REQUEST__BODY_IMAGE_LIST, "image_list", MTS_CALLER_ADMIN,
 	    h_image_list},
-	{MTS__SHIM__REQUEST__BODY_IMAGE_REMOVE, "image_remove", CLASS_ADMIN,
-	    h_image_remove},
+	{MTS__SHIM__REQUEST__BODY_IMAGE_REMOVE, "image_remove",
+	    MTS_CALLER_ADMIN, h_image_remove},
 };
 
 /* Callers in acl may do everything, those in acl_relay (the gossipd
  * serving other nodes) the remote subset; nobody else anything. */
-static uint32_t
-classify(void *ctx, uid_t uid, gid_t gid)
-{
-	struct shim *s = ctx;
-	uint32_t c = 0;
-
-	if (mts_acl_has(&s->cfg.acl, uid))
-		c |= CLASS_ADMIN;
-	if (mts_acl_has(&s->cfg.acl_relay, uid))
-		c |= CLASS_REMOTE;
-	return c;
-}
+static const struct mts_acl_rule acl_rules[] = {
+	{MTS_CALLER_ADMIN, MTS_ACL_USERS, "acl"},
+	{MTS_CALLER_REMOTE, MTS_ACL_USERS, "acl_relay"},
+	{0, 0, NULL},
+};
 
 const struct mts_ipc_service shim_service = {
 	.name = "shim",
@@ -460,6 +451,6 @@ const struct mts_ipc_service shim_service = {
 	.reply = &mts__shim__reply__descriptor,
 	.routes = routes,
 	.nroutes = sizeof(routes) / sizeof(routes[0]),
-	.classify = classify,
+	.acl = acl_rules,
 	.maxmsg = 1u << 20,
 };

@@ -109,22 +109,17 @@ rebuild(struct statestore *ss)
 	    (long long)(mts_now_us() - t0) / 1000);
 }
 
-/* Resolves the three ACL lists; an unknown user stops the agent (a typo must
+/* Resolves the access table; an unknown user stops the agent (a typo must
  * not silently lock an agent out). */
 static void
 load_acls(struct statestore *ss)
 {
-	static const char *const keys[ACL_CLASSES] = {"acl_read", "acl_write",
-	    "acl_merge"};
 	char err[512];
-	int c;
 
-	for (c = 0; c < ACL_CLASSES; c++) {
-		if (mts_acl_load(&ss->acl[c], ss->cfg, "statestore", keys[c],
-			err, sizeof(err)) < 0) {
-			log_warnx("%s", err);
-			exit(MTS_EXIT_USAGE);
-		}
+	if (mts_acl_table_load(&ss->acl, ss_service.acl, ss->cfg,
+	    "statestore", err, sizeof(err)) < 0) {
+		log_warnx("%s", err);
+		exit(MTS_EXIT_USAGE);
 	}
 }
 
@@ -166,6 +161,7 @@ open_sockets(struct statestore *ss, const char *rundir)
 	if ((ss->srv = mts_ipc_server_open(path, &ss_service, ss, err,
 		 sizeof(err))) == NULL)
 		fatalx("%s", err);
+	mts_ipc_server_set_acl(ss->srv, &ss->acl);
 	if (mts_path_join(path, sizeof(path), rundir, "statestore.pub") < 0)
 		fatalx("run directory path too long");
 	if ((ss->pub = mts_pub_open(path, err, sizeof(err))) == NULL)
@@ -285,7 +281,6 @@ main(int argc, char **argv)
 	struct round rounds[3];
 	struct mts_agent agent;
 	struct dirs dirs = {NULL, NULL};
-	int c;
 
 	memset(&ss, 0, sizeof(ss));
 	memset(rounds, 0, sizeof(rounds));
@@ -328,8 +323,7 @@ main(int argc, char **argv)
 	round_free(&rounds[2]);
 	mts_store_close(ss.db);
 	mts_mst_free(ss.mst);
-	for (c = 0; c < ACL_CLASSES; c++)
-		mts_acl_free(&ss.acl[c]);
+	mts_acl_table_free(&ss.acl);
 	mts_agent_free(&agent);
 	return MTS_EXIT_OK;
 }

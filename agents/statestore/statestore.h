@@ -12,7 +12,6 @@
 #include "loop.h"
 #include "mtstime.h"
 
-#define ACL_CLASSES 3 /* read, write, merge: bits of the route table */
 #define SS_META_HLC "hlc" /* meta CF: the HLC as of the last synced round */
 
 struct committer;
@@ -36,7 +35,7 @@ struct statestore {
 	uint64_t commits;    /* synced rounds */
 	uint64_t writes;     /* records written through them */
 
-	struct mts_acl acl[ACL_CLASSES]; /* read, write, merge */
+	struct mts_acl_table acl; /* who may call: ss_service.acl */
 
 	/* group commit: the open round takes new writes while the syncing
 	 * one is written by the commit thread */

@@ -517,34 +517,25 @@ h_records(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	free(pbs);
 }
 
-#define ACL_READ (1u << 0)
-#define ACL_WRITE (1u << 1)
-#define ACL_MERGE (1u << 2)
-
-static const struct mts_ipc_route routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", ACL_READ, h_get},
-	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", ACL_WRITE, h_put},
-	{MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", ACL_WRITE, h_delete},
-	{MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", ACL_READ, h_scan},
-	{MTS__STATESTORE__REQUEST__BODY_MERGE, "merge", ACL_MERGE, h_merge},
-	{MTS__STATESTORE__REQUEST__BODY_ROOT, "root", ACL_READ, h_root},
-	{MTS__STATESTORE__REQUEST__BODY_PAGE, "page", ACL_READ, h_page},
-	{MTS__STATESTORE__REQUEST__BODY_RECORDS, "records", ACL_READ,
-	    h_records},
+/* Who may call what: [statestore] acl_read, acl_write, acl_merge. */
+static const struct mts_acl_rule acl_rules[] = {
+	{MTS_CALLER_READ, MTS_ACL_USERS, "acl_read"},
+	{MTS_CALLER_WRITE, MTS_ACL_USERS, "acl_write"},
+	{MTS_CALLER_MERGE, MTS_ACL_USERS, "acl_merge"},
+	{0, 0, NULL},
 };
 
-static uint32_t
-classify(void *ctx, uid_t uid, gid_t gid)
-{
-	struct statestore *ss = ctx;
-	uint32_t classes = 0;
-	size_t c;
-
-	for (c = 0; c < ACL_CLASSES; c++)
-		if (mts_acl_has(&ss->acl[c], uid))
-			classes |= 1u << c;
-	return classes;
-}
+static const struct mts_ipc_route routes[] = {
+	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_CALLER_READ, h_get},
+	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_CALLER_WRITE, h_put},
+	{MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", MTS_CALLER_WRITE, h_delete},
+	{MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", MTS_CALLER_READ, h_scan},
+	{MTS__STATESTORE__REQUEST__BODY_MERGE, "merge", MTS_CALLER_MERGE, h_merge},
+	{MTS__STATESTORE__REQUEST__BODY_ROOT, "root", MTS_CALLER_READ, h_root},
+	{MTS__STATESTORE__REQUEST__BODY_PAGE, "page", MTS_CALLER_READ, h_page},
+	{MTS__STATESTORE__REQUEST__BODY_RECORDS, "records", MTS_CALLER_READ,
+	    h_records},
+};
 
 const struct mts_ipc_service ss_service = {
 	.name = "statestore",
@@ -552,7 +543,7 @@ const struct mts_ipc_service ss_service = {
 	.reply = &mts__statestore__reply__descriptor,
 	.routes = routes,
 	.nroutes = sizeof(routes) / sizeof(routes[0]),
-	.classify = classify,
+	.acl = acl_rules,
 };
 
 /* --- replies to synced writes, the change feed -------------------------------- */

@@ -2,6 +2,7 @@
 $(eval $(call unittest,test_common,tests/unit/test_common.c))
 $(eval $(call unittest,test_record,tests/unit/test_record.c))
 $(eval $(call unittest,test_fsutil,tests/unit/test_fsutil.c))
+$(eval $(call unittest,test_acl,tests/unit/test_acl.c))
 $(eval $(call fuzzer,fuzz_mst_page,tests/fuzz/fuzz_mst_page.c))
 $(eval $(call unittest,test_ipc,tests/unit/test_ipc.c tests/unit/ipc_echo.c))
 $(eval $(call fuzzer,fuzz_ipc_server,tests/fuzz/fuzz_ipc_server.c tests/unit/ipc_echo.c))
