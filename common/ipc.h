@@ -105,6 +105,56 @@ int mts_ipc_client_call(struct mts_ipc_client *, ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply,
     char *err, size_t errlen);
 
+/*
+ * Asynchronous client on the agent's loop (ipc_client.c): calls return at
+ * once and their outcome comes to a callback, on the loop's thread, exactly
+ * once and never from inside the call that started it. Many calls may be in
+ * flight on one client (one connection, replies matched by request id, in
+ * any order); each has one deadline. Like the blocking client it connects
+ * when a call needs it, redials (10 ms doubling to 200 ms) while the server
+ * is absent or after it went away, sends the calls in flight again on the
+ * new connection, and skips replies to calls that gave up.
+ */
+struct mts_loop;
+struct mts_ipc_async;
+struct mts_ipc_req; /* a call in flight; invalid once its callback ran */
+
+/* rc 0: reply is the unpacked Reply, owned by the client and freed when
+ * the callback returns (copy what you keep). Otherwise reply is NULL and
+ * rc is the server's error code negated (its message in err),
+ * -MTS_ERR_TIMEOUT (no reply by the deadline: server absent, gone, slow),
+ * -MTS_ERR_CANCELED (mts_ipc_req_cancel or mts_ipc_async_close),
+ * -MTS_ERR_INVAL (undecodable reply), -MTS_ERR_IO or -MTS_ERR_TOOBIG (the
+ * server broke the protocol). */
+typedef void (*mts_ipc_reply_fn)(void *arg, int rc,
+    const ProtobufCMessage *reply, const char *err);
+/* The raw form: body/len is the reply body (valid during the callback). */
+typedef void (*mts_ipc_raw_fn)(void *arg, int rc, const uint8_t *body,
+    size_t len, const char *err);
+
+/* Does not connect. timeout_ms is the default deadline of a call. NULL with
+ * err filled if path cannot be a socket. */
+struct mts_ipc_async *mts_ipc_async_open(struct mts_loop *, const char *path,
+    int timeout_ms, char *err, size_t errlen);
+/* Calls every callback in flight with -MTS_ERR_CANCELED, then frees the
+ * client (later, if called from one of its callbacks). NULL is fine. */
+void mts_ipc_async_close(struct mts_ipc_async *);
+/* Packs req (its `version` is set here; req stays the caller's) and sends
+ * it; timeout_ms <= 0 takes the client's default. NULL only while the
+ * client is closing. */
+struct mts_ipc_req *mts_ipc_async_call(struct mts_ipc_async *,
+    ProtobufCMessage *req, const ProtobufCMessageDescriptor *reply_desc,
+    int timeout_ms, mts_ipc_reply_fn fn, void *arg);
+/* Sends len bytes as the request body (copied). */
+struct mts_ipc_req *mts_ipc_async_call_raw(struct mts_ipc_async *,
+    const void *buf, size_t len, int timeout_ms, mts_ipc_raw_fn fn,
+    void *arg);
+/* Ends a call now: its callback runs (inside this function) with
+ * -MTS_ERR_CANCELED; a reply that comes later is skipped. NULL is fine. */
+void mts_ipc_req_cancel(struct mts_ipc_req *);
+/* Calls in flight. */
+size_t mts_ipc_async_inflight(const struct mts_ipc_async *);
+
 /* Raw helpers, for tests that must send malformed bytes. */
 int mts_ipc_client_call_raw(struct mts_ipc_client *, const void *buf,
     size_t len, uint8_t **out, size_t *outlen);

@@ -1,4 +1,4 @@
-/* ipc_client.c: the REQ side of local IPC — SP over ipc:// on the caller's own thread, reconnecting and resending until the call's deadline, like nng's REQ socket. */
+/* ipc_client.c: the REQ side of local IPC — SP over ipc://, blocking on the caller's own thread or asynchronous on its loop, reconnecting and resending until the call's deadline, like nng's REQ socket. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "ipc.h"
 #include "log.h"
+#include "loop.h"
 #include "mtserr.h"
 #include "mtstime.h"
 #include "sp_wire.h"
@@ -382,4 +383,522 @@ mts_ipc_client_call(struct mts_ipc_client *c, ProtobufCMessage *req,
 	}
 	*reply = rep;
 	return 0;
+}
+
+/* --- asynchronous calls on a loop ------------------------------------------- */
+
+/*
+ * The same wire and the same promises (connect and redial until a call's
+ * deadline, resend what a broken connection lost, skip late replies), but
+ * nothing blocks: calls are queued on one connection, each frame tagged with
+ * its own request id, and their replies (in any order, as ipc_server.c may
+ * answer them) are matched by id on the loop's thread. Each call has one
+ * deadline, a timer of its own. A callback is always called exactly once,
+ * from the loop (never from inside mts_ipc_async_call): with the reply, the
+ * error the server sent, -MTS_ERR_TIMEOUT, or -MTS_ERR_CANCELED.
+ */
+
+struct mts_ipc_req {
+	struct mts_ipc_async *c;
+	struct mts_ipc_req *prev, *next;
+	uint32_t id;
+	uint8_t *frame; /* header + id + body, kept to resend after a redial */
+	size_t flen;
+	uint64_t gen;	  /* connection the frame was queued on, 0 none */
+	uint64_t end_pos; /* stream position just past the frame */
+	int timeout_ms;
+	const ProtobufCMessageDescriptor *desc; /* NULL: raw */
+	mts_ipc_reply_fn fn;
+	mts_ipc_raw_fn raw_fn;
+	void *arg;
+	struct mts_timer deadline;
+};
+
+struct mts_ipc_async {
+	struct mts_loop *loop;
+	int fd;
+	uint64_t gen;	      /* connection number, bumped by each connect */
+	int hello;	      /* the server's greeting arrived */
+	struct mts_watch *w;
+	struct mts_buf out;   /* bytes not yet written: out.data[outoff..) */
+	size_t outoff;
+	uint64_t queued_pos;  /* bytes queued on this connection so far */
+	uint64_t sent_pos;    /* bytes written on it so far */
+	uint8_t *in;
+	size_t inoff, inlen, incap;
+	struct mts_ipc_req *head, *tail;
+	size_t n;
+	struct mts_timer redial;
+	int backoff;
+	int timeout_ms;
+	uint32_t next_id;
+	int depth;   /* callbacks running */
+	int closing; /* freed when depth drops to 0 */
+	char lasterr[160];
+	char path[108];
+};
+
+static void async_disconnect(struct mts_ipc_async *, const char *why);
+static void async_io(void *arg, int fd, uint32_t events, mts_time_t now);
+
+static void
+req_unlink(struct mts_ipc_req *r)
+{
+	struct mts_ipc_async *c = r->c;
+
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		c->head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		c->tail = r->prev;
+	c->n--;
+	mts_timer_disarm(c->loop, &r->deadline);
+}
+
+/* Removes r and calls its callback once; then frees it. body is the raw
+ * reply (rc 0) and err the reason otherwise. */
+static void
+req_finish(struct mts_ipc_req *r, int rc, const uint8_t *body, size_t len,
+    const char *err)
+{
+	struct mts_ipc_async *c = r->c;
+	ProtobufCMessage *rep = NULL;
+	const char *text = err;
+	int code;
+
+	req_unlink(r);
+	c->depth++;
+	if (r->desc == NULL) {
+		r->raw_fn(r->arg, rc, rc == 0 ? body : NULL, rc == 0 ? len : 0,
+		    rc == 0 ? "" : err);
+		goto out;
+	}
+	if (rc == 0 && (rep = protobuf_c_message_unpack(r->desc, NULL, len,
+			    body)) == NULL) {
+		rc = -MTS_ERR_INVAL;
+		text = "malformed reply";
+	}
+	if (rc == 0 && (code = mts_pb_reply_error(rep, &text)) != 0) {
+		rc = -code;
+		protobuf_c_message_free_unpacked(rep, NULL);
+		rep = NULL;
+	}
+	r->fn(r->arg, rc, rep, rc == 0 ? "" : text);
+	if (rep)
+		protobuf_c_message_free_unpacked(rep, NULL);
+out:
+	c->depth--;
+	free(r->frame);
+	free(r);
+}
+
+static void
+async_free(struct mts_ipc_async *c)
+{
+	mts_timer_disarm(c->loop, &c->redial);
+	async_disconnect(c, NULL);
+	mts_buf_free(&c->out);
+	free(c->in);
+	free(c);
+}
+
+/* Fails every call in flight with rc (the server spoke garbage, the client
+ * closes). */
+static void
+fail_all(struct mts_ipc_async *c, int rc, const char *err)
+{
+	while (c->head)
+		req_finish(c->head, rc, NULL, 0, err);
+}
+
+static void
+queue_frame(struct mts_ipc_async *c, struct mts_ipc_req *r)
+{
+	mts_buf_put(&c->out, r->frame, r->flen);
+	c->queued_pos += r->flen;
+	r->gen = c->gen;
+	r->end_pos = c->queued_pos;
+}
+
+/* Writes what is queued; on a broken connection disconnects. */
+static void
+async_flush(struct mts_ipc_async *c)
+{
+	ssize_t n;
+
+	while (c->fd >= 0 && c->outoff < c->out.len) {
+		n = send(c->fd, c->out.data + c->outoff, c->out.len - c->outoff,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			snprintf(c->lasterr, sizeof(c->lasterr),
+			    "%s: connection lost: %s", c->path,
+			    strerror(errno));
+			async_disconnect(c, c->lasterr);
+			return;
+		}
+		c->outoff += (size_t)n;
+		c->sent_pos += (uint64_t)n;
+	}
+	if (c->fd < 0)
+		return;
+	if (c->outoff == c->out.len) {
+		mts_buf_reset(&c->out);
+		c->outoff = 0;
+	}
+	(void)mts_watch_set(c->w, MTS_LOOP_IN |
+	    (c->outoff < c->out.len ? MTS_LOOP_OUT : 0));
+}
+
+static void
+arm_redial(struct mts_ipc_async *c)
+{
+	mts_time_t now = mts_loop_now(c->loop);
+
+	if (c->redial.armed || c->head == NULL || c->closing)
+		return;
+	mts_timer_arm(c->loop, &c->redial, now + c->backoff);
+	c->backoff = c->backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS :
+						     c->backoff * 2;
+}
+
+/* Connects (a Unix connect completes at once or fails), sends the greeting
+ * and every call in flight after it. */
+static void
+async_dial(struct mts_ipc_async *c)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	uint8_t hello[SP_GREETING_LEN];
+	struct mts_ipc_req *r;
+
+	if (c->fd >= 0 || c->head == NULL || c->closing)
+		return;
+	memcpy(sun.sun_path, c->path, strlen(c->path) + 1);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd >= 0 &&
+	    connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
+	    (c->w = mts_loop_watch(c->loop, c->fd, MTS_LOOP_IN,
+		 "ipc client", async_io, c)) != NULL) {
+		c->gen++;
+		c->hello = 0;
+		c->queued_pos = c->sent_pos = 0;
+		sp_greeting(hello, SP_PROTO_REQ);
+		mts_buf_put(&c->out, hello, sizeof(hello));
+		c->queued_pos += sizeof(hello);
+		for (r = c->head; r; r = r->next)
+			queue_frame(c, r);
+		async_flush(c);
+		return;
+	}
+	snprintf(c->lasterr, sizeof(c->lasterr), "cannot reach %s: %s",
+	    c->path, strerror(errno));
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	arm_redial(c);
+}
+
+/* Drops the connection; the calls in flight stay queued and go out again
+ * on the next connection (after a backoff). */
+static void
+async_disconnect(struct mts_ipc_async *c, const char *why)
+{
+	if (c->fd < 0)
+		return;
+	mts_watch_free(c->w);
+	c->w = NULL;
+	close(c->fd);
+	c->fd = -1;
+	mts_buf_reset(&c->out);
+	c->outoff = 0;
+	c->inoff = c->inlen = 0;
+	if (why)
+		arm_redial(c);
+}
+
+static void
+on_redial(void *arg, mts_time_t now)
+{
+	async_dial(arg);
+}
+
+/* Takes one complete frame from c->in if there is one: 1 taken, 0 more
+ * bytes needed, -1 the stream is broken (the client was disconnected). */
+static int
+take_frame(struct mts_ipc_async *c)
+{
+	const uint8_t *p = c->in + c->inoff;
+	size_t have = c->inlen - c->inoff;
+	uint64_t flen;
+	uint32_t id;
+	struct mts_ipc_req *r;
+	uint64_t gen = c->gen;
+
+	if (!c->hello) {
+		if (have < SP_GREETING_LEN)
+			return 0;
+		if (!sp_greeting_is(p, SP_PROTO_REP)) {
+			snprintf(c->lasterr, sizeof(c->lasterr),
+			    "%s does not speak SP REP", c->path);
+			async_disconnect(c, NULL);
+			fail_all(c, -MTS_ERR_IO, c->lasterr);
+			return -1;
+		}
+		c->hello = 1;
+		c->backoff = RETRY_MIN_MS;
+		c->inoff += SP_GREETING_LEN;
+		return 1;
+	}
+	if (have < SP_FRAME_HEAD)
+		return 0;
+	flen = mts_get_u64be(p + 1);
+	if (p[0] != SP_MSG || flen < 4 || flen > REPLY_MAX) {
+		snprintf(c->lasterr, sizeof(c->lasterr),
+		    "%s sent a broken frame (type %u, %llu bytes)", c->path,
+		    p[0], (unsigned long long)flen);
+		async_disconnect(c, NULL);
+		fail_all(c, flen > REPLY_MAX ? -MTS_ERR_TOOBIG : -MTS_ERR_IO,
+		    c->lasterr);
+		return -1;
+	}
+	if (have < SP_FRAME_HEAD + flen)
+		return 0;
+	c->inoff += SP_FRAME_HEAD + (size_t)flen;
+	id = mts_get_u32be(p + SP_FRAME_HEAD) & ~SP_ID_END;
+	for (r = c->head; r; r = r->next)
+		if (r->id == id)
+			break;
+	if (r == NULL)
+		return 1; /* the late reply to a call that gave up */
+	req_finish(r, 0, p + SP_FRAME_HEAD + 4, (size_t)flen - 4, NULL);
+	/* the callback may have closed the client or broken the stream */
+	return c->closing || c->gen != gen || c->fd < 0 ? -1 : 1;
+}
+
+/* Reads what is there and hands out complete replies. */
+static void
+async_read(struct mts_ipc_async *c)
+{
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		if (c->inoff > 0 && c->inoff == c->inlen)
+			c->inoff = c->inlen = 0;
+		if (c->incap - c->inlen < 4096) {
+			if (c->inoff > 0) {
+				memmove(c->in, c->in + c->inoff,
+				    c->inlen - c->inoff);
+				c->inlen -= c->inoff;
+				c->inoff = 0;
+			}
+			if (c->incap - c->inlen < 4096) {
+				c->incap = c->incap ? c->incap * 2 : 65536;
+				c->in = xreallocarray(c->in, 1, c->incap);
+			}
+		}
+		n = read(c->fd, c->in + c->inlen, c->incap - c->inlen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			snprintf(c->lasterr, sizeof(c->lasterr),
+			    "%s closed the connection", c->path);
+			async_disconnect(c, c->lasterr);
+			return;
+		}
+		c->inlen += (size_t)n;
+		while ((r = take_frame(c)) == 1)
+			;
+		if (r < 0)
+			return;
+	}
+}
+
+static void
+async_io(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct mts_ipc_async *c = arg;
+
+	c->depth++;
+	if (events & (MTS_LOOP_IN | EPOLLHUP | EPOLLERR))
+		async_read(c);
+	if (c->fd >= 0 && !c->closing && (events & MTS_LOOP_OUT))
+		async_flush(c);
+	c->depth--;
+	if (c->closing && c->depth == 0)
+		async_free(c);
+}
+
+/* A call's deadline. */
+static void
+on_deadline(void *arg, mts_time_t now)
+{
+	struct mts_ipc_req *r = arg;
+	struct mts_ipc_async *c = r->c;
+	char err[400];
+	/* part of its frame is still unwritten: the stream cannot carry
+	 * another request, start a new connection for the others */
+	int cut = r->gen != 0 && r->gen == c->gen && c->fd >= 0 &&
+	    r->end_pos > c->sent_pos;
+
+	c->depth++;
+	snprintf(err, sizeof(err), "no reply from %s within %d ms%s%s",
+	    c->path, r->timeout_ms, c->fd < 0 ? ": " : "",
+	    c->fd < 0 ? c->lasterr : "");
+	req_finish(r, -MTS_ERR_TIMEOUT, NULL, 0, err);
+	if (cut && !c->closing)
+		async_disconnect(c, "a request could not be sent");
+	c->depth--;
+	if (c->closing && c->depth == 0)
+		async_free(c);
+}
+
+struct mts_ipc_async *
+mts_ipc_async_open(struct mts_loop *loop, const char *path, int timeout_ms,
+    char *err, size_t errlen)
+{
+	struct mts_ipc_async *c;
+
+	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		snprintf(err, errlen, "%s: path too long for a socket", path);
+		return NULL;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->loop = loop;
+	c->fd = -1;
+	c->timeout_ms = timeout_ms;
+	c->backoff = RETRY_MIN_MS;
+	c->next_id = (uint32_t)(mts_now_us() ^ ((uint64_t)getpid() << 16));
+	mts_buf_init(&c->out);
+	mts_timer_init(&c->redial, "ipc redial", on_redial, c);
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	return c;
+}
+
+void
+mts_ipc_async_close(struct mts_ipc_async *c)
+{
+	if (c == NULL || c->closing)
+		return;
+	c->closing = 1;
+	c->depth++;
+	fail_all(c, -MTS_ERR_CANCELED, "the client was closed");
+	c->depth--;
+	if (c->depth == 0)
+		async_free(c);
+}
+
+size_t
+mts_ipc_async_inflight(const struct mts_ipc_async *c)
+{
+	return c->n;
+}
+
+static struct mts_ipc_req *
+req_new(struct mts_ipc_async *c, const void *body, size_t len,
+    int timeout_ms, void *arg)
+{
+	struct mts_ipc_req *r = xcalloc(1, sizeof(*r));
+	mts_time_t now = mts_loop_now(c->loop);
+
+	r->c = c;
+	r->id = c->next_id++ & 0x7fffffffu;
+	r->timeout_ms = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
+	r->arg = arg;
+	r->flen = SP_FRAME_HEAD + 4 + len;
+	r->frame = xmalloc(r->flen);
+	r->frame[0] = SP_MSG;
+	mts_put_u64be(r->frame + 1, 4 + (uint64_t)len);
+	mts_put_u32be(r->frame + SP_FRAME_HEAD, r->id | SP_ID_END);
+	if (len > 0)
+		memcpy(r->frame + SP_FRAME_HEAD + 4, body, len);
+	mts_timer_init(&r->deadline, "ipc call deadline", on_deadline, r);
+	mts_timer_arm(c->loop, &r->deadline, now + r->timeout_ms);
+	r->prev = c->tail;
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	c->n++;
+	return r;
+}
+
+/* Sends r on the open connection, or dials for it. */
+static void
+req_start(struct mts_ipc_async *c, struct mts_ipc_req *r)
+{
+	if (c->fd >= 0) {
+		queue_frame(c, r);
+		async_flush(c);
+	} else if (!c->redial.armed) {
+		async_dial(c);
+	}
+}
+
+struct mts_ipc_req *
+mts_ipc_async_call_raw(struct mts_ipc_async *c, const void *buf, size_t len,
+    int timeout_ms, mts_ipc_raw_fn fn, void *arg)
+{
+	struct mts_ipc_req *r;
+
+	if (c->closing)
+		return NULL;
+	r = req_new(c, buf, len, timeout_ms, arg);
+	r->raw_fn = fn;
+	req_start(c, r);
+	return r;
+}
+
+struct mts_ipc_req *
+mts_ipc_async_call(struct mts_ipc_async *c, ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *reply_desc, int timeout_ms,
+    mts_ipc_reply_fn fn, void *arg)
+{
+	uint8_t small[4096], *buf = small;
+	struct mts_ipc_req *r;
+	size_t len;
+
+	if (c->closing)
+		return NULL;
+	mts_pb_set_version(req);
+	len = protobuf_c_message_get_packed_size(req);
+	if (len > sizeof(small))
+		buf = xmalloc(len);
+	protobuf_c_message_pack(req, buf);
+	r = req_new(c, buf, len, timeout_ms, arg);
+	if (buf != small)
+		free(buf);
+	r->desc = reply_desc;
+	r->fn = fn;
+	req_start(c, r);
+	return r;
+}
+
+void
+mts_ipc_req_cancel(struct mts_ipc_req *r)
+{
+	struct mts_ipc_async *c;
+	int cut;
+
+	if (r == NULL)
+		return;
+	c = r->c;
+	cut = r->gen != 0 && r->gen == c->gen && c->fd >= 0 &&
+	    r->end_pos > c->sent_pos;
+	c->depth++;
+	req_finish(r, -MTS_ERR_CANCELED, NULL, 0, "the call was canceled");
+	if (cut && !c->closing)
+		async_disconnect(c, "a request could not be sent");
+	c->depth--;
+	if (c->closing && c->depth == 0)
+		async_free(c);
 }

@@ -502,11 +502,14 @@ run_timers(struct mts_loop *l)
 	while (l->ntimers && l->heap[0]->when <= l->now &&
 	    l->heap[0]->seq < limit) {
 		struct mts_timer *t = l->heap[0];
+		const char *name = t->name ? t->name : "timer";
 		mts_time_t t0 = l->now;
 
+		/* the handler may free the timer (a call's deadline that ends
+		 * the call): nothing of t is read after it */
 		mts_timer_disarm(l, t);
 		t->fn(t->arg, t0);
-		account(l, t->name ? t->name : "timer", t0);
+		account(l, name, t0);
 		ran++;
 	}
 	return ran;

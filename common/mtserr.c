@@ -16,6 +16,7 @@ static const char *const mts_errstr[] = {
 	[MTS_ERR_VERSION] = "unsupported version",
 	[MTS_ERR_CRYPTO] = "authentication failed",
 	[MTS_ERR_STATE] = "invalid state",
+	[MTS_ERR_CANCELED] = "canceled",
 };
 
 /* Accepts a code with either sign. */

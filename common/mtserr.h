@@ -15,6 +15,7 @@ enum mts_err {
 	MTS_ERR_VERSION = 9,   /* unsupported protocol version */
 	MTS_ERR_CRYPTO = 10,   /* authentication / decryption failure */
 	MTS_ERR_STATE = 11,    /* operation not valid in the current state */
+	MTS_ERR_CANCELED = 12, /* the caller gave up (call canceled, client closed) */
 };
 
 const char *mts_strerror(int err);
