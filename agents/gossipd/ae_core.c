@@ -91,7 +91,8 @@ mts_ae_next_pages(struct mts_ae *ae, uint8_t (*out)[MTS_HASH_LEN], size_t max)
 
 	while (k < max && ae->npages > 0) {
 		ae->npages--;
-		if (ae->local.has_page(ae->local.ctx, ae->pages[ae->npages]))
+		if (ae->local.has_page &&
+		    ae->local.has_page(ae->local.ctx, ae->pages[ae->npages]))
 			continue;
 		memcpy(out[k++], ae->pages[ae->npages], MTS_HASH_LEN);
 	}

@@ -9,7 +9,9 @@
 
 /* What the walk asks of the local replica. */
 struct mts_ae_local {
-	/* 1 if a page with this hash exists locally, 0 if not. */
+	/* 1 if a page with this hash exists locally, 0 if not. NULL: the
+	 * walk hands out every page hash and the caller skips those it
+	 * holds (when it asks its replica asynchronously). */
 	int (*has_page)(void *ctx, const uint8_t h[MTS_HASH_LEN]);
 	/* For each of n keys: found[i] = 1 and rh[i] filled if present. */
 	void (*rh)(void *ctx, const uint8_t *const *keys, const size_t *klens,
@@ -33,7 +35,8 @@ void mts_ae_free(struct mts_ae *);
 int mts_ae_start(struct mts_ae *, const uint8_t local_root[MTS_HASH_LEN],
     const uint8_t remote_root[MTS_HASH_LEN]);
 /* Moves up to max page hashes to request into out; pages the local replica
- * already holds are skipped (their subtrees are equal). */
+ * already holds are skipped (their subtrees are equal) when has_page is
+ * given. */
 size_t mts_ae_next_pages(struct mts_ae *, uint8_t (*out)[MTS_HASH_LEN],
     size_t max);
 /* A page the peer sent for hash h. Checks its hash and encoding, queues

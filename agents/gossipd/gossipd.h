@@ -93,7 +93,9 @@ struct gd_cfg {
 	mts_time_t store_timeout;
 };
 
-/* An anti-entropy walk in progress with one peer. */
+struct held_page;
+
+/* An anti-entropy walk in progress with one peer (sync.c). */
 struct ae_walk {
 	struct mts_ae *ae;
 	uint8_t peer[MTS_NODE_ID_LEN];
@@ -101,6 +103,15 @@ struct ae_walk {
 	mts_time_t deadline;
 	mts_time_t started;
 	int active;
+	uint64_t gen;	   /* tells this walk's local answers from older ones */
+	int local_wait;	   /* statestore answers awaited */
+	uint8_t remote_root[32];
+	struct held_page *held; /* the peer's pages, held for local answers */
+	size_t nheld;
+	const struct held_page *feeding; /* the page the core is reading */
+	uint8_t (*cand)[32]; /* page hashes to request unless held locally */
+	int *cand_have;
+	size_t ncand;
 };
 
 /* A relay request awaiting its remote reply. */
@@ -152,13 +163,15 @@ struct gossipd {
 	struct mts_swim *swim;
 	struct mts_swim_out out;
 	struct mts_seen *seen;
-	struct mts_ipc_client *store;
+	struct mts_ipc_client *store;  /* blocking: start-up, admin calls */
+	struct mts_ipc_async *astore; /* everything on the loop's path */
 	nng_socket sub;
 	int subfd;
 	struct mts_ipc_server *api;
 	struct mts_acl_table acl; /* who may call api: api.c's acl_rules */
 	struct mts_pub *pub_feed;
 	struct ae_walk walk;
+	int ae_serving; /* peer anti-entropy requests being answered */
 	mts_time_t next_ae;
 	uint64_t next_id;
 	int64_t ae_budget; /* bytes still allowed in this second */
@@ -205,9 +218,17 @@ int gd_store_get(struct gossipd *, const char *key, Mts__Statestore__Reply **);
 int gd_store_put(struct gossipd *, const char *key, const ProtobufCMessage *);
 int gd_store_delete(struct gossipd *, const char *key);
 int gd_store_root(struct gossipd *, uint8_t root[32]);
-int gd_store_merge(struct gossipd *, Mts__KeyRecord **recs, size_t n);
+/* The outcome of an asynchronous statestore call (on the loop): rep is
+ * valid during the call only; rc < 0 was logged (but NOTFOUND). */
+typedef void (*gd_store_fn)(struct gossipd *, void *arg, int rc,
+    const Mts__Statestore__Reply *rep);
+/* Sends req (packed at once: it may live on the caller's stack); fn may be
+ * NULL. */
+void gd_store_send(struct gossipd *, Mts__Statestore__Request *req,
+    gd_store_fn fn, void *arg);
+void gd_store_merge(struct gossipd *, Mts__KeyRecord **recs, size_t n,
+    gd_store_fn fn, void *arg);
 void gd_feed_drain(struct gossipd *, mts_time_t now);
-void gd_ae_local(struct gossipd *, struct mts_ae_local *);
 
 /* cluster.c: admission, membership records, join/init */
 int gd_load_cluster(struct gossipd *, mts_time_t now);

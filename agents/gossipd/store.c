@@ -1,4 +1,4 @@
-/* store.c: gossipd's client of the local statestore — requests with deadlines, the change feed, and the local view the anti-entropy walk uses. */
+/* store.c: gossipd's client of the local statestore — asynchronous requests on the loop (blocking ones only at start-up and for admin calls), and the change feed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,10 @@ gd_store_open(struct gossipd *g)
 		return -1;
 	g->store = mts_ipc_client_open(path, (int)g->cfg.store_timeout, err,
 	    sizeof(err));
-	if (g->store == NULL) {
+	if (g->store != NULL)
+		g->astore = mts_ipc_async_open(g->loop, path,
+		    (int)g->cfg.store_timeout, err, sizeof(err));
+	if (g->store == NULL || g->astore == NULL) {
 		log_warnx("statestore: %s", err);
 		return -1;
 	}
@@ -50,6 +53,42 @@ gd_store_call(struct gossipd *g, Mts__Statestore__Request *req,
 	if (rc < 0 && rc != -MTS_ERR_NOTFOUND)
 		log_warnx("statestore request %d: %s", (int)req->body_case, err);
 	return rc;
+}
+
+/* One asynchronous statestore call: what gd_store_send's callback needs. */
+struct store_call {
+	struct gossipd *g;
+	int type;
+	gd_store_fn fn;
+	void *arg;
+};
+
+static void
+store_done(void *arg, int rc, const ProtobufCMessage *rep, const char *err)
+{
+	struct store_call *sc = arg;
+
+	if (rc < 0 && rc != -MTS_ERR_NOTFOUND && rc != -MTS_ERR_CANCELED)
+		log_warnx("statestore request %d: %s", sc->type, err);
+	if (sc->fn)
+		sc->fn(sc->g, sc->arg, rc, (const Mts__Statestore__Reply *)rep);
+	free(sc);
+}
+
+void
+gd_store_send(struct gossipd *g, Mts__Statestore__Request *req,
+    gd_store_fn fn, void *arg)
+{
+	struct store_call *sc = xcalloc(1, sizeof(*sc));
+
+	sc->g = g;
+	sc->type = (int)req->body_case;
+	sc->fn = fn;
+	sc->arg = arg;
+	/* NULL only while the client closes, which is at exit */
+	if (mts_ipc_async_call(g->astore, &req->base,
+		&mts__statestore__reply__descriptor, 0, store_done, sc) == NULL)
+		free(sc);
 }
 
 int
@@ -136,24 +175,18 @@ gd_store_root(struct gossipd *g, uint8_t root[32])
 	return rc;
 }
 
-int
-gd_store_merge(struct gossipd *g, Mts__KeyRecord **recs, size_t n)
+void
+gd_store_merge(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
+    gd_store_fn fn, void *arg)
 {
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__MergeReq mr = MTS__STATESTORE__MERGE_REQ__INIT;
-	Mts__Statestore__Reply *rep = NULL;
-	int rc;
 
-	if (n == 0)
-		return 0;
 	mr.records = recs;
 	mr.n_records = n;
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_MERGE;
 	req.merge = &mr;
-	rc = gd_store_call(g, &req, &rep);
-	if (rep)
-		mts__statestore__reply__free_unpacked(rep, NULL);
-	return rc;
+	gd_store_send(g, &req, fn, arg);
 }
 
 /* --- change feed -------------------------------------------------------------- */
@@ -203,87 +236,4 @@ gd_feed_drain(struct gossipd *g, mts_time_t now)
 		gd_push_local(g, krp, k, now);
 	for (i = 0; i < n; i++)
 		mts__statestore__change__free_unpacked(ch[i], NULL);
-}
-
-/* --- the local view for the anti-entropy walk ---------------------------------- */
-
-static int
-has_page(void *ctx, const uint8_t h[MTS_HASH_LEN])
-{
-	struct gossipd *g = ctx;
-	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-	Mts__Statestore__PageReq pr = MTS__STATESTORE__PAGE_REQ__INIT;
-	Mts__Statestore__Reply *rep = NULL;
-	int found = 0;
-
-	pr.hash.data = (uint8_t *)h;
-	pr.hash.len = MTS_HASH_LEN;
-	req.body_case = MTS__STATESTORE__REQUEST__BODY_PAGE;
-	req.page = &pr;
-	if (gd_store_call(g, &req, &rep) == 0) {
-		found = rep->page && rep->page->found;
-		mts__statestore__reply__free_unpacked(rep, NULL);
-	}
-	return found;
-}
-
-static int
-record_rh(const Mts__Record *r, uint8_t rh[MTS_HASH_LEN])
-{
-	struct mts_record rec;
-
-	if (r == NULL || r->origin.len != MTS_NODE_ID_LEN)
-		return -MTS_ERR_INVAL;
-	rec.hlc = r->hlc;
-	memcpy(rec.origin, r->origin.data, MTS_NODE_ID_LEN);
-	rec.tombstone = r->tombstone;
-	rec.value = r->value.data;
-	rec.vlen = r->value.len;
-	mts_record_hash(&rec, rh);
-	return 0;
-}
-
-static void
-local_rh(void *ctx, const uint8_t *const *keys, const size_t *klens, size_t n,
-    uint8_t (*rh)[MTS_HASH_LEN], int *found)
-{
-	struct gossipd *g = ctx;
-	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-	Mts__Statestore__RecordsReq rr = MTS__STATESTORE__RECORDS_REQ__INIT;
-	Mts__Statestore__Reply *rep = NULL;
-	ProtobufCBinaryData *kb = xcalloc(n ? n : 1, sizeof(*kb));
-	size_t i, j;
-
-	for (i = 0; i < n; i++) {
-		kb[i].data = (uint8_t *)keys[i];
-		kb[i].len = klens[i];
-		found[i] = 0;
-	}
-	rr.keys = kb;
-	rr.n_keys = n;
-	req.body_case = MTS__STATESTORE__REQUEST__BODY_RECORDS;
-	req.records = &rr;
-	if (gd_store_call(g, &req, &rep) == 0 && rep->records) {
-		/* replies come in request order with missing keys omitted */
-		for (i = 0, j = 0; i < rep->records->n_records && j < n; j++) {
-			const Mts__KeyRecord *r = rep->records->records[i];
-
-			if (r->key.len != klens[j] ||
-			    memcmp(r->key.data, keys[j], klens[j]) != 0)
-				continue;
-			found[j] = record_rh(r->record, rh[j]) == 0;
-			i++;
-		}
-	}
-	if (rep)
-		mts__statestore__reply__free_unpacked(rep, NULL);
-	free(kb);
-}
-
-void
-gd_ae_local(struct gossipd *g, struct mts_ae_local *l)
-{
-	l->has_page = has_page;
-	l->rh = local_rh;
-	l->ctx = g;
 }
