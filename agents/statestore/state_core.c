@@ -1,4 +1,6 @@
-/* state_core.c: the statestore's pure decisions (no I/O): what a merge, a CAS or a prune may do. */
+/* state_core.c: the statestore's pure decisions (no I/O): the verdict on a put, delete or merge, and what a prune may do. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "buf.h"
@@ -100,4 +102,105 @@ mts_state_frontier_expired(const struct mts_frontier *f, uint64_t now_wall_ms,
     uint64_t retention_ms)
 {
 	return f->pruned_ms + retention_ms <= now_wall_ms;
+}
+
+/* Fills v as a refusal; returns err. */
+static int __attribute__((format(printf, 3, 4)))
+refuse(struct mts_verdict *v, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	v->kind = MTS_VERDICT_REFUSE;
+	v->err = err;
+	va_start(ap, fmt);
+	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int
+check_merged(const struct mts_record *r, struct mts_verdict *v)
+{
+	if (r->tombstone && r->vlen != 0)
+		return refuse(v, -MTS_ERR_INVAL, "tombstone with a value");
+	if (r->vlen > MTS_RECORD_MAX_VALUE)
+		return refuse(v, -MTS_ERR_INVAL, "value over 1 MiB");
+	if (r->hlc == 0)
+		return refuse(v, -MTS_ERR_INVAL, "hlc is zero");
+	return 0;
+}
+
+static int
+check_local(const struct mts_state_self *self, const struct mts_write *w,
+    struct mts_verdict *v)
+{
+	if (w->kind == MTS_WRITE_PUT && w->rec.vlen > MTS_RECORD_MAX_VALUE)
+		return refuse(v, -MTS_ERR_TOOBIG,
+		    "value of %zu bytes is over the %u-byte limit", w->rec.vlen,
+		    MTS_RECORD_MAX_VALUE);
+	if (mts_state_owner_check(self->node_hex, w->key, w->klen) < 0)
+		return refuse(v, -MTS_ERR_DENIED,
+		    "key %.*s belongs to another node (this node is %s)",
+		    (int)w->klen, w->key, self->node_hex);
+	return 0;
+}
+
+int
+mts_state_check_write(const struct mts_state_self *self,
+    const struct mts_write *w, struct mts_verdict *v)
+{
+	int r;
+
+	if ((r = mts_state_check_key(w->key, w->klen)) < 0)
+		return refuse(v, w->kind == MTS_WRITE_MERGE ? -MTS_ERR_INVAL : r,
+		    "key must be 1 to %d bytes", MTS_KEY_MAX);
+	if (w->kind == MTS_WRITE_MERGE)
+		return check_merged(&w->rec, v);
+	return check_local(self, w, v);
+}
+
+/* A put or delete that passed its checks. */
+static enum mts_verdict_kind
+local_verdict(const struct mts_state_self *self, const struct mts_record *cur,
+    const struct mts_write *w, struct mts_verdict *v)
+{
+	if (w->has_expected && !mts_state_cas_ok(cur, w->exp_hlc,
+				   w->exp_origin, w->exp_origin_len)) {
+		refuse(v, -MTS_ERR_CONFLICT,
+		    "compare-and-set failed: the record changed");
+		return v->kind;
+	}
+	if (w->kind == MTS_WRITE_DELETE && (cur == NULL || cur->tombstone)) {
+		refuse(v, -MTS_ERR_NOTFOUND, "no such key");
+		return v->kind;
+	}
+	v->rec = w->rec;
+	v->rec.tombstone = w->kind == MTS_WRITE_DELETE;
+	if (v->rec.tombstone) {
+		v->rec.value = NULL;
+		v->rec.vlen = 0;
+	}
+	v->rec.hlc = mts_hlc_now(self->hlc, self->now_wall_ms);
+	memcpy(v->rec.origin, self->node, MTS_NODE_ID_LEN);
+	v->kind = MTS_VERDICT_APPLY;
+	return v->kind;
+}
+
+enum mts_verdict_kind
+mts_state_verdict(const struct mts_state_self *self,
+    const struct mts_record *cur, const struct mts_frontier *pf,
+    const struct mts_write *w, struct mts_verdict *v)
+{
+	v->err = 0;
+	v->why[0] = '\0';
+	v->was_live = cur != NULL && !cur->tombstone;
+	if (mts_state_check_write(self, w, v) < 0)
+		return v->kind;
+	if (w->kind != MTS_WRITE_MERGE)
+		return local_verdict(self, cur, w, v);
+	mts_hlc_observe(self->hlc, w->rec.hlc);
+	v->rec = w->rec;
+	v->kind = mts_state_merge_wins(cur, pf, &w->rec) ? MTS_VERDICT_APPLY
+							 : MTS_VERDICT_IGNORE;
+	return v->kind;
 }

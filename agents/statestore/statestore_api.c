@@ -35,10 +35,14 @@ record_to_pb(const struct mts_record *r, Mts__Record *pb)
 	pb->value.len = r->vlen;
 }
 
-/* Checks a record received from a peer: 0 or -MTS_ERR_INVAL with why. */
+/* A peer's record as a merge write: -MTS_ERR_INVAL with why when the
+ * record is missing or its origin has the wrong length (what the core's
+ * struct cannot hold); the rest is mts_state_check_write's. */
 static int
-record_from_pb(const Mts__Record *pb, struct mts_record *r, const char **why)
+merge_write(const Mts__KeyRecord *kr, struct mts_write *w, const char **why)
 {
+	const Mts__Record *pb = kr->record;
+
 	if (pb == NULL) {
 		*why = "missing record";
 		return -MTS_ERR_INVAL;
@@ -47,24 +51,30 @@ record_from_pb(const Mts__Record *pb, struct mts_record *r, const char **why)
 		*why = "origin is not 16 bytes";
 		return -MTS_ERR_INVAL;
 	}
-	if (pb->tombstone && pb->value.len != 0) {
-		*why = "tombstone with a value";
-		return -MTS_ERR_INVAL;
-	}
-	if (pb->value.len > MTS_RECORD_MAX_VALUE) {
-		*why = "value over 1 MiB";
-		return -MTS_ERR_INVAL;
-	}
-	if (pb->hlc == 0) {
-		*why = "hlc is zero";
-		return -MTS_ERR_INVAL;
-	}
-	r->hlc = pb->hlc;
-	memcpy(r->origin, pb->origin.data, MTS_NODE_ID_LEN);
-	r->tombstone = pb->tombstone;
-	r->value = pb->value.data;
-	r->vlen = pb->value.len;
+	memset(w, 0, sizeof(*w));
+	w->kind = MTS_WRITE_MERGE;
+	w->key = kr->key.data;
+	w->klen = kr->key.len;
+	w->rec.hlc = pb->hlc;
+	memcpy(w->rec.origin, pb->origin.data, MTS_NODE_ID_LEN);
+	w->rec.tombstone = pb->tombstone;
+	w->rec.value = pb->value.data;
+	w->rec.vlen = pb->value.len;
 	return 0;
+}
+
+/* This node as the verdict sees it, at the wall time of the request. */
+static struct mts_state_self
+self_of(struct statestore *ss)
+{
+	struct mts_state_self self = {
+		.node = ss->node,
+		.node_hex = ss->node_hex,
+		.hlc = &ss->hlc,
+		.now_wall_ms = mts_wall_ms(),
+	};
+
+	return self;
 }
 
 /* --- handlers -------------------------------------------------------------- */
@@ -113,54 +123,33 @@ h_get(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	free(buf);
 }
 
-/* Shared by put and delete: a local write of rec (value or tombstone). */
+/* Shared by put and delete: the limits first, then the verdict on the
+ * current record; an accepted write joins the open round. */
 static void
 local_write(struct statestore *ss, struct mts_ipc_call *call, uint32_t kind,
-    const ProtobufCBinaryData *key, const struct mts_record *tmpl,
-    int has_expected, uint64_t exp_hlc, const ProtobufCBinaryData *exp_origin)
+    const struct mts_write *w)
 {
-	struct mts_record cur, rec = *tmpl;
+	struct mts_state_self self = self_of(ss);
+	struct mts_verdict v;
+	struct mts_record cur;
 	uint8_t *buf;
 	int r;
 
-	if ((r = mts_state_check_key(key->data, key->len)) < 0) {
-		mts_ipc_reply_error(call, r, "key must be 1 to %d bytes",
-		    MTS_KEY_MAX);
+	if (mts_state_check_write(&self, w, &v) < 0) {
+		mts_ipc_reply_error(call, v.err, "%s", v.why);
 		return;
 	}
-	if (rec.vlen > MTS_RECORD_MAX_VALUE) {
-		mts_ipc_reply_error(call, MTS_ERR_TOOBIG,
-		    "value of %zu bytes is over the %u-byte limit", rec.vlen,
-		    MTS_RECORD_MAX_VALUE);
-		return;
-	}
-	if (mts_state_owner_check(ss->node_hex, key->data, key->len) < 0) {
-		mts_ipc_reply_error(call, MTS_ERR_DENIED,
-		    "key %.*s belongs to another node (this node is %s)",
-		    (int)key->len, key->data, ss->node_hex);
-		return;
-	}
-	r = ss_current(ss, key->data, key->len, &cur, &buf);
+	r = ss_current(ss, w->key, w->klen, &cur, &buf);
 	if (r < 0) {
 		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot read current record");
 		return;
 	}
-	if (has_expected && !mts_state_cas_ok(r ? &cur : NULL, exp_hlc,
-				exp_origin->data, exp_origin->len)) {
-		free(buf);
-		mts_ipc_reply_error(call, MTS_ERR_CONFLICT,
-		    "compare-and-set failed: the record changed");
-		return;
-	}
-	if (rec.tombstone && (r == 0 || cur.tombstone)) {
-		free(buf);
-		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND, "no such key");
-		return;
-	}
-	rec.hlc = mts_hlc_now(&ss->hlc, mts_wall_ms());
-	memcpy(rec.origin, ss->node, MTS_NODE_ID_LEN);
-	round_add(ss->open, call, kind, key->data, key->len, &rec,
-	    r == 1 && !cur.tombstone, true);
+	if (mts_state_verdict(&self, r ? &cur : NULL, NULL, w, &v) ==
+	    MTS_VERDICT_APPLY)
+		round_add(ss->open, call, kind, w->key, w->klen, &v.rec,
+		    v.was_live, true);
+	else
+		mts_ipc_reply_error(call, v.err, "%s", v.why);
 	free(buf);
 }
 
@@ -169,12 +158,18 @@ h_put(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	const Mts__Statestore__PutReq *put =
 	    ((const Mts__Statestore__Request *)m)->put;
-	struct mts_record rec = {0};
+	struct mts_write w = {
+		.kind = MTS_WRITE_PUT,
+		.key = put->key.data,
+		.klen = put->key.len,
+		.rec = {.value = put->value.data, .vlen = put->value.len},
+		.has_expected = put->has_expected,
+		.exp_hlc = put->expected_hlc,
+		.exp_origin = put->expected_origin.data,
+		.exp_origin_len = put->expected_origin.len,
+	};
 
-	rec.value = put->value.data;
-	rec.vlen = put->value.len;
-	local_write(ctx, call, MTS__STATESTORE__REQUEST__BODY_PUT, &put->key,
-	    &rec, put->has_expected, put->expected_hlc, &put->expected_origin);
+	local_write(ctx, call, MTS__STATESTORE__REQUEST__BODY_PUT, &w);
 }
 
 static void
@@ -182,40 +177,72 @@ h_delete(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	const Mts__Statestore__DeleteReq *del =
 	    ((const Mts__Statestore__Request *)m)->delete_;
-	struct mts_record rec = {0};
+	struct mts_write w = {
+		.kind = MTS_WRITE_DELETE,
+		.key = del->key.data,
+		.klen = del->key.len,
+		.rec = {.tombstone = true},
+		.has_expected = del->has_expected,
+		.exp_hlc = del->expected_hlc,
+		.exp_origin = del->expected_origin.data,
+		.exp_origin_len = del->expected_origin.len,
+	};
 
-	rec.tombstone = true;
-	local_write(ctx, call, MTS__STATESTORE__REQUEST__BODY_DELETE,
-	    &del->key, &rec, del->has_expected, del->expected_hlc,
-	    &del->expected_origin);
+	local_write(ctx, call, MTS__STATESTORE__REQUEST__BODY_DELETE, &w);
 }
 
-/* Validates every record of a merge first: a bad record refuses the
- * whole request (answered here, -1). */
+/* Checks every record of a merge first: a bad record refuses the whole
+ * request (answered here, -1). */
 static int
-merge_check(const Mts__Statestore__MergeReq *mr, struct mts_ipc_call *call)
+merge_check(const struct mts_state_self *self,
+    const Mts__Statestore__MergeReq *mr, struct mts_ipc_call *call)
 {
-	struct mts_record in;
+	struct mts_verdict v;
+	struct mts_write w;
 	const char *why;
 	size_t i;
 
 	for (i = 0; i < mr->n_records; i++) {
 		const Mts__KeyRecord *kr = mr->records[i];
+		int klen = (int)(kr->key.len < MTS_KEY_MAX ? kr->key.len
+							   : MTS_KEY_MAX);
 
-		if (mts_state_check_key(kr->key.data, kr->key.len) < 0) {
+		if (merge_write(kr, &w, &why) < 0) {
 			mts_ipc_reply_error(call, MTS_ERR_INVAL,
-			    "record %zu: key must be 1 to %d bytes", i,
-			    MTS_KEY_MAX);
+			    "record %zu (%.*s): %s", i, klen, kr->key.data, why);
 			return -1;
 		}
-		if (record_from_pb(kr->record, &in, &why) < 0) {
-			mts_ipc_reply_error(call, MTS_ERR_INVAL,
-			    "record %zu (%.*s): %s", i, (int)kr->key.len,
-			    kr->key.data, why);
+		if (mts_state_check_write(self, &w, &v) < 0) {
+			mts_ipc_reply_error(call, v.err, "record %zu (%.*s): %s",
+			    i, klen, kr->key.data, v.why);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/* The verdict on one merged record; 1 when it joined the open round, 0
+ * when ignored, -1 on a read error. */
+static int
+merge_one(struct statestore *ss, const struct mts_state_self *self,
+    const struct mts_write *w)
+{
+	struct mts_verdict v;
+	struct mts_record cur;
+	struct mts_frontier pf;
+	uint8_t *buf;
+	int r, has_pf;
+
+	if ((r = ss_current(ss, w->key, w->klen, &cur, &buf)) < 0)
+		return -1;
+	/* a frontier matters only where the tombstone it replaced is gone */
+	has_pf = r == 0 && ss_frontier_get(ss, w->key, w->klen, &pf);
+	if (mts_state_verdict(self, r ? &cur : NULL, has_pf ? &pf : NULL, w,
+		&v) == MTS_VERDICT_APPLY)
+		round_add(ss->open, NULL, MTS__STATESTORE__REQUEST__BODY_MERGE,
+		    w->key, w->klen, &v.rec, v.was_live, false);
+	free(buf);
+	return v.kind == MTS_VERDICT_APPLY;
 }
 
 static void
@@ -224,48 +251,29 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	const Mts__Statestore__MergeReq *mr =
 	    ((const Mts__Statestore__Request *)m)->merge;
 	struct statestore *ss = ctx;
-	struct mts_record in, cur;
-	struct mts_frontier pf;
-	size_t first = SIZE_MAX; /* index of this request's first write */
+	struct mts_state_self self = self_of(ss);
+	size_t first = ss->open->n; /* index of this request's first write */
 	uint32_t applied = 0, ignored = 0;
+	struct mts_write w;
 	const char *why;
-	uint8_t *buf;
 	size_t i;
 	int r;
 
-	if (merge_check(mr, call) < 0)
+	if (merge_check(&self, mr, call) < 0)
 		return;
 	for (i = 0; i < mr->n_records; i++) {
-		const Mts__KeyRecord *kr = mr->records[i];
-		int has_pf;
-
-		record_from_pb(kr->record, &in, &why);
-		mts_hlc_observe(&ss->hlc, in.hlc);
-		r = ss_current(ss, kr->key.data, kr->key.len, &cur, &buf);
-		if (r < 0) {
+		merge_write(mr->records[i], &w, &why);
+		if ((r = merge_one(ss, &self, &w)) < 0) {
 			mts_ipc_reply_error(call, MTS_ERR_IO,
 			    "cannot read current record");
 			/* earlier records of this request stay in the round
 			 * without a reply owner: merges are idempotent */
 			return;
 		}
-		has_pf = r == 0 && ss_frontier_get(ss, kr->key.data, kr->key.len, &pf);
-		if (mts_state_merge_wins(r ? &cur : NULL, has_pf ? &pf : NULL,
-			&in)) {
-			size_t idx = ss->open->n;
-
-			round_add(ss->open, NULL,
-			    MTS__STATESTORE__REQUEST__BODY_MERGE, kr->key.data,
-			    kr->key.len, &in, r == 1 && !cur.tombstone, false);
-			if (first == SIZE_MAX)
-				first = idx;
-			applied++;
-		} else {
-			ignored++;
-		}
-		free(buf);
+		applied += r;
+		ignored += !r;
 	}
-	if (first == SIZE_MAX) { /* nothing to commit: answer now */
+	if (applied == 0) { /* nothing to commit: answer now */
 		Mts__Statestore__MergeRep mrep = MTS__STATESTORE__MERGE_REP__INIT;
 		SS_REPLY(rep);
 

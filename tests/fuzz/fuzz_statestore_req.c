@@ -1,4 +1,4 @@
-/* fuzz_statestore_req.c: libFuzzer target for what mts-statestore does with a request's bytes before its handlers: unpack, envelope checks, record validation. */
+/* fuzz_statestore_req.c: libFuzzer target for what mts-statestore does with a request's bytes before its handlers: unpack, envelope checks, record validation and the verdict on an empty key. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -8,22 +8,34 @@
 #include "record.h"
 #include "statestore.pb-c.h"
 
-/* The same checks h_merge makes on each record from a peer. */
+/* What h_merge does with each record from a peer: the wire checks of
+ * merge_write (statestore_api.c), then the core's own. */
 static int
 valid_record(const Mts__KeyRecord *kr, struct mts_record *r)
 {
+	static const uint8_t node[MTS_NODE_ID_LEN];
+	struct mts_hlc hlc = {0};
+	struct mts_state_self self = {node, "00000000000000000000000000000000",
+	    &hlc, 1};
 	const Mts__Record *pb = kr->record;
+	struct mts_write w = {.kind = MTS_WRITE_MERGE};
+	struct mts_verdict v;
 
-	if (mts_state_check_key(kr->key.data, kr->key.len) < 0 || pb == NULL ||
-	    pb->origin.len != MTS_NODE_ID_LEN || pb->hlc == 0 ||
-	    (pb->tombstone && pb->value.len) ||
-	    pb->value.len > MTS_RECORD_MAX_VALUE)
+	if (pb == NULL || pb->origin.len != MTS_NODE_ID_LEN)
 		return 0;
-	r->hlc = pb->hlc;
-	memcpy(r->origin, pb->origin.data, MTS_NODE_ID_LEN);
-	r->tombstone = pb->tombstone;
-	r->value = pb->value.data;
-	r->vlen = pb->value.len;
+	w.key = kr->key.data;
+	w.klen = kr->key.len;
+	w.rec.hlc = pb->hlc;
+	memcpy(w.rec.origin, pb->origin.data, MTS_NODE_ID_LEN);
+	w.rec.tombstone = pb->tombstone;
+	w.rec.value = pb->value.data;
+	w.rec.vlen = pb->value.len;
+	if (mts_state_check_write(&self, &w, &v) < 0)
+		return 0;
+	/* a valid record is applied to an empty key */
+	if (mts_state_verdict(&self, NULL, NULL, &w, &v) != MTS_VERDICT_APPLY)
+		__builtin_trap();
+	*r = v.rec;
 	return 1;
 }
 
