@@ -89,7 +89,7 @@ $(BUILD)/fuzz/$(1): $(2) $(COMMON_SRCS) $(PROTO_C)
 	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o $$@ $(2) $(COMMON_SRCS) $(PROTO_C) $(3) $(FUZZ_LIBS) $(LDLIBS)
 endef
 
-include $(sort $(wildcard common/module.mk agents/*/module.mk init/module.mk cli/module.mk tests/*/module.mk))
+include $(sort $(wildcard common/module.mk compose/module.mk agents/*/module.mk init/module.mk cli/module.mk tests/*/module.mk))
 
 all: $(BINS) $(TESTPROGS) $(UNITTESTS)
 
