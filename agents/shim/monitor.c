@@ -1,22 +1,22 @@
-/* monitor.c: mts-shim-monitor, one small process per container — creates and starts it, copies its output into rotated log files, and records its exit status (outlives the shim). */
+/* monitor.c: mts-shim-monitor, one small process per container — creates and starts it, copies its output into rotated log files on common/loop.c, and records its exit status (outlives the shim). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "log.h"
+#include "loop.h"
 
 /*
  * Usage: mts-shim-monitor, with fd 3 a stream socket to the shim. The
@@ -33,6 +33,7 @@
 #define STATUS_FD 3
 #define JOB_FIELDS 7
 #define JOB_MAX 16384
+#define DRAIN_MS 500 /* output still copied after the container's exit */
 
 struct mon {
 	const char *runtime, *root, *id, *dir, *cgdir;
@@ -41,6 +42,12 @@ struct mon {
 	int logfd;
 	uint64_t seg_start, offset; /* current segment start, bytes so far */
 	char logdir[4096];
+	struct mts_loop *loop;
+	int rfd;		   /* the container's output pipe */
+	struct mts_watch *out_w;   /* rfd's, NULL once it hung up */
+	pid_t cpid;		   /* the container's init */
+	int exited, status;	   /* its wait status, once exited */
+	struct mts_timer drain;	   /* the end of the drain after its exit */
 };
 
 static void
@@ -328,56 +335,62 @@ delete_container(const struct mon *m)
 	}
 }
 
-/* Copies what is buffered in the pipe, for at most 500 ms after exit. */
+/* The container's exit is recorded, the runtime forgets it, the monitor
+ * ends. */
 static void
-drain(struct mon *m, int rfd)
+finish(struct mon *m)
 {
-	struct pollfd p = {.fd = rfd, .events = POLLIN};
-	char buf[65536];
-	ssize_t n;
-	int i;
-
-	for (i = 0; i < 50 && poll(&p, 1, 10) >= 0; i++) {
-		if (!(p.revents & (POLLIN | POLLHUP)))
-			continue;
-		n = read(rfd, buf, sizeof(buf));
-		if (n <= 0)
-			return;
-		log_write(m, buf, (size_t)n);
-	}
+	mts_timer_disarm(m->loop, &m->drain);
+	write_exit(m, m->status);
+	delete_container(m);
+	mts_loop_stop(m->loop);
 }
 
 static void
-loop(struct mon *m, int rfd, int sfd, pid_t cpid)
+on_output(void *arg, int fd, uint32_t events, mts_time_t now)
 {
-	struct pollfd p[2] = {{.fd = rfd, .events = POLLIN},
-	    {.fd = sfd, .events = POLLIN}};
-	struct signalfd_siginfo si;
+	struct mon *m = arg;
 	char buf[65536];
 	ssize_t n;
+
+	if (events & EPOLLIN) {
+		if ((n = read(fd, buf, sizeof(buf))) > 0)
+			log_write(m, buf, (size_t)n);
+		return;
+	}
+	/* Hung up, nothing left: once the container has exited, done. */
+	mts_watch_free(m->out_w);
+	m->out_w = NULL;
+	if (m->exited)
+		finish(m);
+}
+
+static void
+on_drain_over(void *arg, mts_time_t now)
+{
+	finish(arg);
+}
+
+/* Reaps every child (the monitor is a subreaper); the container's exit
+ * starts the drain: what is buffered in the pipe is still copied, for at
+ * most DRAIN_MS or until it hangs up. */
+static void
+on_sigchld(void *arg, const mts_siginfo_t *si, mts_time_t now)
+{
+	struct mon *m = arg;
 	pid_t w;
 	int st;
 
-	for (;;) {
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			_exit(3);
-		if (p[0].revents & POLLIN) {
-			n = read(rfd, buf, sizeof(buf));
-			if (n > 0)
-				log_write(m, buf, (size_t)n);
-		} else if (p[0].revents & (POLLHUP | POLLERR))
-			p[0].fd = -1;
-		if (!(p[1].revents & POLLIN))
+	while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (w != m->cpid || m->exited)
 			continue;
-		while (read(sfd, &si, sizeof(si)) == sizeof(si))
-			;
-		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-			if (w == cpid) {
-				drain(m, rfd);
-				write_exit(m, st);
-				delete_container(m);
-				return;
-			}
+		m->exited = 1;
+		m->status = st;
+		if (m->out_w == NULL) {
+			finish(m);
+			return;
+		}
+		mts_timer_arm(m->loop, &m->drain, now + DRAIN_MS);
 	}
 }
 
@@ -423,9 +436,7 @@ int
 main(int argc, char **argv)
 {
 	struct mon m;
-	sigset_t ss;
-	int lp[2], sfd;
-	pid_t cpid;
+	int lp[2];
 
 	if (argc != 1) {
 		fprintf(stderr, "usage: mts-shim-monitor (started by mts-shim, "
@@ -433,6 +444,7 @@ main(int argc, char **argv)
 		return 64;
 	}
 	memset(&m, 0, sizeof(m));
+	log_init("mts-shim-monitor", MTS_LOG_WARN);
 	/* Everything that does not depend on the job is done before it
 	 * comes: the shim keeps one monitor waiting, so this is off the
 	 * start path. */
@@ -443,12 +455,13 @@ main(int argc, char **argv)
 	setsid();
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		die_status("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &ss, NULL);
-	if ((sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
+	/* Nobody waits on the monitor's turns: no slow-turn warnings. */
+	if ((m.loop = mts_loop_new()) == NULL ||
+	    mts_loop_signal(m.loop, SIGCHLD, on_sigchld, &m) < 0 ||
 	    pipe2(lp, O_CLOEXEC) < 0)
 		die_status("monitor setup: %s", strerror(errno));
+	mts_loop_set_slow_ms(m.loop, 0);
+	mts_timer_init(&m.drain, "drain", on_drain_over, &m);
 	fcntl(lp[0], F_SETPIPE_SZ, 1 << 20);
 	if (read_job(&m) != 0)
 		return 0;
@@ -456,11 +469,16 @@ main(int argc, char **argv)
 	 * recognises this monitor (/proc/PID/cwd). */
 	if (chdir(m.dir) < 0)
 		die_status("%s: %s", m.dir, strerror(errno));
-	cpid = start(&m, lp[1]);
+	m.cpid = start(&m, lp[1]);
 	close(lp[1]);
-	dprintf(STATUS_FD, "R %d\n", (int)cpid);
+	dprintf(STATUS_FD, "R %d\n", (int)m.cpid);
 	close(STATUS_FD);
 	log_open(&m);
-	loop(&m, lp[0], sfd, cpid);
+	m.rfd = lp[0];
+	if ((m.out_w = mts_loop_watch(m.loop, m.rfd, MTS_LOOP_IN, "output",
+	    on_output, &m)) == NULL)
+		_exit(3);
+	if (mts_loop_run(m.loop) != 0)
+		_exit(3);
 	return 0;
 }

@@ -2,13 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -19,6 +17,7 @@
 #include "fsutil.h"
 #include "hash.h"
 #include "log.h"
+#include "loop.h"
 #include "mtserr.h"
 #include "mtstime.h"
 #include "runtime_core.h"
@@ -218,27 +217,147 @@ config(struct shim *s, struct mts_agent *ag)
 	return 0;
 }
 
+/* --- the loop ------------------------------------------------------------ */
+
+static void
+on_child_signal(void *arg, const mts_siginfo_t *si, mts_time_t now)
+{
+	shim_children_reap(arg);
+}
+
+static void
+on_stop_signal(void *arg, const mts_siginfo_t *si, mts_time_t now)
+{
+	struct shim *s = arg;
+
+	log_info("signal %d: exiting (containers keep running)",
+	    (int)si->ssi_signo);
+	mts_loop_stop(s->loop);
+}
+
+static void
+on_store_timer(void *arg, mts_time_t now)
+{
+	struct shim *s = arg;
+
+	shim_store_retry(s);
+	mts_timer_arm(s->loop, &s->store_timer, now + 1000);
+}
+
+/* After every turn: one monitor kept waiting for the next start. */
+static void
+on_turn(void *arg, mts_time_t now)
+{
+	shim_monitor_spare(arg);
+}
+
+static void
+on_task_status(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct shim_task *t = arg;
+
+	shim_task_monitor_status(t->shim, t);
+}
+
+static void
+on_task_exit(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct shim_task *t = arg;
+
+	shim_task_monitor_exit(t->shim, t);
+}
+
+static void
+on_task_timer(void *arg, mts_time_t now)
+{
+	struct shim_task *t = arg;
+
+	shim_task_tick(t->shim, t, now);
+}
+
+void
+shim_task_loop_init(struct shim *s, struct shim_task *t)
+{
+	t->shim = s;
+	mts_timer_init(&t->timer, "task", on_task_timer, t);
+}
+
+static void
+watch_fd(struct shim *s, int fd, struct mts_watch **w, const char *name,
+    mts_watch_fn fn, void *arg)
+{
+	if (fd >= 0 && *w == NULL &&
+	    (*w = mts_loop_watch(s->loop, fd, MTS_LOOP_IN, name, fn, arg)) ==
+		NULL)
+		fatalx("cannot watch a %s descriptor", name);
+}
+
+void
+shim_task_watch(struct shim_task *t)
+{
+	struct shim *s = t->shim;
+	mts_time_t next = mts_task_next(&t->core);
+
+	watch_fd(s, t->status_fd, &t->status_w, "monitor status",
+	    on_task_status, t);
+	watch_fd(s, t->pidfd, &t->pid_w, "monitor exit", on_task_exit, t);
+	if (next == MTS_TIME_NEVER)
+		mts_timer_disarm(s->loop, &t->timer);
+	else
+		mts_timer_arm(s->loop, &t->timer, next);
+}
+
+void
+shim_task_unwatch(struct shim_task *t)
+{
+	mts_watch_free(t->status_w);
+	mts_watch_free(t->pid_w);
+	t->status_w = t->pid_w = NULL;
+	if (t->shim != NULL)
+		mts_timer_disarm(t->shim->loop, &t->timer);
+}
+
+void
+shim_close_watched(int *fd, struct mts_watch **w)
+{
+	mts_watch_free(*w);
+	*w = NULL;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The loop and its signals (children, and the stop signals: containers
+ * keep running), before anything registers on it. Calls on the loop are
+ * meant to be short: a turn over 500 ms is logged (callers of shim.sock
+ * wait meanwhile). */
+static int
+loop_setup(struct shim *s)
+{
+	if ((s->loop = mts_loop_new()) == NULL ||
+	    mts_loop_signal(s->loop, SIGCHLD, on_child_signal, s) < 0 ||
+	    mts_loop_signal(s->loop, SIGTERM, on_stop_signal, s) < 0 ||
+	    mts_loop_signal(s->loop, SIGINT, on_stop_signal, s) < 0 ||
+	    mts_loop_signal(s->loop, SIGHUP, on_stop_signal, s) < 0 ||
+	    mts_loop_on_turn(s->loop, on_turn, s) < 0)
+		return -1;
+	mts_loop_set_slow_ms(s->loop, LOOP_SLOW_MS);
+	mts_timer_init(&s->store_timer, "statestore retry", on_store_timer, s);
+	mts_timer_arm(s->loop, &s->store_timer, mts_now());
+	return 0;
+}
+
 static int
 setup(struct shim *s)
 {
 	char path[SHIM_PATH], err[512];
-	sigset_t ss;
 
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
 		log_warn("PR_SET_CHILD_SUBREAPER");
 		return -1;
 	}
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGCHLD);
-	sigaddset(&ss, SIGTERM);
-	sigaddset(&ss, SIGINT);
-	sigaddset(&ss, SIGHUP);
-	sigprocmask(SIG_BLOCK, &ss, NULL);
-	if ((s->sigfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
-		log_warn("signalfd");
+	if (loop_setup(s) != 0)
 		return -1;
-	}
 	snprintf(path, sizeof(path), "%s/tasks", s->cfg.statedir);
 	if (mts_mkdir_p(path, 0700, 0755) < 0 ||
 	    mts_mkdir_p(s->cfg.runtime_root, 0700, 0755) < 0 ||
@@ -256,187 +375,6 @@ setup(struct shim *s)
 	return 0;
 }
 
-static void
-on_signals(struct shim *s)
-{
-	struct signalfd_siginfo si;
-
-	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			continue;
-		log_info("signal %d: exiting (containers keep running)",
-		    (int)si.ssi_signo);
-		s->quit = 1;
-	}
-	shim_children_reap(s);
-}
-
-/* What one pollfd slot is for. */
-struct slot {
-	int kind; /* 0 signals, 1 server, 2 task status, 3 task pidfd, 4 child,
-		   * 5 exec session */
-	char task[MTS_TASK_ID_MAX + 1];
-	struct shim_child *child;
-	uint64_t exec;
-};
-
-static mts_time_t
-next_deadline(struct shim *s)
-{
-	struct shim_task *t;
-	struct shim_child *c;
-	mts_time_t n = MTS_TIME_NEVER, d;
-
-	for (t = s->tasks; t != NULL; t = t->next)
-		if ((d = mts_task_next(&t->core)) < n)
-			n = d;
-	for (c = s->children; c != NULL; c = c->next)
-		if (!c->exited && c->deadline < n)
-			n = c->deadline;
-	if ((d = shim_exec_next(s)) < n)
-		n = d;
-	return n;
-}
-
-static size_t
-build_poll(struct shim *s, struct pollfd **pfd, struct slot **sl)
-{
-	struct shim_task *t;
-	struct shim_child *c;
-	size_t n = 2, i = 0, k, ne;
-	uint64_t *ids;
-
-	n += shim_exec_npoll(s);
-	for (t = s->tasks; t != NULL; t = t->next)
-		n += 2;
-	for (c = s->children; c != NULL; c = c->next)
-		n++;
-	*pfd = xcalloc(n, sizeof(**pfd));
-	*sl = xcalloc(n, sizeof(**sl));
-	(*pfd)[i] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
-	(*sl)[i++].kind = 0;
-	(*pfd)[i] = (struct pollfd){.fd = mts_ipc_server_fd(s->srv),
-	    .events = POLLIN};
-	(*sl)[i++].kind = 1;
-	for (t = s->tasks; t != NULL; t = t->next) {
-		if (t->status_fd >= 0) {
-			(*pfd)[i] = (struct pollfd){.fd = t->status_fd,
-			    .events = POLLIN};
-			(*sl)[i].kind = 2;
-			snprintf((*sl)[i++].task, MTS_TASK_ID_MAX + 1, "%s",
-			    t->core.id);
-		}
-		if (t->pidfd >= 0) {
-			(*pfd)[i] = (struct pollfd){.fd = t->pidfd,
-			    .events = POLLIN};
-			(*sl)[i].kind = 3;
-			snprintf((*sl)[i++].task, MTS_TASK_ID_MAX + 1, "%s",
-			    t->core.id);
-		}
-	}
-	for (c = s->children; c != NULL; c = c->next)
-		if (c->fd >= 0) {
-			(*pfd)[i] = (struct pollfd){.fd = c->fd, .events = POLLIN};
-			(*sl)[i].kind = 4;
-			(*sl)[i++].child = c;
-		}
-	ids = xcalloc(shim_exec_npoll(s) + 1, sizeof(*ids));
-	ne = shim_exec_poll(s, *pfd + i, ids);
-	for (k = 0; k < ne; k++) {
-		(*sl)[i + k].kind = 5;
-		(*sl)[i + k].exec = ids[k];
-	}
-	free(ids);
-	return i + ne;
-}
-
-static int
-child_alive(struct shim *s, struct shim_child *c)
-{
-	struct shim_child *x;
-
-	for (x = s->children; x != NULL; x = x->next)
-		if (x == c)
-			return 1;
-	return 0;
-}
-
-static void
-handle(struct shim *s, struct pollfd *p, struct slot *sl)
-{
-	struct shim_task *t;
-
-	if (p->revents == 0)
-		return;
-	switch (sl->kind) {
-	case 0:
-		on_signals(s);
-		break;
-	case 1:
-		mts_ipc_server_drain(s->srv, 64);
-		break;
-	case 2:
-		if ((t = shim_task_find(s, sl->task)) && t->status_fd == p->fd)
-			shim_task_monitor_status(s, t);
-		break;
-	case 3:
-		if ((t = shim_task_find(s, sl->task)) && t->pidfd == p->fd)
-			shim_task_monitor_exit(s, t);
-		break;
-	case 4:
-		if (child_alive(s, sl->child)) {
-			shim_child_output(s, sl->child);
-			if (p->revents & (POLLHUP | POLLERR)) {
-				close(sl->child->fd);
-				sl->child->fd = -1;
-			}
-		}
-		break;
-	case 5:
-		shim_exec_ready(s, sl->exec, p);
-		break;
-	}
-}
-
-static void
-run_loop(struct shim *s)
-{
-	struct pollfd *pfd;
-	struct slot *sl;
-	mts_time_t now, next, busy, last_check = 0;
-	size_t n, i;
-	int tmo;
-
-	while (!s->quit) {
-		now = mts_now();
-		next = next_deadline(s);
-		tmo = next <= now ? 0 : (next - now > 1000 ? 1000 : (int)(next - now));
-		n = build_poll(s, &pfd, &sl);
-		if (poll(pfd, n, tmo) < 0 && errno != EINTR)
-			fatal("poll");
-		busy = mts_now();
-		for (i = 0; i < n; i++)
-			handle(s, &pfd[i], &sl[i]);
-		free(pfd);
-		free(sl);
-		now = mts_now();
-		shim_children_timeouts(s, now);
-		shim_exec_tick(s, now);
-		shim_task_tick(s, now);
-		shim_monitor_spare(s);
-		/* Every call on the loop is meant to be short: say so when one
-		 * was not (callers of shim.sock wait meanwhile). */
-		if (mts_now() - busy > LOOP_SLOW_MS)
-			log_warnx("event loop busy for %lld ms",
-			    (long long)(mts_now() - busy));
-		if (now - last_check >= 1000) {
-			last_check = now;
-			mts_ipc_server_check(s->srv);
-			shim_store_retry(s);
-		}
-	}
-}
-
 int
 main(int argc, char **argv)
 {
@@ -447,7 +385,6 @@ main(int argc, char **argv)
 	mts_agent_init(&ag, "shim", argc, argv, NULL, NULL, NULL);
 	if (mts_crypto_init() != 0)
 		fatalx("libsodium init failed");
-	s.sigfd = -1;
 	s.spare_fd = -1;
 	if (config(&s, &ag) != 0) {
 		mts_acl_table_free(&s.cfg.acl);
@@ -468,9 +405,13 @@ main(int argc, char **argv)
 		return MTS_EXIT_FAILURE;
 	}
 	mts_ipc_server_set_acl(s.srv, &s.cfg.acl);
+	if (mts_loop_add_server(s.loop, s.srv) != 0)
+		return MTS_EXIT_FAILURE;
 	mts_agent_ready(&ag);
-	run_loop(&s);
+	if (mts_loop_run(s.loop) != 0)
+		fatalx("the loop failed");
 	shim_exec_free_all(&s);
+	mts_loop_remove_server(s.loop, s.srv);
 	mts_ipc_server_close(s.srv);
 	if (s.ss != NULL)
 		mts_ipc_client_close(s.ss);
@@ -480,6 +421,7 @@ main(int argc, char **argv)
 		shim_task_free(t);
 	}
 	mts_store_close(s.store);
+	mts_loop_free(s.loop);
 	mts_acl_table_free(&s.cfg.acl);
 	mts_agent_free(&ag);
 	return MTS_EXIT_OK;

@@ -12,6 +12,7 @@
 #include "image_store.h"
 #include "ipc.h"
 #include "exec_core.h"
+#include "loop.h"
 #include "shim.pb-c.h"
 #include "shim_core.h"
 
@@ -40,6 +41,7 @@ struct shim_cfg {
 
 struct shim_task {
 	struct mts_task core;
+	struct shim *shim;
 	Mts__Shim__TaskSpec *spec; /* owned, unpacked copy */
 	char dir[SHIM_TASKDIR];
 	char image_id[80];
@@ -51,6 +53,8 @@ struct shim_task {
 	int pidfd;		/* the monitor's, -1 */
 	int status_fd;		/* monitor start report, -1 */
 	struct mts_buf status;	/* bytes read from status_fd */
+	struct mts_watch *status_w, *pid_w; /* the loop's, with the fds */
+	struct mts_timer timer;	/* at the core's next deadline */
 	struct mts_ipc_call *run_call;
 	struct mts_ipc_call **stop_calls;
 	size_t nstop;
@@ -66,14 +70,17 @@ enum shim_child_kind {
 
 /* A helper process the loop waits for (probe, image job). */
 struct shim_child {
+	struct shim *shim;
 	enum shim_child_kind kind;
 	pid_t pid;
 	char task[MTS_TASK_ID_MAX + 1];
 	int fd;			/* its output, -1 */
+	struct mts_watch *w;	/* fd's */
 	struct mts_buf out;
 	int truncated;
 	struct mts_ipc_call *call;
 	mts_time_t deadline;
+	struct mts_timer timer;	/* deadline, or delivery of an early end */
 	int timed_out;
 	int status;
 	int exited;
@@ -87,10 +94,10 @@ struct shim {
 	struct mts_ipc_server *srv;
 	struct shim_task *tasks;
 	struct shim_child *children;
-	int sigfd;
-	int quit;
+	struct mts_loop *loop;
 	int image_job; /* an import or pull is running */
 	mts_time_t next_store_retry;
+	struct mts_timer store_timer; /* statestore retries, every second */
 	pid_t spare;	/* a monitor waiting for its job, 0 */
 	int spare_fd;	/* its socket, -1 */
 	struct mts_ipc_client *ss; /* statestore, lazily dialled */
@@ -109,13 +116,25 @@ struct shim_exec_cmd {
 	int shell; /* run args[0] through /bin/sh -c */
 };
 
+/* shim.c: a task on the loop */
+/* Sets up t's timer (task_alloc). */
+void shim_task_loop_init(struct shim *, struct shim_task *);
+/* Watches t's monitor descriptors that have no watcher yet and arms its
+ * timer at the core's next deadline (after every step of the core). */
+void shim_task_watch(struct shim_task *);
+/* Frees t's watchers and disarms its timer (before t goes). */
+void shim_task_unwatch(struct shim_task *);
+/* Frees *w (before the descriptor) and closes *fd; both become unset. */
+void shim_close_watched(int *fd, struct mts_watch **w);
+
 /* shim_task.c */
 struct shim_task *shim_task_find(struct shim *, const char *id);
 int shim_task_create(struct shim *, const Mts__Shim__TaskSpec *,
     struct shim_task **out, char *err, size_t errlen);
 void shim_task_event(struct shim *, struct shim_task *,
     const struct mts_task_ev *);
-void shim_task_tick(struct shim *, mts_time_t now);
+/* The core's deadline came (t's timer). */
+void shim_task_tick(struct shim *, struct shim_task *, mts_time_t now);
 void shim_task_monitor_status(struct shim *, struct shim_task *);
 void shim_task_monitor_exit(struct shim *, struct shim_task *);
 int shim_task_remove(struct shim *, struct shim_task *, char *err,
@@ -147,11 +166,8 @@ void shim_probe_start(struct shim *, struct shim_task *);
 int shim_image_start(struct shim *, const char *const *args, int pull,
     struct mts_ipc_call *);
 void shim_children_reap(struct shim *);
-void shim_child_output(struct shim *, struct shim_child *);
-void shim_children_timeouts(struct shim *, mts_time_t now);
 
 /* shim_exec.c */
-struct pollfd;
 /* The runtime exec argv (caller frees the array, not the strings). */
 const char **shim_exec_argv(struct shim *, const struct shim_exec_cmd *);
 int shim_exec_setup(struct shim *);
@@ -163,14 +179,8 @@ void shim_exec_oneshot(struct shim *, struct shim_task *,
     const Mts__Shim__ExecReq *, struct mts_ipc_call *);
 void shim_exec_io(struct shim *, const Mts__Shim__ExecIoReq *,
     struct mts_ipc_call *);
-/* At most shim_exec_npoll() descriptors, each with its session's id. */
-size_t shim_exec_npoll(const struct shim *);
-size_t shim_exec_poll(struct shim *, struct pollfd *, uint64_t *ids);
-void shim_exec_ready(struct shim *, uint64_t id, const struct pollfd *);
 /* 1 if pid was one of a session's processes. */
 int shim_exec_reaped(struct shim *, pid_t pid, int status);
-void shim_exec_tick(struct shim *, mts_time_t now);
-mts_time_t shim_exec_next(const struct shim *);
 void shim_exec_free_all(struct shim *);
 
 /* shim_api.c */

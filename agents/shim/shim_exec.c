@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 
 struct shim_exec {
 	struct mts_exec core;
+	struct shim *shim;
 	char task[MTS_TASK_ID_MAX + 1];
 	pid_t runtime;		/* runc exec, 0 once reaped */
 	pid_t proc;		/* tty: the process (reparented to us), 0 */
@@ -37,6 +37,9 @@ struct shim_exec {
 	int in_fd;		/* the process's stdin pipe, -1 */
 	int pty;		/* tty: the terminal's master, -1 */
 	int lsn, conn;		/* tty: the console socket, -1 */
+	struct mts_watch *out_w, *in_w, *pty_w; /* the loop's, with the fds */
+	struct mts_watch *con_w; /* lsn's, then conn's */
+	struct mts_timer timer;	/* the session's next deadline */
 	uint16_t rows, cols;	/* window size to apply, 0 = none */
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char pidfile[SHIM_PATH];
@@ -45,7 +48,7 @@ struct shim_exec {
 	mts_time_t call_deadline;
 	uint32_t call_max, call_accepted;
 	int killed;		/* one-shot past its timeout */
-	int dead;		/* freed at the next tick */
+	int dead;		/* freed once its last reply is sent */
 	struct shim_exec *next;
 };
 
@@ -114,6 +117,8 @@ close_fd(int *fd)
 static void
 close_console(struct shim_exec *x)
 {
+	mts_watch_free(x->con_w);
+	x->con_w = NULL;
 	close_fd(&x->lsn);
 	close_fd(&x->conn);
 	if (x->sock[0] != '\0')
@@ -132,9 +137,10 @@ check_eof(struct shim_exec *x)
 static void
 exec_free(struct shim_exec *x)
 {
-	close_fd(&x->out_fd);
-	close_fd(&x->in_fd);
-	close_fd(&x->pty);
+	mts_timer_disarm(x->shim->loop, &x->timer);
+	shim_close_watched(&x->out_fd, &x->out_w);
+	shim_close_watched(&x->in_fd, &x->in_w);
+	shim_close_watched(&x->pty, &x->pty_w);
 	close_console(x);
 	if (x->pidfile[0] != '\0')
 		unlink(x->pidfile);
@@ -272,12 +278,17 @@ check_cmd(struct shim_task *t, size_t nargs, size_t nenv, char *err,
 	return 0;
 }
 
+static void on_exec_timer(void *, mts_time_t);
+static void exec_after(struct shim_exec *, mts_time_t);
+
 static struct shim_exec *
 exec_new(struct shim *s, const char *task, int tty, int oneshot)
 {
 	struct shim_exec *x = xcalloc(1, sizeof(*x));
 	uint64_t id;
 
+	x->shim = s;
+	mts_timer_init(&x->timer, "exec", on_exec_timer, x);
 	do
 		randombytes_buf(&id, sizeof(id));
 	while (id == 0 || find(s, id) != NULL);
@@ -337,6 +348,7 @@ shim_exec_begin(struct shim *s, struct shim_task *t,
 	x->rows = (uint16_t)r->rows;
 	x->cols = (uint16_t)r->cols;
 	*id = x->core.id;
+	exec_after(x, mts_now());
 	return 0;
 }
 
@@ -358,6 +370,7 @@ shim_exec_oneshot(struct shim *s, struct shim_task *t,
 	x->call_oneshot = 1;
 	x->call_deadline = mts_now() +
 	    (r->timeout_ms ? r->timeout_ms : ONESHOT_DEFAULT_MS);
+	exec_after(x, mts_now());
 }
 
 /* --- replies ------------------------------------------------------------- */
@@ -465,6 +478,7 @@ shim_exec_io(struct shim *s, const Mts__Shim__ExecIoReq *r,
 	if (x->dead) { /* that reply was the last */
 		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND,
 		    "exec session %016" PRIx64 " ended", r->session);
+		exec_after(x, now);
 		return;
 	}
 	x->core.last_call = now;
@@ -486,54 +500,15 @@ shim_exec_io(struct shim *s, const Mts__Shim__ExecIoReq *r,
 	    ? r->max_bytes
 	    : IO_DEFAULT_MAX;
 	x->call_deadline = now + wait;
-	maybe_reply(x, now);
+	exec_after(x, now);
 }
 
 /* --- descriptors ---------------------------------------------------------- */
 
-size_t
-shim_exec_npoll(const struct shim *s)
-{
-	return count(s) * 4;
-}
-
-static void
-add(struct pollfd *p, uint64_t *ids, size_t *n, int fd, short ev, uint64_t id)
-{
-	if (fd < 0 || ev == 0)
-		return;
-	p[*n] = (struct pollfd){.fd = fd, .events = ev};
-	ids[*n] = id;
-	(*n)++;
-}
-
-size_t
-shim_exec_poll(struct shim *s, struct pollfd *p, uint64_t *ids)
-{
-	struct shim_exec *x;
-	size_t n = 0;
-	short rd;
-
-	for (x = s->execs; x != NULL; x = x->next) {
-		if (x->dead)
-			continue;
-		rd = mts_exec_want_read(&x->core) ? POLLIN : 0;
-		add(p, ids, &n, x->out_fd, rd, x->core.id);
-		add(p, ids, &n, x->pty, (short)(rd | (x->core.in.len ? POLLOUT
-								     : 0)),
-		    x->core.id);
-		add(p, ids, &n, x->in_fd, x->core.in.len ? POLLOUT : 0,
-		    x->core.id);
-		add(p, ids, &n, x->lsn >= 0 ? x->lsn : x->conn, POLLIN,
-		    x->core.id);
-	}
-	return n;
-}
-
 /* Reads what fd has (within the session's room); closes it at EOF (or
  * EIO: a terminal whose every slave is closed). */
 static void
-read_out(struct shim_exec *x, int *fd, mts_time_t now)
+read_out(struct shim_exec *x, int *fd, struct mts_watch **w, mts_time_t now)
 {
 	char buf[65536];
 	ssize_t r;
@@ -549,7 +524,7 @@ read_out(struct shim_exec *x, int *fd, mts_time_t now)
 			continue;
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		close_fd(fd);
+		shim_close_watched(fd, w);
 	}
 	check_eof(x);
 }
@@ -571,7 +546,7 @@ write_in(struct shim_exec *x, int fd)
 			return;
 		x->core.in.len = 0; /* the reader is gone */
 		if (fd == x->in_fd)
-			close_fd(&x->in_fd);
+			shim_close_watched(&x->in_fd, &x->in_w);
 		return;
 	}
 }
@@ -596,6 +571,8 @@ console_recv(struct shim_exec *x)
 		    SOCK_CLOEXEC);
 		if (x->conn < 0)
 			return;
+		mts_watch_free(x->con_w); /* conn gets its own */
+		x->con_w = NULL;
 		close_fd(&x->lsn);
 	}
 	r = recvmsg(x->conn, &mh, MSG_CMSG_CLOEXEC);
@@ -613,28 +590,6 @@ console_recv(struct shim_exec *x)
 		    x->core.id);
 	close_console(x);
 	check_eof(x);
-}
-
-void
-shim_exec_ready(struct shim *s, uint64_t id, const struct pollfd *p)
-{
-	struct shim_exec *x = find(s, id);
-	mts_time_t now = mts_now();
-
-	if (x == NULL || p->revents == 0)
-		return;
-	if (p->fd == x->lsn || p->fd == x->conn)
-		console_recv(x);
-	else if (p->fd == x->in_fd)
-		write_in(x, x->in_fd);
-	else if (p->fd == x->out_fd)
-		read_out(x, &x->out_fd, now);
-	else if (p->fd == x->pty) {
-		if (p->revents & POLLOUT)
-			write_in(x, x->pty);
-		read_out(x, &x->pty, now);
-	}
-	maybe_reply(x, now);
 }
 
 /* --- processes -------------------------------------------------------------- */
@@ -688,11 +643,13 @@ shim_exec_reaped(struct shim *s, pid_t pid, int st)
 				mts_exec_exit(&x->core, status_code(st), now);
 			if (x->core.exited)
 				close_console(x);
+			exec_after(x, now);
 			return 1;
 		}
 		if (x->proc == pid) {
 			x->proc = 0;
 			mts_exec_exit(&x->core, status_code(st), now);
+			exec_after(x, now);
 			return 1;
 		}
 	}
@@ -708,11 +665,14 @@ exec_kill(struct shim_exec *x)
 		kill(x->runtime, SIGKILL);
 }
 
+/* What a session does after anything happened to it (and at its
+ * deadlines): closing stdin once written, the one-shot timeout, the end of
+ * the drain time, replies, abandonment. */
 static void
 tick_one(struct shim_exec *x, mts_time_t now)
 {
 	if (x->core.close_in && x->core.in.len == 0)
-		close_fd(&x->in_fd);
+		shim_close_watched(&x->in_fd, &x->in_w);
 	if (x->call_oneshot && x->call != NULL && !x->killed &&
 	    now >= x->call_deadline) {
 		x->killed = 1;
@@ -722,11 +682,11 @@ tick_one(struct shim_exec *x, mts_time_t now)
 		/* Whatever was in flight has arrived; a background child
 		 * holding the output open does not keep the session. With a
 		 * full buffer the rest waits for the client to take some. */
-		read_out(x, &x->out_fd, now);
-		read_out(x, &x->pty, now);
+		read_out(x, &x->out_fd, &x->out_w, now);
+		read_out(x, &x->pty, &x->pty_w, now);
 		if (mts_exec_room(&x->core) > 0) {
-			close_fd(&x->out_fd);
-			close_fd(&x->pty);
+			shim_close_watched(&x->out_fd, &x->out_w);
+			shim_close_watched(&x->pty, &x->pty_w);
 			close_console(x);
 			check_eof(x);
 		}
@@ -741,36 +701,115 @@ tick_one(struct shim_exec *x, mts_time_t now)
 	}
 }
 
-void
-shim_exec_tick(struct shim *s, mts_time_t now)
+static void
+exec_unlink(struct shim *s, struct shim_exec *x)
 {
-	struct shim_exec **pp = &s->execs, *x;
+	struct shim_exec **pp;
 
-	while ((x = *pp) != NULL) {
-		if (!x->dead)
-			tick_one(x, now);
-		if (x->dead && x->call == NULL) {
+	for (pp = &s->execs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == x) {
 			*pp = x->next;
-			exec_free(x);
-		} else
-			pp = &x->next;
-	}
+			return;
+		}
 }
 
-mts_time_t
-shim_exec_next(const struct shim *s)
-{
-	const struct shim_exec *x;
-	mts_time_t n = MTS_TIME_NEVER, d;
+static void on_exec_out(void *, int, uint32_t, mts_time_t);
+static void on_exec_in(void *, int, uint32_t, mts_time_t);
+static void on_exec_pty(void *, int, uint32_t, mts_time_t);
+static void on_exec_console(void *, int, uint32_t, mts_time_t);
 
-	for (x = s->execs; x != NULL; x = x->next) {
-		d = mts_exec_next(&x->core);
-		if (x->call != NULL && x->call_deadline < d)
-			d = x->call_deadline;
-		if (d < n)
-			n = d;
+/* Watches fd (if open) for events; a watcher follows its descriptor. */
+static void
+watch(struct shim_exec *x, int fd, struct mts_watch **w, uint32_t events,
+    mts_watch_fn fn)
+{
+	if (fd < 0)
+		return;
+	if (*w == NULL)
+		*w = mts_loop_watch(x->shim->loop, fd, events, "exec", fn, x);
+	else if (mts_watch_set(*w, events) < 0)
+		fatal("exec %016" PRIx64 ": epoll", x->core.id);
+	if (*w == NULL)
+		fatalx("cannot watch an exec session's descriptor");
+}
+
+/* What the loop waits for: output while there is room, stdin while some is
+ * queued, the console socket; the timer at the next deadline. */
+static void
+exec_watch(struct shim_exec *x)
+{
+	uint32_t rd = mts_exec_want_read(&x->core) ? MTS_LOOP_IN : 0;
+	uint32_t wr = x->core.in.len ? MTS_LOOP_OUT : 0;
+	mts_time_t d = mts_exec_next(&x->core);
+
+	watch(x, x->out_fd, &x->out_w, rd, on_exec_out);
+	watch(x, x->pty, &x->pty_w, rd | wr, on_exec_pty);
+	watch(x, x->in_fd, &x->in_w, wr, on_exec_in);
+	watch(x, x->lsn >= 0 ? x->lsn : x->conn, &x->con_w, MTS_LOOP_IN,
+	    on_exec_console);
+	if (x->call != NULL && x->call_deadline < d)
+		d = x->call_deadline;
+	mts_timer_arm(x->shim->loop, &x->timer, d);
+}
+
+/* After every event of a session: its checks, then what the loop waits
+ * for, or, once its last reply is sent, its end. */
+static void
+exec_after(struct shim_exec *x, mts_time_t now)
+{
+	if (!x->dead)
+		tick_one(x, now);
+	if (x->dead && x->call == NULL) {
+		exec_unlink(x->shim, x);
+		exec_free(x);
+		return;
 	}
-	return n;
+	if (!x->dead)
+		exec_watch(x);
+}
+
+static void
+on_exec_out(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct shim_exec *x = arg;
+
+	read_out(x, &x->out_fd, &x->out_w, now);
+	exec_after(x, now);
+}
+
+static void
+on_exec_in(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct shim_exec *x = arg;
+
+	write_in(x, x->in_fd);
+	exec_after(x, now);
+}
+
+static void
+on_exec_pty(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct shim_exec *x = arg;
+
+	if (events & MTS_LOOP_OUT)
+		write_in(x, x->pty);
+	read_out(x, &x->pty, &x->pty_w, now);
+	exec_after(x, now);
+}
+
+static void
+on_exec_console(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct shim_exec *x = arg;
+
+	console_recv(x);
+	exec_after(x, now);
+}
+
+static void
+on_exec_timer(void *arg, mts_time_t now)
+{
+	exec_after(arg, now);
 }
 
 /* At exit: a session cannot outlive the shim (nobody could poll it

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -171,13 +170,77 @@ shim_logs_read(const char *taskdir, uint64_t offset, uint32_t tail,
 
 /* --- helper children -------------------------------------------------- */
 
+static void deliver(struct shim *);
+
+static void
+child_output(struct shim_child *c)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while (c->fd >= 0 && (n = read(c->fd, buf, sizeof(buf))) > 0) {
+		size_t room = c->out.len < CHILD_MAX_OUTPUT
+		    ? CHILD_MAX_OUTPUT - c->out.len
+		    : 0;
+		if ((size_t)n > room)
+			c->truncated = 1;
+		mts_buf_put(&c->out, buf, (size_t)n < room ? (size_t)n : room);
+	}
+}
+
+static void
+on_child_output(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct shim_child *c = arg;
+
+	child_output(c);
+	if (events & (EPOLLHUP | EPOLLERR))
+		shim_close_watched(&c->fd, &c->w);
+}
+
+/* Its deadline: killed (its end comes through SIGCHLD); or a child that
+ * ended without running (nothing to reap) is delivered. */
+static void
+on_child_timer(void *arg, mts_time_t now)
+{
+	struct shim_child *c = arg;
+
+	if (!c->exited && c->pid > 0 && !c->timed_out) {
+		c->timed_out = 1;
+		kill(c->pid, SIGKILL);
+	}
+	deliver(c->shim);
+}
+
+/* Arms c's timer: its deadline, or now if it is over already. */
+static void
+child_arm(struct shim_child *c)
+{
+	mts_timer_arm(c->shim->loop, &c->timer,
+	    c->exited ? mts_loop_now(c->shim->loop) : c->deadline);
+}
+
+/* Its output pipe p (the read end) becomes the loop's. */
+static void
+child_watch(struct shim_child *c, int p)
+{
+	fcntl(p, F_SETFL, O_NONBLOCK);
+	c->fd = p;
+	c->w = mts_loop_watch(c->shim->loop, p, MTS_LOOP_IN, "helper output",
+	    on_child_output, c);
+	if (c->w == NULL)
+		fatalx("cannot watch a helper's output");
+}
+
 static struct shim_child *
 child_new(struct shim *s, enum shim_child_kind kind, const char *task)
 {
 	struct shim_child *c = xcalloc(1, sizeof(*c));
 
+	c->shim = s;
 	c->kind = kind;
 	c->fd = -1;
+	mts_timer_init(&c->timer, "helper", on_child_timer, c);
 	mts_buf_init(&c->out);
 	snprintf(c->task, sizeof(c->task), "%s", task);
 	c->next = s->children;
@@ -212,8 +275,7 @@ child_fork(struct shim_child *c, int (*fn)(struct shim *, void *),
 		_exit(fn(s, arg));
 	}
 	close(p[1]);
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	c->fd = p[0];
+	child_watch(c, p[0]);
 	return 0;
 }
 
@@ -263,8 +325,7 @@ child_spawn(struct shim_child *c, const char *const *argv)
 		errno = rc;
 		return -MTS_ERR_IO;
 	}
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	c->fd = p[0];
+	child_watch(c, p[0]);
 	return 0;
 }
 
@@ -372,6 +433,7 @@ shim_probe_start(struct shim *s, struct shim_task *t)
 			    "bad healthcheck target \"%s\"", h->test[1]);
 			c->exited = 1;
 			c->status = 1 << 8;
+			child_arm(c);
 			return;
 		}
 		snprintf(np.ns, sizeof(np.ns), "/proc/%d/ns/net", np.pid);
@@ -392,6 +454,7 @@ shim_probe_start(struct shim *s, struct shim_task *t)
 		c->exited = 1;
 		c->status = 1 << 8;
 	}
+	child_arm(c);
 }
 
 int
@@ -411,8 +474,10 @@ shim_image_start(struct shim *s, const char *const *args, int pull,
 	if (child_spawn(c, argv) != 0) {
 		c->exited = 1;
 		c->pid = 0;
+		child_arm(c);
 		return -MTS_ERR_IO;
 	}
+	child_arm(c);
 	c->call = call;
 	s->image_job = 1;
 	return 0;
@@ -454,11 +519,9 @@ child_done(struct shim *s, struct shim_child *c)
 	int ok = WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0 &&
 	    !c->timed_out;
 
-	if (c->fd >= 0) {
-		shim_child_output(s, c);
-		close(c->fd);
-		c->fd = -1;
-	}
+	mts_timer_disarm(s->loop, &c->timer);
+	child_output(c);
+	shim_close_watched(&c->fd, &c->w);
 	if (c->kind == SHIM_CHILD_IMAGE && c->call != NULL) {
 		image_done(s, c);
 	} else if (c->kind == SHIM_CHILD_PROBE && t != NULL) {
@@ -478,22 +541,6 @@ child_done(struct shim *s, struct shim_child *c)
 	}
 	mts_buf_free(&c->out);
 	free(c);
-}
-
-void
-shim_child_output(struct shim *s, struct shim_child *c)
-{
-	char buf[65536];
-	ssize_t n;
-
-	while (c->fd >= 0 && (n = read(c->fd, buf, sizeof(buf))) > 0) {
-		size_t room = c->out.len < CHILD_MAX_OUTPUT
-		    ? CHILD_MAX_OUTPUT - c->out.len
-		    : 0;
-		if ((size_t)n > room)
-			c->truncated = 1;
-		mts_buf_put(&c->out, buf, (size_t)n < room ? (size_t)n : room);
-	}
 }
 
 /* Finished children (marked by shim_children_reap) are delivered here. */
@@ -534,19 +581,5 @@ shim_children_reap(struct shim *s)
 		if (!mine && !shim_exec_reaped(s, pid, st))
 			mts_exits_put(&s->exits, pid, st, mts_now());
 	}
-	deliver(s);
-}
-
-void
-shim_children_timeouts(struct shim *s, mts_time_t now)
-{
-	struct shim_child *c;
-
-	for (c = s->children; c != NULL; c = c->next)
-		if (!c->exited && c->pid > 0 && now >= c->deadline &&
-		    !c->timed_out) {
-			c->timed_out = 1;
-			kill(c->pid, SIGKILL);
-		}
 	deliver(s);
 }

@@ -266,6 +266,7 @@ shim_task_free(struct shim_task *t)
 {
 	if (t == NULL)
 		return;
+	shim_task_unwatch(t);
 	if (t->spec != NULL)
 		mts__shim__task_spec__free_unpacked(t->spec, NULL);
 	if (t->pidfd >= 0)
@@ -284,6 +285,7 @@ task_alloc(struct shim *s, const char *id)
 
 	t->pidfd = -1;
 	t->status_fd = -1;
+	shim_task_loop_init(s, t);
 	mts_buf_init(&t->status);
 	snprintf(t->dir, sizeof(t->dir), "%s/tasks/%.64s", s->cfg.statedir, id);
 	return t;
@@ -568,6 +570,7 @@ spawn_monitor(struct shim *s, struct shim_task *t)
 	mts_buf_reset(&t->status);
 	t->monitor = pid;
 	t->pidfd = pidfd_open_(pid);
+	shim_task_watch(t);
 	snprintf(pidtxt, sizeof(pidtxt), "%d\n", (int)pid);
 	tpath(path, sizeof(path), t, "monitor.pid");
 	/* Not fsync'ed: it serves a restarted shim, and the page cache
@@ -605,8 +608,7 @@ shim_task_monitor_status(struct shim *s, struct shim_task *t)
 		mts_buf_put(&t->status, buf, (size_t)n);
 	if (n < 0 && errno == EAGAIN)
 		return;
-	close(t->status_fd);
-	t->status_fd = -1;
+	shim_close_watched(&t->status_fd, &t->status_w);
 	mts_buf_put_u8(&t->status, 0);
 	nl = strchr((char *)t->status.data, '\n');
 	if (nl != NULL)
@@ -650,9 +652,7 @@ shim_task_monitor_exit(struct shim *s, struct shim_task *t)
 
 	if (t->status_fd >= 0)
 		shim_task_monitor_status(s, t);
-	if (t->pidfd >= 0)
-		close(t->pidfd);
-	t->pidfd = -1;
+	shim_close_watched(&t->pidfd, &t->pid_w);
 	waitpid(t->monitor, NULL, WNOHANG);
 	t->monitor = 0;
 	if (t->core.state == MTS_TASK_CREATED) {
@@ -751,24 +751,19 @@ shim_task_event(struct shim *s, struct shim_task *t,
 	else if (t->core.state == MTS_TASK_FAILED && was != MTS_TASK_FAILED)
 		log_info("task %s: failed after %u restarts", t->core.id,
 		    t->core.restarts);
+	shim_task_watch(t);
 	apply(s, t, &fx);
 }
 
 void
-shim_task_tick(struct shim *s, mts_time_t now)
+shim_task_tick(struct shim *s, struct shim_task *t, mts_time_t now)
 {
-	struct shim_task *t, *next;
-	struct mts_effects fx;
+	struct mts_effects fx = {.n = 0};
 
-	for (t = s->tasks; t != NULL; t = next) {
-		next = t->next;
-		if (mts_task_next(&t->core) > now)
-			continue;
-		fx.n = 0;
-		mts_task_step(&t->core,
-		    &(struct mts_task_ev){.type = MTS_EV_TICK}, now, &fx);
-		apply(s, t, &fx);
-	}
+	mts_task_step(&t->core, &(struct mts_task_ev){.type = MTS_EV_TICK},
+	    now, &fx);
+	shim_task_watch(t);
+	apply(s, t, &fx);
 }
 
 int
@@ -1029,9 +1024,10 @@ reattach(struct shim *s, struct shim_task *t)
 	case MTS_TASK_RESTARTING:
 		t->core.deadline = now + mts_task_backoff(&t->core.pol,
 		    t->core.restarts);
-		return;
+		/* FALLTHROUGH */
 	case MTS_TASK_EXITED:
 	case MTS_TASK_FAILED:
+		shim_task_watch(t);
 		return;
 	default:
 		break;
@@ -1054,9 +1050,11 @@ reattach(struct shim *s, struct shim_task *t)
 		if (t->core.state == MTS_TASK_CREATED)
 			t->core.state = MTS_TASK_RUNNING;
 		shim_task_monitor_exit(s, t);
-	} else
+	} else {
+		shim_task_watch(t);
 		log_info("task %s: re-attached to monitor %d (container %d)",
 		    t->core.id, (int)pid, t->core.pid);
+	}
 }
 
 /* Deletes runtime containers under our root that no task owns. */

@@ -95,6 +95,24 @@ check "exec runs in the task's uts namespace" grep -qx live <<<"$out"
 $CTL exec exit3 -- true 2>"$T_DIR/err"
 check "exec into an exited task is refused" grep -q 'not running' "$T_DIR/err"
 
+# An exec whose client stops reading: the session's buffer fills, the
+# process ends with the rest of its output still in the pipe, and the
+# shim waits idle (the paused pipe's hang-up does not spin its loop); the
+# output then arrives whole.
+$CTL exec live -- sh -c 'sleep 1; head -c 300000 /dev/zero' >"$T_DIR/big" &
+cpid=$!
+sleep 0.4
+kill -STOP "$cpid"
+sleep 1.5
+cpu0=$(awk '{print $14 + $15}' "/proc/$SHIM_PID/stat")
+sleep 2
+cpu1=$(awk '{print $14 + $15}' "/proc/$SHIM_PID/stat")
+check "a full exec session with its process ended leaves the shim idle ($((cpu1 - cpu0)) ticks in 2 s)" \
+	test $((cpu1 - cpu0)) -le 10
+kill -CONT "$cpid"
+wait "$cpid"
+check "its output then arrives whole" test "$(wc -c <"$T_DIR/big")" -eq 300000
+
 # Errors name what is wrong.
 $CTL task run --name nope no-such-image 2>"$T_DIR/err" >/dev/null
 check "unknown image refused" grep -q 'no image no-such-image' "$T_DIR/err"
