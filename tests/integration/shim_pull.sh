@@ -49,6 +49,7 @@ echo "  $out"
 check "pull by tag" grep -q "^$REG/busybox:latest sha256:" <<<"$out"
 $CTL task run --name pulled "$REG/busybox:latest" -- sh -c 'echo from-the-registry' >/dev/null
 check "a task runs from the pulled image" wait_for 10 bash -c "$CTL logs pulled | grep -qx from-the-registry"
+wait_for 10 task_is pulled state exited # its log line comes before its exit
 $CTL task rm pulled
 digest=$(skopeo inspect --tls-verify=false --format '{{.Digest}}' "docker://$REG/busybox:latest")
 check "pull by digest" bash -c "$CTL image pull --insecure $REG/busybox@$digest | grep -q sha256:"
@@ -57,6 +58,7 @@ echo "  $out"
 check "pull through an index picks linux/amd64" grep -q "^$REG/multi:latest sha256:" <<<"$out"
 $CTL task run --name multi "$REG/multi:latest" -- uname -m >/dev/null
 check "the amd64 image runs" wait_for 10 bash -c "$CTL logs multi | grep -qx x86_64"
+wait_for 10 task_is multi state exited # its log line comes before its exit
 $CTL task rm multi
 $CTL image pull --insecure "$REG/nothere:latest" >/dev/null 2>"$T_DIR/err"
 check "missing repository named in the error" grep -q 'nothere.*HTTP 404' "$T_DIR/err"
