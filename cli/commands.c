@@ -13,6 +13,7 @@ extern const struct mtsctl_group mtsctl_group_task;
 extern const struct mtsctl_group mtsctl_group_image;
 extern const struct mtsctl_group mtsctl_group_logs;
 extern const struct mtsctl_group mtsctl_group_exec;
+extern const struct mtsctl_group mtsctl_group_stack;
 
 const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_version,
@@ -25,6 +26,7 @@ const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_image,
 	&mtsctl_group_logs,
 	&mtsctl_group_exec,
+	&mtsctl_group_stack,
 	NULL,
 };
 

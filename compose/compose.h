@@ -234,6 +234,10 @@ void mts_stack_free(struct mts_stack *);
  * the same stack (every default written out). */
 int mts_stack_print(const struct mts_stack *, FILE *f);
 
+/* The same as JSON (a new jansson object), NULL when out of memory. */
+struct json_t;
+struct json_t *mts_stack_json(const struct mts_stack *);
+
 /* Interpolates s (len bytes): *out is a new NUL-terminated string. -1 with
  * err (no position) on an invalid reference or a required variable. */
 int mts_compose_interpolate(const char *s, size_t len,

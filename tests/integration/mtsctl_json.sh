@@ -63,6 +63,11 @@ check "node ls: exactly one member has self: true" jq_ 'sum(1 for n in j if n["s
 check "node ls: the table still marks this node with *" \
 	eval 'g_ctl 1 node ls | grep -q "^[0-9a-f]\{32\} \* "'
 
+# --- stack config: the loaded stack as JSON ---
+printf 'services:\n  web:\n    image: nginx\n    deploy: {replicas: 2}\n' >"$T_DIR/stack.yml"
+jcheck "stack config" 1 stack config -c "$T_DIR/stack.yml" --stack demo
+check "stack config: the stack's name, service and replicas" jq_ 'j["name"] == "demo" and j["services"]["web"]["deploy"]["replicas"] == 2'
+
 # --- state: values are bytes ---
 jcheck "state put" 1 state put "json/clé" "café"
 jcheck "state get" 1 state get "json/clé"
