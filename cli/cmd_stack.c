@@ -124,6 +124,7 @@ stack_args(struct mtsctl *ctx, int argc, char **argv, struct stack_args *a)
 {
 	static const struct option lo[] = {
 		{"compose-file", required_argument, NULL, 'c'},
+		{"file", required_argument, NULL, 'c'},
 		{"stack", required_argument, NULL, 's'},
 		{"quiet", no_argument, NULL, 'q'},
 		{NULL, 0, NULL, 0},
@@ -131,7 +132,9 @@ stack_args(struct mtsctl *ctx, int argc, char **argv, struct stack_args *a)
 	int c;
 
 	memset(a, 0, sizeof(*a));
-	while ((c = getopt_long(argc, argv, "c:q", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:f:q", lo, NULL)) != -1) {
+		if (c == 'f')
+			c = 'c'; /* docker compose's -f, docker stack's -c */
 		if (c == 'c' && a->nfiles < MAX_FILES)
 			a->files[a->nfiles++] = optarg;
 		else if (c == 'c') {
@@ -233,7 +236,7 @@ cmd_config(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static const struct mtsctl_cmd cmds[] = {
-	{"config", cmd_config, "[-c FILE]... [--stack NAME] [-q]",
+	{"config", cmd_config, "[-c|-f FILE]... [--stack NAME] [-q]",
 	    "check Compose files and print the stack mts would deploy",
 	    "DESCRIPTION\n"
 	    "    Reads the Compose files as `docker stack deploy -c` does and\n"
@@ -251,7 +254,8 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    dollar). The stack's name is --stack, else the files' top-\n"
 	    "    level name:, else the first file's directory name.\n"
 	    "\nOPTIONS\n"
-	    "    -c, --compose-file FILE  a Compose file; repeat it to merge\n"
+	    "    -c, -f, --compose-file, --file FILE\n"
+	    "                             a Compose file; repeat it to merge\n"
 	    "                             several, later files overriding\n"
 	    "                             (default: compose.yaml, compose.yml,\n"
 	    "                             docker-compose.yaml or\n"

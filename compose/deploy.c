@@ -156,6 +156,11 @@ placement(struct conv *c, const struct cnode *n)
 			return CERR(c, v, "deploy.placement.constraints: "
 			    "\"%s\" is not ATTRIBUTE == VALUE or "
 			    "ATTRIBUTE != VALUE", k);
+		if (strstr(k, "node.role") != NULL)
+			cv_warn(c, v, "service \"%s\": \"%s\": mts has no "
+			    "manager role; node.role matches the node label "
+			    "role where one is set, and otherwise every node "
+			    "is a manager", c->svc->name, k);
 	}
 	if ((v = cnode_get(n, "preferences")) && !cnode_is_null(v)) {
 		if (cv_want(c, v, CN_SEQ, "deploy.placement.preferences") < 0)
