@@ -20,6 +20,7 @@
 #include <sodium.h>
 
 #include "bundle_core.h"
+#include "inroot.h"
 #include "fsutil.h"
 #include "log.h"
 #include "mtserr.h"
@@ -145,6 +146,49 @@ new_id(char *out, size_t outlen)
 		snprintf(out + 2 * i, 3, "%02x", r[i]);
 }
 
+#define USER_DB_MAX (1 << 20)
+
+/*
+ * The image's /etc/passwd and /etc/group (NULL each when missing). They are
+ * read inside the task's root file system as the container sees them: links
+ * resolve inside it, never to the host's files (etc/passwd -> /etc/shadow is
+ * the image's shadow), and only regular files of at most USER_DB_MAX bytes
+ * are read, so a FIFO never blocks the shim. A file that exists but is not
+ * such a file is refused, whatever the user: the runtime reads both for
+ * every task (home, supplementary groups) and would hang on a FIFO too.
+ */
+static int
+read_user_db(struct shim_task *t, char **passwd, char **group, char *err,
+    size_t errlen)
+{
+	static const char *const names[2] = {"etc/passwd", "etc/group"};
+	char **out[2] = {passwd, group}, path[SHIM_PATH];
+	size_t i, len;
+	int rootfd, rc = 0;
+
+	*passwd = *group = NULL;
+	tpath(path, sizeof(path), t, "bundle/rootfs");
+	if ((rootfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		 O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "the task's root file system: %s",
+		    strerror(errno));
+		return -MTS_ERR_IO;
+	}
+	for (i = 0; i < 2 && rc == 0; i++) {
+		rc = mts_inroot_read(rootfd, names[i], MTS_INROOT_CHROOT,
+		    USER_DB_MAX, out[i], &len);
+		if (rc == -ENOENT)
+			rc = 0;
+		else if (rc != 0) {
+			snprintf(err, errlen, "the image's /%s: %s", names[i],
+			    mts_inroot_strerror(rc));
+			rc = -MTS_ERR_INVAL;
+		}
+	}
+	close(rootfd);
+	return rc;
+}
+
 static int
 write_bundle(struct shim *s, struct shim_task *t,
     const struct mts_image_info *img, char *err, size_t errlen)
@@ -164,10 +208,9 @@ write_bundle(struct shim *s, struct shim_task *t,
 	argv = mts_task_argv(img->cfg.entrypoint, img->cfg.cmd, sp->entrypoint,
 	    sp->n_entrypoint, sp->command, sp->n_command);
 	env = mts_task_env(img->cfg.env, sp->env, sp->n_env);
-	tpath(path, sizeof(path), t, "bundle/rootfs/etc/passwd");
-	passwd = shim_read_text(path, 1 << 20);
-	tpath(path, sizeof(path), t, "bundle/rootfs/etc/group");
-	group = shim_read_text(path, 1 << 20);
+	if ((rc = read_user_db(t, &passwd, &group, err, errlen)) != 0)
+		goto out;
+	rc = -MTS_ERR_INVAL;
 	if (mts_user_resolve(user, passwd, group, &b.uid, &b.gid)) {
 		snprintf(err, errlen, "user \"%s\" not found in the image", user);
 		goto out;

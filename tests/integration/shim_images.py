@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""shim_images.py: builds test OCI image layouts for shim_image.sh — whiteouts over the busybox layer, and malformed images (path traversal, absolute paths, symlink escapes, missing or corrupt blobs).
+"""shim_images.py: builds test OCI image layouts for shim_image.sh and shim_rootfs.sh — whiteouts over the busybox layer, malformed images (path traversal, absolute paths, symlink escapes, missing or corrupt blobs), and hostile /etc/passwd files.
 
 usage: shim_images.py KIND OUT BUSYBOX_LAYOUT [ARG]
 """
@@ -17,7 +17,7 @@ def sha(b):
 
 
 def tar_bytes(entries):
-    """entries: (name, kind, data) with kind file|dir|symlink|hardlink."""
+    """entries: (name, kind, data) with kind file|dir|symlink|hardlink|fifo."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
         for name, kind, data in entries:
@@ -31,6 +31,9 @@ def tar_bytes(entries):
                 t.addfile(ti)
             elif kind == "hardlink":
                 ti.type, ti.linkname = tarfile.LNKTYPE, data
+                t.addfile(ti)
+            elif kind == "fifo":
+                ti.type, ti.mode = tarfile.FIFOTYPE, 0o644
                 t.addfile(ti)
             else:
                 raw = data.encode()
@@ -166,6 +169,17 @@ def main():
     elif kind == "hardlink":
         write_layout(out, "evil:hardlink",
                      [base, plain([("h", "hardlink", "../../" + arg)])])
+    elif kind == "passwd":
+        # etc/passwd replaced by something hostile (arg): "shadow" a link
+        # to /etc/shadow, "escape" a link climbing out with ../, "fifo" a
+        # FIFO; "shadow" also brings the image's own /etc/shadow, which is
+        # what the link means inside the container.
+        top = {"shadow": [("etc/passwd", "symlink", "/etc/shadow"),
+                          ("etc/shadow", "file", "root:x:4242:4243::/root:/bin/sh\n")],
+               "escape": [("etc/passwd", "symlink",
+                           "../../../../../../../../../../etc/shadow")],
+               "fifo": [("etc/passwd", "fifo", None)]}[arg]
+        write_layout(out, "evil:" + arg, [base, plain([("etc", "dir", None)] + top)])
     elif kind == "missing":
         write_layout(out, "broken:missing", [base, plain([("f", "file", "f\n")])],
                      missing=1)
