@@ -1,35 +1,33 @@
-/* init.c: mts-init's main — config, run and state directories, fork+exec of agents with dropped privileges, and the signalfd/timerfd/poll loop. */
+/* init.c: mts-init's main — config, run and state directories, fork+exec of agents with dropped privileges, on common/loop.c (signals, the agents' notify pipes, admin.sock, a timer at the supervisor's next deadline). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 
 #include "agent.h"
 #include "hash.h"
 #include "init.h"
 #include "log.h"
+#include "loop.h"
 #include "mtserr.h"
 #include "privdrop.h"
 #include "seccomp_policy.h"
 #include "xmalloc.h"
 
-#define ADMIN_CHECK_MS 1000
 #define NOTIFY_FD 3
 #define FILTER_FD 4
 #define KEY_FD 5
 
 static void run_fx(struct init *, struct mts_init_fxlist *);
+static void on_notify(void *, int, uint32_t, mts_time_t);
 
 int
 init_find(const struct init *in, const char *name)
@@ -244,6 +242,9 @@ spawn(struct init *in, size_t i)
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
 	rt->pid = pid;
 	rt->notify_fd = p[0];
+	if ((rt->notify_w = mts_loop_watch(in->loop, p[0], MTS_LOOP_IN,
+	    "notify", on_notify, in)) == NULL)
+		fatalx("agent %s: cannot watch its notify pipe", a->name);
 	rt->nlen = 0;
 	rt->sigsys[0] = '\0';
 	rt->seccomp_on = 0;
@@ -379,6 +380,16 @@ notify_line(struct init *in, size_t i, const char *line)
 }
 
 static void
+notify_close(struct init_rt *rt)
+{
+	mts_watch_free(rt->notify_w);
+	rt->notify_w = NULL;
+	if (rt->notify_fd >= 0)
+		close(rt->notify_fd);
+	rt->notify_fd = -1;
+}
+
+static void
 notify_read(struct init *in, size_t i)
 {
 	struct init_rt *rt = &in->rt[i];
@@ -391,8 +402,7 @@ notify_read(struct init *in, size_t i)
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (r <= 0) {
-			close(rt->notify_fd);
-			rt->notify_fd = -1;
+			notify_close(rt);
 			return;
 		}
 		rt->nlen += r;
@@ -453,9 +463,7 @@ reap(struct init *in)
 			continue;
 		}
 		notify_read(in, i); /* a last SIGSYS report */
-		if (in->rt[i].notify_fd >= 0)
-			close(in->rt[i].notify_fd);
-		in->rt[i].notify_fd = -1;
+		notify_close(&in->rt[i]);
 		describe_exit(in, i, status);
 		in->rt[i].pid = 0;
 		in->rt[i].seccomp_on = 0;
@@ -558,103 +566,105 @@ kill_orphans(void)
 		;
 }
 
-static void
-arm_timer(struct init *in, int tfd, mts_time_t last_check)
-{
-	mts_time_t next = mts_init_next_deadline(&in->core);
-	struct itimerspec its = {0};
+/* --- the loop ---------------------------------------------------------- */
 
-	if (in->admin != NULL && last_check + ADMIN_CHECK_MS < next)
-		next = last_check + ADMIN_CHECK_MS;
-	if (next == MTS_TIME_NEVER)
-		next = mts_now() + 60000;
-	its.it_value.tv_sec = next / 1000;
-	its.it_value.tv_nsec = (next % 1000) * 1000000 + 1;
-	timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+/* An agent's notify pipe (the agents' array moves on reload: the agent is
+ * found by its descriptor). */
+static void
+on_notify(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct init *in = arg;
+	size_t i;
+
+	for (i = 0; i < in->core.n; i++)
+		if (in->rt[i].notify_fd == fd) {
+			notify_read(in, i);
+			return;
+		}
 }
 
-static int
-on_signal(struct init *in, int sfd)
+static void
+on_sigchld(void *arg, const mts_siginfo_t *si, mts_time_t now)
 {
-	struct signalfd_siginfo si;
-	struct mts_init_fxlist fx = {0};
+	reap(arg);
+}
+
+static void
+on_sighup(void *arg, const mts_siginfo_t *si, mts_time_t now)
+{
 	char err[512];
 
-	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-		switch (si.ssi_signo) {
-		case SIGCHLD:
-			reap(in);
-			break;
-		case SIGHUP:
-			if (init_reload(in, NULL, NULL, NULL, err,
-			    sizeof(err)) < 0)
-				log_warnx("reload refused, old config kept: %s",
-				    err);
-			break;
-		case SIGTERM:
-		case SIGINT:
-			if (in->core.shutting_down)
-				break;
-			log_info("stopping every agent (SIG%s)",
-			    sigabbrev_np(si.ssi_signo));
-			mts_init_shutdown(&in->core, mts_now(), &fx);
-			run_fx(in, &fx);
-			mts_init_fx_free(&fx);
-			break;
-		}
-	}
-	return in->core.shutting_down && mts_init_all_down(&in->core);
+	if (init_reload(arg, NULL, NULL, NULL, err, sizeof(err)) < 0)
+		log_warnx("reload refused, old config kept: %s", err);
 }
 
 static void
-loop(struct init *in, int sfd, int tfd)
+on_stop(void *arg, const mts_siginfo_t *si, mts_time_t now)
 {
-	struct pollfd *pfd = NULL;
-	mts_time_t last_check = mts_now();
-	size_t i, n;
-	uint64_t ticks;
+	struct init *in = arg;
+	struct mts_init_fxlist fx = {0};
 
-	for (;;) {
-		arm_timer(in, tfd, last_check);
-		pfd = xreallocarray(pfd, in->core.n + 3, sizeof(*pfd));
-		pfd[0] = (struct pollfd){.fd = sfd, .events = POLLIN};
-		pfd[1] = (struct pollfd){.fd = tfd, .events = POLLIN};
-		pfd[2] = (struct pollfd){.fd = in->admin ?
-		    mts_ipc_server_fd(in->admin) : -1, .events = POLLIN};
-		for (i = 0, n = 3; i < in->core.n; i++)
-			pfd[n++] = (struct pollfd){.fd = in->rt[i].notify_fd,
-			    .events = POLLIN};
-		if (poll(pfd, n, -1) < 0 && errno != EINTR)
-			fatal("poll");
-		for (i = 0; i < in->core.n && i + 3 < n; i++)
-			if (pfd[i + 3].revents && in->rt[i].notify_fd >= 0)
-				notify_read(in, i);
-		if (pfd[1].revents)
-			(void)!read(tfd, &ticks, sizeof(ticks));
-		if (pfd[2].revents)
-			mts_ipc_server_drain(in->admin, 64);
-		if (pfd[0].revents && on_signal(in, sfd))
-			break;
-		if (in->admin && mts_now() - last_check >= ADMIN_CHECK_MS) {
-			mts_ipc_server_check(in->admin);
-			last_check = mts_now();
-		}
-		{
-			struct mts_init_fxlist fx = {0};
+	if (in->core.shutting_down)
+		return;
+	log_info("stopping every agent (SIG%s)", sigabbrev_np(si->ssi_signo));
+	mts_init_shutdown(&in->core, now, &fx);
+	run_fx(in, &fx);
+	mts_init_fx_free(&fx);
+}
 
-			mts_init_tick(&in->core, mts_now(), &fx);
-			run_fx(in, &fx);
-			mts_init_fx_free(&fx);
-		}
-		if (!in->node_ready_logged && mts_init_all_up(&in->core)) {
-			in->node_ready_logged = 1;
-			log_info("node ready: %zu agents up in %lld ms",
-			    in->core.n, (long long)(mts_now() - in->started));
-		}
-		if (in->core.shutting_down && mts_init_all_down(&in->core))
-			break;
+static void
+on_deadline(void *arg, mts_time_t now)
+{
+	struct init *in = arg;
+	struct mts_init_fxlist fx = {0};
+
+	mts_init_tick(&in->core, now, &fx);
+	run_fx(in, &fx);
+	mts_init_fx_free(&fx);
+}
+
+/* The timer follows the core's next deadline. */
+static void
+arm_deadline(struct init *in)
+{
+	mts_time_t next = mts_init_next_deadline(&in->core);
+
+	if (next == MTS_TIME_NEVER)
+		mts_timer_disarm(in->loop, &in->deadline);
+	else if (!in->deadline.armed || in->deadline.when != next)
+		mts_timer_arm(in->loop, &in->deadline, next);
+}
+
+/* After every turn (any event may move a deadline): the timer is re-armed;
+ * the node is ready once every agent is up; a shutdown ends when every
+ * agent is down. */
+static void
+after_turn(void *arg, mts_time_t now)
+{
+	struct init *in = arg;
+
+	arm_deadline(in);
+	if (!in->node_ready_logged && mts_init_all_up(&in->core)) {
+		in->node_ready_logged = 1;
+		log_info("node ready: %zu agents up in %lld ms", in->core.n,
+		    (long long)(mts_now() - in->started));
 	}
-	free(pfd);
+	if (in->core.shutting_down && mts_init_all_down(&in->core))
+		mts_loop_stop(in->loop);
+}
+
+/* The loop and its signals, before anything is started. */
+static void
+loop_setup(struct init *in)
+{
+	if ((in->loop = mts_loop_new()) == NULL ||
+	    mts_loop_signal(in->loop, SIGCHLD, on_sigchld, in) < 0 ||
+	    mts_loop_signal(in->loop, SIGTERM, on_stop, in) < 0 ||
+	    mts_loop_signal(in->loop, SIGINT, on_stop, in) < 0 ||
+	    mts_loop_signal(in->loop, SIGHUP, on_sighup, in) < 0 ||
+	    mts_loop_on_turn(in->loop, after_turn, in) < 0)
+		fatalx("cannot set up the loop");
+	mts_timer_init(&in->deadline, "supervisor", on_deadline, in);
 }
 
 static void
@@ -662,25 +672,6 @@ usage(void)
 {
 	fprintf(stderr, "usage: mts-init [-dn] [-c CONFIG]\n");
 	exit(MTS_EXIT_USAGE);
-}
-
-/* Blocks the signals the loop reads from a signalfd; returns the fds. */
-static void
-setup_fds(int *sfd, int *tfd)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if ((*sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
-	    (*tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC |
-	    TFD_NONBLOCK)) < 0)
-		fatal("signalfd/timerfd");
 }
 
 /* -n: the effective configuration, after the full check passed. */
@@ -704,7 +695,7 @@ main(int argc, char **argv)
 	struct init in = {0};
 	const char *config = MTS_DEFAULT_CONFIG;
 	char err[1024], real[PATH_MAX];
-	int c, print = 0, debug = 0, sfd, tfd;
+	int c, print = 0, debug = 0;
 	size_t i;
 
 	while ((c = getopt(argc, argv, "c:ndh")) != -1) {
@@ -734,21 +725,28 @@ main(int argc, char **argv)
 		    "privileges)");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		fatal("PR_SET_CHILD_SUBREAPER");
-	setup_fds(&sfd, &tfd);
+	loop_setup(&in);
 	make_dirs(in.conf);
 	if (mts_crypto_init() < 0)
 		fatalx("libsodium failed to initialize");
 	load_node_key(&in);
 	if (init_admin_open(&in, err, sizeof(err)) < 0)
 		fatalx("%s", err);
+	if (in.admin != NULL && mts_loop_add_server(in.loop, in.admin) < 0)
+		fatalx("cannot serve admin.sock");
 	add_agents(&in, in.conf);
 	log_info("mts-init %s: node %s (id %s), %zu agents", MTS_VERSION,
 	    in.conf->node, in.node_id, in.conf->n);
 	for (i = 0; i < in.core.n; i++)
 		init_event(&in, i, SEV_START);
-	loop(&in, sfd, tfd);
+	arm_deadline(&in);
+	if (mts_loop_run(in.loop) != 0)
+		fatalx("the loop failed");
 	kill_orphans();
+	if (in.admin != NULL)
+		mts_loop_remove_server(in.loop, in.admin);
 	mts_ipc_server_close(in.admin);
+	mts_loop_free(in.loop);
 	log_info("all agents stopped");
 	mts_init_core_free(&in.core);
 	mts_init_conf_free(in.conf);

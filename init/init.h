@@ -7,12 +7,14 @@
 #include "init_conf.h"
 #include "init_core.h"
 #include "ipc.h"
+#include "loop.h"
 
 /* What the main loop knows of an agent beyond the core's state. */
 struct init_rt {
 	struct init_agent *conf; /* into init.conf */
 	pid_t pid;		 /* 0 when none */
 	int notify_fd;		 /* read end of MTS_NOTIFY_FD, or -1 */
+	struct mts_watch *notify_w; /* the loop's, with notify_fd */
 	char nbuf[128];		 /* partial notify line */
 	size_t nlen;
 	int verify_failed;	 /* readiness check failed: permanent */
@@ -27,6 +29,8 @@ struct init {
 	struct mts_init_core core;
 	struct init_rt *rt; /* parallel to core.s */
 	struct mts_ipc_server *admin;
+	struct mts_loop *loop;
+	struct mts_timer deadline; /* the core's next deadline */
 	mts_time_t started;
 	char node_id[33];	/* hex, from the node's static key */
 	int node_ready_logged;
