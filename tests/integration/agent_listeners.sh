@@ -37,13 +37,22 @@ check "node 1 serves $want listeners (${socks[*]})" [ "${#socks[@]}" -eq $want ]
 pids() { g_ctl 1 agent ls | awk 'NR > 1 {print $1, $3, $5}' | sort; }
 before=$(pids)
 replaced() { grep -c "$run/$1: listener stopped accepting; replacing it" "$log/$2.log"; }
-declare -A rep0
+# wedge_feed S: bursts of broken-off handshakes on feed S until its
+# agent replaces the listener (nng 1.5.2 wedges on some of them, not all;
+# a burst of ten nearly always does), at most 6 bursts.
+wedge_feed() {
+	local s=$1 n0 try
+	n0=$(replaced "$s" "${agent[$s]}")
+	for try in 1 2 3 4 5 6; do
+		python3 "$PEER" partial "$run/$s" 10 || return 1
+		wait_for 3 bash -c "[ \$(grep -c '$run/$s: listener stopped accepting; replacing it' '$log/${agent[$s]}.log') -gt $n0 ]" && return 0
+	done
+	return 1
+}
+
 # Twice: a replaced listener must itself survive being replaced.
-# (nng 1.5.2 wedges on some of the broken-off handshakes, not all: a burst
-# of ten wedges it every time.)
 for round in 1 2; do
 	for s in "${socks[@]}"; do
-		rep0[$s]=$(replaced "$s" "${agent[$s]}" 2>/dev/null)
 		python3 "$PEER" partial "$run/$s" 10 ||
 			fail "round $round: $s: connect and send a partial greeting"
 	done
@@ -55,9 +64,8 @@ for round in 1 2; do
 	done
 	for s in "${socks[@]}"; do
 		case $s in *.pub) ;; *) continue ;; esac
-		want=$((rep0[$s] + 1))
 		check "round $round: ${agent[$s]} replaced its $s listener" \
-			wait_for 10 bash -c "[ \$(grep -c '$run/$s: listener stopped accepting; replacing it' '$log/${agent[$s]}.log') -ge $want ]"
+			wedge_feed "$s"
 	done
 	for s in "${socks[@]}"; do
 		case $s in *.pub) continue ;; esac
