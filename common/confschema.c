@@ -113,6 +113,17 @@ const struct mts_cfg_schema mts_conf_schema[] = {
 	    "longest wait between reconnection attempts"},
 	{"gossipd", "statestore_timeout", MTS_CFG_DURATION, "5s",
 	    "deadline of each request to the local statestore"},
+	{"gossipd", "max_links", MTS_CFG_INT, "2048",
+	    "TCP connections in all (members, joins, handshakes); beyond it "
+	    "the oldest unfinished handshake is closed, else the newcomer"},
+	{"gossipd", "max_handshakes", MTS_CFG_INT, "256",
+	    "accepted connections still in their handshake; beyond it the "
+	    "oldest is closed"},
+	{"gossipd", "max_handshakes_per_addr", MTS_CFG_INT, "16",
+	    "the same, from one source address"},
+	{"gossipd", "peer_log_interval", MTS_CFG_DURATION, "10s",
+	    "repeated peer errors: one line per source and kind per "
+	    "interval, then a count of the lines left out"},
 	{"gossipd", "acl_relay", MTS_CFG_LIST, "0",
 	    "users (names or uids) allowed to relay to other nodes"},
 

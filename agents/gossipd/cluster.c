@@ -188,36 +188,40 @@ gd_load_cluster(struct gossipd *g, mts_time_t now)
 
 /* --- static key checks ---------------------------------------------------------- */
 
+/* Why a member handshake with this key is refused, or NULL. */
+static const char *
+member_refusal(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN],
+    const uint8_t pub[32])
+{
+	struct peer *p = gd_peer_find(g, id);
+
+	if (!g->in_cluster)
+		return "this node is not in a cluster";
+	if (p == NULL || !p->has_pub)
+		return "not an admitted member";
+	if (p->removed)
+		return "removed from the cluster";
+	if (memcmp(p->pub, pub, 32) != 0)
+		return "static key differs from its member record";
+	return NULL;
+}
+
+/* ctx is the link (IK, either direction). */
 int
 gd_verify_member(void *ctx, const uint8_t pub[32])
 {
-	struct gossipd *g = ctx;
-	uint8_t id[16];
+	struct link *l = ctx;
+	uint8_t id[MTS_NODE_ID_LEN];
 	char hex[MTS_NODE_HEX_LEN + 1];
-	struct peer *p;
+	const char *why;
 
 	mts_node_id(id, pub);
-	mts_hex(hex, id, 16);
-	p = gd_peer_find(g, id);
-	if (!g->in_cluster) {
-		log_warnx("refusing node %s: this node is not in a cluster",
-		    hex);
-		return -MTS_ERR_DENIED;
-	}
-	if (p == NULL || !p->has_pub) {
-		log_warnx("refusing node %s: not an admitted member", hex);
-		return -MTS_ERR_DENIED;
-	}
-	if (p->removed) {
-		log_warnx("refusing node %s: removed from the cluster", hex);
-		return -MTS_ERR_DENIED;
-	}
-	if (memcmp(p->pub, pub, 32) != 0) {
-		log_warnx("refusing node %s: static key differs from its "
-			  "member record", hex);
-		return -MTS_ERR_DENIED;
-	}
-	return 0;
+	if ((why = member_refusal(l->g, id, pub)) == NULL)
+		return 0;
+	mts_hex(hex, id, MTS_NODE_ID_LEN);
+	gd_peer_log(l->g, MTS_LOG_WARN, l->raddr, why, "refusing node %s: %s (%s)",
+	    hex, why, l->raddr);
+	return -MTS_ERR_DENIED;
 }
 
 /* Join handshakes: the PSK (the join secret) is what authorizes. */
@@ -371,14 +375,15 @@ gd_admit(struct gossipd *g, struct link *l, mts_time_t now)
 	mts_hex(hex, l->id, 16);
 	if (jh == NULL || gd_member_from_pb(jh->self, &u) < 0 ||
 	    memcmp(u.id, l->id, 16) != 0) {
-		log_warnx("join from %s: malformed hello", l->raddr);
+		gd_peer_log(g, MTS_LOG_WARN, l->raddr, "malformed join hello",
+		    "join from %s: malformed hello", l->raddr);
 		send_join_rep(g, l, "malformed join hello");
 		goto out;
 	}
 	p = gd_peer_find(g, l->id);
 	if (p && p->removed) {
-		log_warnx("join from %s refused: node %s was removed", l->raddr,
-		    hex);
+		gd_peer_log(g, MTS_LOG_WARN, l->raddr, "removed node joins",
+		    "join from %s refused: node %s was removed", l->raddr, hex);
 		send_join_rep(g, l, "this node was removed from the cluster; "
 				    "join with a fresh identity");
 		goto out;

@@ -73,6 +73,10 @@ load_config(struct gossipd *g)
 	c->idle_timeout = cfg_ms(g, "idle_timeout");
 	c->reconnect_max = cfg_ms(g, "reconnect_max");
 	c->store_timeout = cfg_ms(g, "statestore_timeout");
+	c->max_links = cfg_int(g, "max_links");
+	c->max_handshakes = cfg_int(g, "max_handshakes");
+	c->max_handshakes_ip = cfg_int(g, "max_handshakes_per_addr");
+	c->peer_log_interval = cfg_ms(g, "peer_log_interval");
 	if (c->swim.probe_interval <= 0 || c->swim.probe_timeout <= 0 ||
 	    c->swim.probe_timeout >= c->swim.probe_interval) {
 		log_warnx("[gossipd] probe_timeout must be positive and below "
@@ -84,7 +88,9 @@ load_config(struct gossipd *g)
 	    c->ae_interval <= 0 || c->ae_rate <= 0 ||
 	    c->max_payload < 65536 || c->handshake_timeout <= 0 ||
 	    c->idle_timeout <= c->swim.probe_interval ||
-	    c->reconnect_max <= 0 || c->store_timeout <= 0) {
+	    c->reconnect_max <= 0 || c->store_timeout <= 0 ||
+	    c->max_handshakes < 1 || c->max_handshakes_ip < 1 ||
+	    c->max_links < c->max_handshakes || c->peer_log_interval <= 0) {
 		log_warnx("[gossipd] a value is out of range (see docs/gossip.md)");
 		return -1;
 	}

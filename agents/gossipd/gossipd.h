@@ -21,6 +21,7 @@
 #include "ipc.h"
 #include "loop.h"
 #include "mtstime.h"
+#include "ratelimit.h"
 #include "statestore.pb-c.h"
 
 #define GD_ADDR_MAX MTS_SWIM_ADDR_MAX
@@ -53,6 +54,7 @@ struct link {
 	uint8_t id[MTS_NODE_ID_LEN];
 	int has_id;
 	char raddr[GD_ADDR_MAX];
+	mts_time_t since;    /* accepted or dialled */
 	mts_time_t deadline; /* handshake or connect deadline */
 	mts_time_t last_rx;
 	int want_out; /* EPOLLOUT armed */
@@ -91,6 +93,10 @@ struct gd_cfg {
 	mts_time_t idle_timeout;
 	mts_time_t reconnect_max;
 	mts_time_t store_timeout;
+	int64_t max_links;	   /* TCP connections in all */
+	int64_t max_handshakes;	   /* accepted, handshake not finished */
+	int64_t max_handshakes_ip; /* the same, from one address */
+	mts_time_t peer_log_interval;
 };
 
 struct held_page;
@@ -158,6 +164,10 @@ struct gossipd {
 	struct mts_loop *loop;
 	struct mts_timer tick; /* wakes the loop for SWIM, AE, relays, links */
 	int lfd;
+	struct mts_watch *lw;	   /* the listener's watcher */
+	mts_time_t accept_resume;  /* out of descriptors: listen again then */
+	struct mts_ratelimit peer_log; /* repeated peer errors */
+	mts_time_t peer_log_next;  /* next summary of silenced lines */
 	struct link *links;
 	struct peer *peers;
 	struct mts_swim *swim;
@@ -193,6 +203,13 @@ void gd_swim_effects(struct gossipd *, mts_time_t now);
 int gd_listen(struct gossipd *);
 void gd_net_tick(struct gossipd *, mts_time_t now);
 void gd_link_close(struct gossipd *, struct link *, const char *why);
+/* Logs an error a peer caused (a failed handshake, a refusal, a malformed
+ * frame) at level: at most one line per source address and kind per
+ * peer_log_interval; gd_net_tick sums up the lines left out. raddr is
+ * "ip:port", kind a short fixed text. */
+void gd_peer_log(struct gossipd *, int level, const char *raddr,
+    const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 struct peer *gd_peer_find(struct gossipd *, const uint8_t id[16]);
 struct peer *gd_peer_get(struct gossipd *, const uint8_t id[16]);
 /* Sends msg (its version and piggybacked updates are filled here). */

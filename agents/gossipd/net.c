@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,9 @@
 #define PEER_QUEUE_MAX (16u << 20)
 #define READ_CHUNK 65536
 #define JOIN_FIRST_FRAME (32 + MTS_NOISE_TAGLEN)
+#define ACCEPT_BATCH 64	      /* connections accepted per turn */
+#define ACCEPT_PAUSE_MS 1000  /* out of descriptors: stop accepting this long */
+#define PEER_LOG_KEYS 64      /* sources x kinds tracked by the limiter */
 
 static void on_link(void *, int, uint32_t, mts_time_t);
 static void on_listener(void *, int, uint32_t, mts_time_t);
@@ -82,10 +86,75 @@ gd_listen(struct gossipd *g)
 		return -1;
 	}
 	set_nonblock(g->lfd);
-	if (mts_loop_watch(g->loop, g->lfd, MTS_LOOP_IN, "listener",
-		on_listener, g) == NULL)
+	if ((g->lw = mts_loop_watch(g->loop, g->lfd, MTS_LOOP_IN, "listener",
+		 on_listener, g)) == NULL)
 		return -1;
 	return 0;
+}
+
+/* The address part of "ip:port". */
+static void
+host_of(const char *raddr, char *out, size_t len)
+{
+	const char *colon = strrchr(raddr, ':');
+	size_t n = colon ? (size_t)(colon - raddr) : strlen(raddr);
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, raddr, n);
+	out[n] = '\0';
+}
+
+/* --- peer errors in the log ----------------------------------------------- */
+
+void
+gd_peer_log(struct gossipd *g, int level, const char *raddr, const char *kind,
+    const char *fmt, ...)
+{
+	char key[MTS_RL_KEY_MAX], host[GD_ADDR_MAX], line[512];
+	va_list ap;
+
+	if (log_getlevel() < level)
+		return;
+	if (g->peer_log.slot == NULL)
+		mts_rl_init(&g->peer_log, PEER_LOG_KEYS,
+		    g->cfg.peer_log_interval);
+	host_of(raddr, host, sizeof(host));
+	snprintf(key, sizeof(key), "%s %s", host, kind);
+	if (!mts_rl_hit(&g->peer_log, key, mts_loop_now(g->loop)))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (level == MTS_LOG_WARN)
+		log_warnx("%s", line);
+	else if (level == MTS_LOG_INFO)
+		log_info("%s", line);
+	else
+		log_debug("%s", line);
+}
+
+/* One line for each source and kind of error whose lines were left out in
+ * the interval just over: "... and N more from ADDR". */
+static void
+peer_log_summaries(struct gossipd *g, mts_time_t now)
+{
+	struct mts_rl_summary s;
+	char *kind;
+
+	if (g->peer_log.slot == NULL || now < g->peer_log_next)
+		return;
+	g->peer_log_next = now + 1000;
+	while (mts_rl_expire(&g->peer_log, now, &s)) {
+		kind = strchr(s.key, ' ');
+		if (kind)
+			*kind++ = '\0';
+		log_warnx("... and %llu more %s%s%sfrom %s in the last %lld s",
+		    (unsigned long long)s.count, kind ? "'" : "",
+		    kind ? kind : "", kind ? "' " : "",
+		    strcmp(s.key, MTS_RL_OTHER) == 0 ? "other sources" : s.key,
+		    (long long)(s.span + 500) / 1000);
+	}
 }
 
 /* --- links ---------------------------------------------------------------- */
@@ -109,6 +178,7 @@ link_new(struct gossipd *g, int fd, enum link_kind kind, const char *raddr,
 	l->fd = fd;
 	l->kind = kind;
 	snprintf(l->raddr, sizeof(l->raddr), "%s", raddr);
+	l->since = now;
 	l->deadline = now + g->cfg.handshake_timeout;
 	l->last_rx = now;
 	mts_buf_init(&l->peek);
@@ -148,12 +218,19 @@ link_who(const struct link *l, char *buf, size_t len)
 void
 gd_link_close(struct gossipd *g, struct link *l, const char *why)
 {
-	char who[160];
+	char who[160], kind[80];
+	size_t n;
 
 	if (l->dead)
 		return;
-	if (why)
-		log_info("closing %s: %s", link_who(l, who, sizeof(who)), why);
+	if (why) {
+		/* limited per source, link kind and reason (up to its ':') */
+		n = strcspn(why, ":");
+		snprintf(kind, sizeof(kind), "%s: %.*s", kind_name(l->kind),
+		    (int)(n < 60 ? n : 60), why);
+		gd_peer_log(g, MTS_LOG_INFO, l->raddr, kind, "closing %s: %s",
+		    link_who(l, who, sizeof(who)), why);
+	}
 	l->dead = 1;
 	mts_watch_free(l->w);
 	l->w = NULL;
@@ -411,7 +488,7 @@ start_ik(struct gossipd *g, struct link *l)
 	cc.rs = l->peer->pub;
 	cc.rng = gd_rng;
 	cc.verify = gd_verify_member;
-	cc.verify_ctx = g;
+	cc.verify_ctx = l;
 	cc.max_payload = (size_t)g->cfg.max_payload;
 	cc.hello = hello;
 	cc.hello_len = hlen;
@@ -448,7 +525,7 @@ gd_dial_join(struct gossipd *g, const struct mts_token *t,
 	cc.psk = t->secret;
 	cc.rng = gd_rng;
 	cc.verify = gd_verify_any;
-	cc.verify_ctx = g;
+	cc.verify_ctx = l;
 	cc.hello = hello;
 	cc.hello_len = hlen;
 	rc = mts_conn_new(&l->conn, &cc);
@@ -631,7 +708,7 @@ classify_incoming(struct gossipd *g, struct link *l, mts_time_t now)
 		cc.protocol = MTS_NOISE_IK;
 		cc.verify = gd_verify_member;
 	}
-	cc.verify_ctx = g;
+	cc.verify_ctx = l;
 	hello = pack_hello(g, &hlen);
 	cc.hello = hello;
 	cc.hello_len = hlen;
@@ -746,6 +823,88 @@ on_link(void *arg, int fd, uint32_t events, mts_time_t now)
 	gd_swim_effects(g, now);
 }
 
+/* An accepted connection that has not finished its handshake. */
+static int
+unfinished_in(const struct link *l)
+{
+	return !l->dead && l->kind != LINK_IK_OUT && l->kind != LINK_JOIN_OUT &&
+	    (l->conn == NULL || !mts_conn_established(l->conn));
+}
+
+struct admission {
+	size_t links;	 /* open links */
+	size_t pending;	 /* unfinished incoming ones, */
+	size_t from_ip;	 /* of which from the new connection's address */
+	struct link *oldest, *oldest_ip;
+};
+
+static void
+count_links(struct gossipd *g, const char *ip, struct admission *a)
+{
+	char host[GD_ADDR_MAX];
+	struct link *l;
+
+	memset(a, 0, sizeof(*a));
+	for (l = g->links; l; l = l->next) {
+		if (l->dead)
+			continue;
+		a->links++;
+		if (!unfinished_in(l))
+			continue;
+		a->pending++;
+		if (a->oldest == NULL || l->since <= a->oldest->since)
+			a->oldest = l;
+		host_of(l->raddr, host, sizeof(host));
+		if (strcmp(host, ip) != 0)
+			continue;
+		a->from_ip++;
+		if (a->oldest_ip == NULL || l->since <= a->oldest_ip->since)
+			a->oldest_ip = l;
+	}
+}
+
+/*
+ * Makes room for a connection from ip: over the per-address or the total
+ * cap on unfinished handshakes, the oldest of them goes; with max_links
+ * open, the oldest unfinished one goes, or (all of them are members) the
+ * new connection is refused. 0 admits it, -1 refuses it.
+ */
+static int
+make_room(struct gossipd *g, const char *ip)
+{
+	struct admission a;
+
+	count_links(g, ip, &a);
+	if (a.from_ip >= (size_t)g->cfg.max_handshakes_ip) {
+		gd_link_close(g, a.oldest_ip, "too many unfinished handshakes "
+					      "from its address (max_handshakes_per_addr)");
+		count_links(g, ip, &a);
+	}
+	if (a.pending >= (size_t)g->cfg.max_handshakes) {
+		gd_link_close(g, a.oldest,
+		    "too many unfinished handshakes (max_handshakes)");
+		count_links(g, ip, &a);
+	}
+	if (a.links < (size_t)g->cfg.max_links)
+		return 0;
+	if (a.oldest == NULL)
+		return -1;
+	gd_link_close(g, a.oldest, "too many connections (max_links)");
+	return 0;
+}
+
+/* Out of descriptors, the waiting connection stays in the backlog and the
+ * listener readable: it leaves the loop until gd_net_tick resumes it a
+ * second later, instead of spinning. */
+static void
+accept_pause(struct gossipd *g, mts_time_t now)
+{
+	gd_peer_log(g, MTS_LOG_WARN, "local", "accept",
+	    "accept: %s; not accepting for a second", strerror(errno));
+	(void)mts_watch_set(g->lw, 0);
+	g->accept_resume = now + ACCEPT_PAUSE_MS;
+}
+
 static void
 on_listener(void *arg, int lfd, uint32_t events, mts_time_t now)
 {
@@ -755,18 +914,33 @@ on_listener(void *arg, int lfd, uint32_t events, mts_time_t now)
 	char addr[GD_ADDR_MAX], ip[INET_ADDRSTRLEN];
 	int fd, n;
 
-	for (n = 0; n < 64; n++) {
+	for (n = 0; n < ACCEPT_BATCH; n++) {
 		slen = sizeof(sa);
 		fd = accept4(g->lfd, (struct sockaddr *)&sa, &slen,
 		    SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR)
-				log_warn("accept");
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE ||
+				  errno == ENOBUFS || errno == ENOMEM)) {
+			accept_pause(g, now);
 			break;
 		}
-		set_nonblock(fd);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				gd_peer_log(g, MTS_LOG_WARN, "local", "accept",
+				    "accept: %s", strerror(errno));
+			break;
+		}
 		inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
 		snprintf(addr, sizeof(addr), "%s:%u", ip, ntohs(sa.sin_port));
+		if (make_room(g, ip) < 0) {
+			gd_peer_log(g, MTS_LOG_WARN, addr, "refused",
+			    "refusing a connection from %s: %lld connections "
+			    "open (max_links)", addr,
+			    (long long)g->cfg.max_links);
+			close(fd);
+			continue;
+		}
+		set_nonblock(fd);
 		link_new(g, fd, LINK_IN, addr, now);
 	}
 	gd_swim_effects(g, now);
@@ -794,5 +968,10 @@ gd_net_tick(struct gossipd *g, mts_time_t now)
 	for (p = g->peers; p; p = p->next)
 		if (p->q.len > 0 && (p->link == NULL || p->link->dead))
 			dial(g, p, now);
+	if (g->accept_resume && now >= g->accept_resume) {
+		g->accept_resume = 0;
+		(void)mts_watch_set(g->lw, MTS_LOOP_IN);
+	}
+	peer_log_summaries(g, now);
 	sweep(g);
 }

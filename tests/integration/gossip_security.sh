@@ -19,8 +19,14 @@ check "gossipd runs under mts-init" [ -n "$pid1" ]
 python3 - "$(g_port 1)" <<'PY'
 import os, socket, struct, sys, time
 port = int(sys.argv[1])
+src = 1
+# each case from its own loopback address: gossipd logs one line per
+# source and kind of error per peer_log_interval
 def send(data, linger=0.05):
-    s = socket.create_connection(("127.0.0.1", port))
+    global src
+    src += 1
+    s = socket.create_connection(("127.0.0.1", port),
+                                 source_address=("127.0.0.%d" % src, 0))
     try:
         s.sendall(data)
         time.sleep(linger)
