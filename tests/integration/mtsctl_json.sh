@@ -155,6 +155,10 @@ else
 	jcheck "image rm" 1 image rm busybox:latest
 fi
 
+# --- stack (local: Compose files) ---
+printf 'services:\n  web:\n    image: busybox\n    command: sleep 1000\n' >"$T_DIR/stack.yml"
+jcheck "stack config" 1 stack config -c "$T_DIR/stack.yml" --stack demo
+
 # --- agents, then membership changes ---
 jcheck "agent restart" 3 agent restart statestore
 jcheck "agent stop" 3 agent stop shim
