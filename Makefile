@@ -89,7 +89,12 @@ $(BUILD)/fuzz/$(1): $(2) $(COMMON_SRCS) $(PROTO_C)
 	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o $$@ $(2) $(COMMON_SRCS) $(PROTO_C) $(3) $(FUZZ_LIBS) $(LDLIBS)
 endef
 
-include $(sort $(wildcard common/module.mk compose/module.mk agents/*/module.mk init/module.mk cli/module.mk tests/*/module.mk))
+# Agents first: each adds its mts.conf key table to MTS_CONF_SRCS, which init
+# (it checks every section), mtsctl and the config tests link.
+MTS_CONF_SRCS :=
+include $(wildcard common/module.mk compose/module.mk) \
+    $(sort $(wildcard agents/*/module.mk)) \
+    $(wildcard init/module.mk cli/module.mk) $(sort $(wildcard tests/*/module.mk))
 
 all: $(BINS) $(TESTPROGS) $(UNITTESTS)
 

@@ -93,7 +93,8 @@ cmd_print(struct mtsctl *ctx, int argc, char **argv)
 
 	if (argc != 2)
 		return mtsctl_usage(ctx);
-	if (mts_cfg_load(argv[1], mts_conf_schema, &cfg, err, sizeof(err)) < 0) {
+	if (mts_cfg_load(argv[1], mts_conf_schema(), &cfg, err,
+	    sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return MTSCTL_EFAIL;
 	}

@@ -114,8 +114,8 @@ mts_agent_init(struct mts_agent *a, const char *default_name, int argc,
 	a->debug = getenv("MTS_DEBUG") && strcmp(getenv("MTS_DEBUG"), "1") == 0;
 	parse_args(a, argc, argv, extra, fn, arg, &print);
 	log_init(a->name, a->debug ? MTS_LOG_DEBUG : MTS_LOG_INFO);
-	if (mts_cfg_load(a->config, mts_conf_schema, &a->cfg, err,
-		sizeof(err)) < 0) {
+	if (mts_cfg_load_agent(a->config, mts_conf_schema(), a->name, &a->cfg,
+		err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		exit(MTS_EXIT_USAGE);
 	}

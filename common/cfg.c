@@ -24,6 +24,7 @@ struct cfg_parse {
 	char *err;
 	size_t errlen;
 	int failed;
+	const char *own; /* mts_cfg_load_agent: the agent's section */
 };
 
 int
@@ -209,6 +210,10 @@ cfg_handler(void *user, const char *section, const char *key,
 
 	if (p->failed)
 		return 0;
+	if (p->own != NULL && *section != '\0' &&
+	    strcmp(section, p->own) != 0 &&
+	    !schema_has_section(cfg->schema, section))
+		return 1; /* another agent's section: init judges it */
 	if (key == NULL) { /* INI_CALL_HANDLER_ON_NEW_SECTION builds only */
 		add_section(cfg, section);
 		return 1;
@@ -310,10 +315,10 @@ check_sections(struct cfg_parse *p, const char *text)
 	return 0;
 }
 
-int
-mts_cfg_parse(const char *text, const char *file,
-    const struct mts_cfg_schema *schema, struct mts_cfg **out, char *err,
-    size_t errlen)
+static int
+cfg_parse(const char *text, const char *file,
+    const struct mts_cfg_schema *schema, const char *own,
+    struct mts_cfg **out, char *err, size_t errlen)
 {
 	struct cfg_parse p;
 	struct mts_cfg *cfg;
@@ -327,6 +332,7 @@ mts_cfg_parse(const char *text, const char *file,
 	p.text = text;
 	p.err = err;
 	p.errlen = errlen;
+	p.own = own;
 	if (errlen)
 		err[0] = '\0';
 	if (check_sections(&p, text) < 0)
@@ -347,8 +353,16 @@ fail:
 }
 
 int
-mts_cfg_load(const char *path, const struct mts_cfg_schema *schema,
-    struct mts_cfg **out, char *err, size_t errlen)
+mts_cfg_parse(const char *text, const char *file,
+    const struct mts_cfg_schema *schema, struct mts_cfg **out, char *err,
+    size_t errlen)
+{
+	return cfg_parse(text, file, schema, NULL, out, err, errlen);
+}
+
+static int
+cfg_load(const char *path, const struct mts_cfg_schema *schema,
+    const char *own, struct mts_cfg **out, char *err, size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -380,11 +394,25 @@ mts_cfg_load(const char *path, const struct mts_cfg_schema *schema,
 		rc = -MTS_ERR_INVAL;
 		goto out;
 	}
-	rc = mts_cfg_parse(text, path, schema, out, err, errlen);
+	rc = cfg_parse(text, path, schema, own, out, err, errlen);
 out:
 	free(text);
 	close(fd);
 	return rc;
+}
+
+int
+mts_cfg_load(const char *path, const struct mts_cfg_schema *schema,
+    struct mts_cfg **out, char *err, size_t errlen)
+{
+	return cfg_load(path, schema, NULL, out, err, errlen);
+}
+
+int
+mts_cfg_load_agent(const char *path, const struct mts_cfg_schema *schema,
+    const char *own, struct mts_cfg **out, char *err, size_t errlen)
+{
+	return cfg_load(path, schema, own, out, err, errlen);
 }
 
 void

@@ -43,8 +43,28 @@ struct mts_cfg {
 	size_t nsections;
 };
 
-/* The schema of mts.conf (common/confschema.c). */
-extern const struct mts_cfg_schema mts_conf_schema[];
+/*
+ * mts.conf's schema is assembled from tables: common/confschema.c holds
+ * [node] and the "*" keys init needs to run any agent (every agent's section
+ * carries them), and each agent contributes the keys of its own section in
+ * agents/<agent>/<agent>_conf.c (init its [init] in init/init_schema.c) with
+ * MTS_CONF_TABLE. A program knows the tables it links: mts-init and mtsctl
+ * link them all (MTS_CONF_SRCS in the module.mk files), an agent its own.
+ */
+struct mts_conf_table {
+	const char *section;
+	const struct mts_cfg_schema *keys; /* ends with a NULL key */
+};
+
+/* Registers table (a struct mts_conf_table) in this program's schema. */
+#define MTS_CONF_TABLE(table)                                              \
+	static const struct mts_conf_table *const table##_registered       \
+	    __attribute__((used, section("mts_conf"),                      \
+		aligned(sizeof(void *)))) = &(table)
+
+/* This program's schema: [node], the registered tables in section-name
+ * order, then the "*" keys. Built once; stays valid. */
+const struct mts_cfg_schema *mts_conf_schema(void);
 
 /* Parses text. Unknown keys, duplicate keys and values of the wrong type are
  * errors reported as "FILE:LINE: what" in err. Returns 0 and a new cfg (the
@@ -55,6 +75,11 @@ int mts_cfg_parse(const char *text, const char *file,
 /* Reads the file at path (at most 1 MiB) and parses it. */
 int mts_cfg_load(const char *path, const struct mts_cfg_schema *schema,
     struct mts_cfg **out, char *err, size_t errlen);
+/* The same for an agent: only the sections the schema names and the agent's
+ * own section (own) are checked and kept; other agents' sections are
+ * skipped, as their keys are theirs and mts-init checks the whole file. */
+int mts_cfg_load_agent(const char *path, const struct mts_cfg_schema *schema,
+    const char *own, struct mts_cfg **out, char *err, size_t errlen);
 void mts_cfg_free(struct mts_cfg *);
 
 int mts_cfg_has_section(const struct mts_cfg *, const char *section);

@@ -681,7 +681,7 @@ print_config(struct init *in)
 	struct mts_cfg *cfg = NULL;
 	char err[1024];
 
-	if (mts_cfg_load(in->config_path, mts_conf_schema, &cfg, err,
+	if (mts_cfg_load(in->config_path, mts_conf_schema(), &cfg, err,
 	    sizeof(err)) == 0)
 		mts_cfg_print(cfg, stdout);
 	mts_cfg_free(cfg);

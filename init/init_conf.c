@@ -406,7 +406,8 @@ mts_init_conf_load(const char *path, struct init_conf **out, char *err,
 	size_t i;
 	int rc;
 
-	if ((rc = mts_cfg_load(path, mts_conf_schema, &cfg, err, errlen)) < 0)
+	rc = mts_cfg_load(path, mts_conf_schema(), &cfg, err, errlen);
+	if (rc < 0)
 		goto out;
 	b.cfg = cfg;
 	tmp = xstrdup(path);

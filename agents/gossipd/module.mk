@@ -9,7 +9,8 @@ $(eval $(call unittest,test_conn,tests/unit/test_conn.c $(GOSSIPD_CORE),-lm))
 $(eval $(call unittest,test_swim,tests/unit/test_swim.c $(GOSSIPD_CORE),-lm))
 $(eval $(call unittest,test_ae,tests/unit/test_ae.c $(GOSSIPD_CORE) agents/statestore/mst_core.c,-lm))
 
-GOSSIPD_SRCS := agents/gossipd/gossipd.c agents/gossipd/net.c agents/gossipd/msg.c \
+MTS_CONF_SRCS += agents/gossipd/gossipd_conf.c
+GOSSIPD_SRCS := agents/gossipd/gossipd_conf.c agents/gossipd/gossipd.c agents/gossipd/net.c agents/gossipd/msg.c \
 	agents/gossipd/store.c agents/gossipd/cluster.c agents/gossipd/api.c \
 	agents/gossipd/sync.c agents/gossipd/token_core.c
 $(eval $(call program,mts-gossipd,$(GOSSIPD_SRCS) $(GOSSIPD_CORE),-lm))

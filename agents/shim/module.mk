@@ -1,7 +1,8 @@
 # agents/shim/module.mk: mts-shim (containers through runc/crun), its per-container monitor, and their tests.
 SHIM_CORE := agents/shim/image_core.c agents/shim/bundle_core.c agents/shim/shim_core.c \
 	agents/shim/runtime_core.c agents/shim/exec_core.c
-SHIM_SRCS := agents/shim/shim.c agents/shim/shim_api.c agents/shim/shim_task.c \
+MTS_CONF_SRCS += agents/shim/shim_conf.c
+SHIM_SRCS := agents/shim/shim_conf.c agents/shim/shim.c agents/shim/shim_api.c agents/shim/shim_task.c \
 	agents/shim/shim_io.c agents/shim/shim_exec.c agents/shim/image_store.c $(SHIM_CORE)
 IMAGE_SRCS := agents/shim/image_tool.c agents/shim/image_store.c \
 	agents/shim/image_import.c agents/shim/image_pull.c agents/shim/image_core.c

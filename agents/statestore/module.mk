@@ -1,6 +1,7 @@
 # agents/statestore/module.mk: mts-statestore (the node's replica of the cluster state), its tests, fuzz target and benchmarks.
 STATESTORE_CORE := agents/statestore/mst_core.c agents/statestore/state_core.c
-$(eval $(call program,mts-statestore,agents/statestore/statestore.c agents/statestore/statestore_api.c agents/statestore/commit.c agents/statestore/prune.c agents/statestore/store.c agents/statestore/round.c agents/statestore/committer.c $(STATESTORE_CORE),-lrocksdb))
+MTS_CONF_SRCS += agents/statestore/statestore_conf.c
+$(eval $(call program,mts-statestore,agents/statestore/statestore_conf.c agents/statestore/statestore.c agents/statestore/statestore_api.c agents/statestore/commit.c agents/statestore/prune.c agents/statestore/store.c agents/statestore/round.c agents/statestore/committer.c $(STATESTORE_CORE),-lrocksdb))
 $(eval $(call testprog,sstool,tests/integration/sstool.c))
 $(eval $(call unittest,test_mst,tests/unit/test_mst.c tests/unit/mst_ref.c agents/statestore/mst_core.c,-ljansson))
 $(eval $(call unittest,test_replicas,tests/unit/test_replicas.c tests/unit/mst_ref.c agents/statestore/mst_core.c))

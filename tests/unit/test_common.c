@@ -250,14 +250,23 @@ test_real_schema_defaults_parse(void **state)
 	size_t n;
 	FILE *f;
 
-	/* The printed defaults of the real schema must parse again. */
-	assert_int_equal(mts_cfg_parse("", "empty", mts_conf_schema, &cfg, err,
+	const struct mts_cfg_schema *schema = mts_conf_schema();
+
+	/* The printed defaults of the real schema must parse again, and every
+	 * table the agents and init register is in it. */
+	assert_int_equal(mts_cfg_parse("", "empty", schema, &cfg, err,
 			     sizeof(err)),
 	    0);
 	f = open_memstream(&out, &n);
 	mts_cfg_print(cfg, f);
 	fclose(f);
-	if (mts_cfg_parse(out, "printed", mts_conf_schema, &again, err,
+	assert_non_null(strstr(out, "[node]\nrundir = /run/mts\n"));
+	assert_non_null(strstr(out, "[init]\nadmin_group = 0\n"));
+	assert_non_null(strstr(out, "[statestore]\ntombstone_retention = "));
+	assert_non_null(strstr(out, "[gossipd]\nlisten = "));
+	assert_non_null(strstr(out, "[shim]\nruntime = auto\n"));
+	assert_ptr_equal(mts_conf_schema(), schema);
+	if (mts_cfg_parse(out, "printed", schema, &again, err,
 		sizeof(err)) != 0)
 		fail_msg("%s", err);
 	mts_cfg_free(cfg);

@@ -1,0 +1,40 @@
+/* shim_conf.c: the keys of mts.conf's [shim] section — containers through an OCI runtime (DESIGN.md section 8, docs/containers.md). */
+#include <stddef.h>
+
+#include "cfg.h"
+
+static const struct mts_cfg_schema keys[] = {
+	{"shim", "runtime", MTS_CFG_STR, "auto",
+	    "OCI runtime: auto (crun on pure cgroup v2 hosts, else runc), "
+	    "runc, crun or a path"},
+	{"shim", "runtime_root", MTS_CFG_STR, "",
+	    "runtime state directory (default: RUNDIR/runc)"},
+	{"shim", "cgroup_parent", MTS_CFG_STR, "/mts",
+	    "cgroup under which every container gets its own"},
+	{"shim", "rootfs", MTS_CFG_STR, "auto",
+	    "task root file systems: auto, overlay or copy"},
+	{"shim", "log_max_size", MTS_CFG_SIZE, "10M",
+	    "size at which a task's log file is rotated"},
+	{"shim", "log_max_files", MTS_CFG_INT, "3",
+	    "rotated log files kept per task"},
+	{"shim", "stop_grace", MTS_CFG_DURATION, "10s",
+	    "default time between SIGTERM and SIGKILL on stop"},
+	{"shim", "container_seccomp", MTS_CFG_BOOL, "yes",
+	    "apply the default container seccomp profile"},
+	{"shim", "acl", MTS_CFG_LIST, "0",
+	    "users (names or uids) allowed to use shim.sock"},
+	{"shim", "node_id", MTS_CFG_STR, "",
+	    "node id for t/<node>/<task> records (MTS_NODE_ID overrides; "
+	    "empty: no statestore writes)"},
+	{"shim", "monitor", MTS_CFG_STR, "",
+	    "path of mts-shim-monitor (default: next to mts-shim)"},
+	{"shim", "acl_relay", MTS_CFG_LIST, "",
+	    "users (the node's gossipd) allowed the requests other nodes may "
+	    "make: task list/inspect, logs, exec"},
+	{"shim", "exec_idle_timeout", MTS_CFG_DURATION, "30s",
+	    "an exec session nobody polled for this long is killed"},
+	{NULL, NULL, 0, NULL, NULL},
+};
+
+static const struct mts_conf_table shim_conf = {"shim", keys};
+MTS_CONF_TABLE(shim_conf);
