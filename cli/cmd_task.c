@@ -65,6 +65,11 @@ task_json(const Mts__Shim__TaskStatus *t)
 		json_object_set_new(o, "memory_limit",
 		    json_integer((json_int_t)sp->memory_limit));
 		json_object_set_new(o, "read_only", json_boolean(sp->read_only));
+		/* Values only from the node running the task; elsewhere (a
+		 * relayed reply) the names alone. */
+		json_object_set_new(o, "env", sp->n_env
+			? strv_json(sp->env, sp->n_env)
+			: strv_json(sp->env_names, sp->n_env_names));
 		json_object_set_new(o, "restart_policy",
 		    json_string(sp->restart && sp->restart->condition
 			    ? sp->restart->condition
@@ -97,6 +102,7 @@ static const struct mtsctl_col inspect_cols[] = {
 	{"health_output", "health output:"},
 	{"restarts", "restarts:"},
 	{"restart_policy", "restart policy:"},
+	{"env", "env:"},
 	{"pid", "pid:"},
 	{"started_at", "started at:"},
 	{"finished_at", "finished at:"},

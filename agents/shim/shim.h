@@ -140,7 +140,16 @@ void shim_task_monitor_exit(struct shim *, struct shim_task *);
 int shim_task_remove(struct shim *, struct shim_task *, char *err,
     size_t errlen);
 void shim_task_status(const struct shim_task *, Mts__Shim__TaskStatus *);
-void shim_task_status_free(Mts__Shim__TaskStatus *);
+/* The status as it may leave the node (the statestore record, replies to
+ * other nodes): the spec's env reduced to env_names, values left out. The
+ * status points into sh, which shim_shared_free releases afterwards. */
+struct shim_shared {
+	Mts__Shim__TaskSpec spec;
+	char **names;
+};
+void shim_task_status_shared(const struct shim_task *,
+    Mts__Shim__TaskStatus *, struct shim_shared *sh);
+void shim_shared_free(struct shim_shared *);
 void shim_tasks_recover(struct shim *);
 void shim_task_save(struct shim *, struct shim_task *);
 void shim_store_retry(struct shim *);
@@ -188,7 +197,9 @@ extern const struct mts_ipc_service shim_service;
 /* Answers an import or pull with the image now stored under name. */
 void shim_reply_image(struct shim *, struct mts_ipc_call *, const char *name,
     int pull);
-void shim_reply_task(struct mts_ipc_call *, const struct shim_task *,
-    int body);
+/* Answers with the task's status: the whole spec for the node's own admins
+ * ([shim] acl), env names only for everyone else (other nodes). */
+void shim_reply_task(struct shim *, struct mts_ipc_call *,
+    const struct shim_task *, int body);
 
 #endif

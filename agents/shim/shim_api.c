@@ -14,16 +14,39 @@
 #define LOGS_DEFAULT_MAX (256u << 10)
 #define LOGS_LIMIT (2u << 20)
 
+/* Only the node's own admins see env values: a caller admitted through
+ * acl_relay alone is another node. */
+static int
+sees_env(struct shim *s, const struct mts_ipc_call *call)
+{
+	return (mts_acl_classify(&s->cfg.acl, mts_ipc_call_uid(call),
+	    mts_ipc_call_gid(call)) & MTS_CALLER_ADMIN) != 0;
+}
+
+static void
+status_for(struct shim *s, const struct mts_ipc_call *call,
+    const struct shim_task *t, Mts__Shim__TaskStatus *st,
+    struct shim_shared *sh)
+{
+	sh->names = NULL;
+	if (sees_env(s, call))
+		shim_task_status(t, st);
+	else
+		shim_task_status_shared(t, st, sh);
+}
+
 void
-shim_reply_task(struct mts_ipc_call *call, const struct shim_task *t, int body)
+shim_reply_task(struct shim *s, struct mts_ipc_call *call,
+    const struct shim_task *t, int body)
 {
 	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
 	Mts__Shim__TaskRunRep run = MTS__SHIM__TASK_RUN_REP__INIT;
 	Mts__Shim__TaskStopRep stop = MTS__SHIM__TASK_STOP_REP__INIT;
 	Mts__Shim__TaskInspectRep ins = MTS__SHIM__TASK_INSPECT_REP__INIT;
 	Mts__Shim__TaskStatus st;
+	struct shim_shared sh;
 
-	shim_task_status(t, &st);
+	status_for(s, call, t, &st, &sh);
 	rep.body_case = body;
 	switch (body) {
 	case MTS__SHIM__REPLY__BODY_RUN:
@@ -41,6 +64,7 @@ shim_reply_task(struct mts_ipc_call *call, const struct shim_task *t, int body)
 		break;
 	}
 	mts_ipc_reply(call, &rep.base);
+	shim_shared_free(&sh);
 }
 
 static struct shim_task *
@@ -75,7 +99,7 @@ h_run(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	if (t->core.state == MTS_TASK_CREATED)
 		t->run_call = call; /* replied once started (or failed) */
 	else
-		shim_reply_task(call, t, MTS__SHIM__REPLY__BODY_RUN);
+		shim_reply_task(ctx, call, t, MTS__SHIM__REPLY__BODY_RUN);
 }
 
 static void
@@ -85,16 +109,18 @@ h_list(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	Mts__Shim__Reply rep = MTS__SHIM__REPLY__INIT;
 	Mts__Shim__TaskListRep ls = MTS__SHIM__TASK_LIST_REP__INIT;
 	Mts__Shim__TaskStatus *sts, **ptrs;
+	struct shim_shared *sh;
 	struct shim_task *t;
-	size_t n = 0;
+	size_t n = 0, i;
 
 	for (t = s->tasks; t != NULL; t = t->next)
 		n++;
 	sts = xcalloc(n + 1, sizeof(*sts));
 	ptrs = xcalloc(n + 1, sizeof(*ptrs));
+	sh = xcalloc(n + 1, sizeof(*sh));
 	n = 0;
 	for (t = s->tasks; t != NULL; t = t->next) {
-		shim_task_status(t, &sts[n]);
+		status_for(s, call, t, &sts[n], &sh[n]);
 		ptrs[n] = &sts[n];
 		n++;
 	}
@@ -103,6 +129,9 @@ h_list(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	rep.body_case = MTS__SHIM__REPLY__BODY_LIST;
 	rep.list = &ls;
 	mts_ipc_reply(call, &rep.base);
+	for (i = 0; i < n; i++)
+		shim_shared_free(&sh[i]);
+	free(sh);
 	free(sts);
 	free(ptrs);
 }
@@ -114,7 +143,7 @@ h_inspect(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	struct shim_task *t = need_task(ctx, req->inspect->id, call);
 
 	if (t != NULL)
-		shim_reply_task(call, t, MTS__SHIM__REPLY__BODY_INSPECT);
+		shim_reply_task(ctx, call, t, MTS__SHIM__REPLY__BODY_INSPECT);
 }
 
 static void

@@ -724,13 +724,13 @@ reply_stops(struct shim *s, struct shim_task *t)
 	size_t i;
 
 	for (i = 0; i < t->nstop; i++)
-		shim_reply_task(t->stop_calls[i], t,
+		shim_reply_task(s, t->stop_calls[i], t,
 		    MTS__SHIM__REPLY__BODY_STOP);
 	free(t->stop_calls);
 	t->stop_calls = NULL;
 	t->nstop = 0;
 	if (t->run_call != NULL) {
-		shim_reply_task(t->run_call, t, MTS__SHIM__REPLY__BODY_RUN);
+		shim_reply_task(s, t->run_call, t, MTS__SHIM__REPLY__BODY_RUN);
 		t->run_call = NULL;
 	}
 }
@@ -759,7 +759,7 @@ apply(struct shim *s, struct shim_task *t, struct mts_effects *fx)
 			 * monitor. */
 			if (t->run_call != NULL &&
 			    t->core.state != MTS_TASK_CREATED) {
-				shim_reply_task(t->run_call, t,
+				shim_reply_task(s, t->run_call, t,
 				    MTS__SHIM__REPLY__BODY_RUN);
 				t->run_call = NULL;
 			}
@@ -879,6 +879,32 @@ shim_task_status(const struct shim_task *t, Mts__Shim__TaskStatus *st)
 	st->last_health_output = (char *)t->health_out;
 }
 
+void
+shim_task_status_shared(const struct shim_task *t, Mts__Shim__TaskStatus *st,
+    struct shim_shared *sh)
+{
+	size_t i;
+
+	shim_task_status(t, st);
+	sh->spec = *t->spec;
+	sh->names = xcalloc(t->spec->n_env + 1, sizeof(char *));
+	for (i = 0; i < t->spec->n_env; i++)
+		sh->names[i] = xasprintf("%.*s",
+		    (int)strcspn(t->spec->env[i], "="), t->spec->env[i]);
+	sh->spec.env = NULL;
+	sh->spec.n_env = 0;
+	sh->spec.env_names = sh->names;
+	sh->spec.n_env_names = t->spec->n_env;
+	st->spec = &sh->spec;
+}
+
+void
+shim_shared_free(struct shim_shared *sh)
+{
+	mts_strv_free(sh->names);
+	sh->names = NULL;
+}
+
 /* A local statestore answers in well under a millisecond; a call is
  * bounded so that a stalled one cannot hold up the shim's loop for long. */
 #define STORE_WAIT_MS 300
@@ -889,6 +915,7 @@ store_put(struct shim *s, struct shim_task *t)
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
 	Mts__Shim__TaskStatus st;
+	struct shim_shared sh;
 	ProtobufCMessage *rep = NULL;
 	char key[256], path[SHIM_PATH], err[256];
 	uint8_t *buf;
@@ -910,10 +937,12 @@ store_put(struct shim *s, struct shim_task *t)
 			 sizeof(err))) == NULL)
 			return -MTS_ERR_IO;
 	}
-	shim_task_status(t, &st);
+	/* The record is replicated to every node: env values stay here. */
+	shim_task_status_shared(t, &st, &sh);
 	buf = xmalloc(protobuf_c_message_get_packed_size(&st.base) + 1);
 	put.value.len = protobuf_c_message_pack(&st.base, buf);
 	put.value.data = buf;
+	shim_shared_free(&sh);
 	snprintf(key, sizeof(key), "t/%s/%s", s->cfg.node, t->core.id);
 	put.key.data = (uint8_t *)key;
 	put.key.len = strlen(key);

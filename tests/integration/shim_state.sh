@@ -33,6 +33,22 @@ check "the record follows the stop" wait_for 10 record_has live exited
 check "ls shows the node's task keys" bash -c "$CTL state ls t/$NODE/ | grep -c 't/$NODE/' | grep -qx 2"
 $CTL task rm live
 check "rm deletes the record" wait_for 10 bash -c "! $CTL state get --value t/$NODE/live >/dev/null 2>&1"
+# The environment stays on this node: the record carries the names only
+# (it is replicated to every node), the local inspect the values.
+$CTL task run --name envtask -e DB_PASSWORD=s3cr3t-pw-$$ -e PLAIN=1 busybox -- sh -c 'echo "pw=$DB_PASSWORD"' >/dev/null
+wait_for 10 task_is envtask state exited
+check "the task saw its env value" bash -c "$CTL logs envtask | grep -qx 'pw=s3cr3t-pw-$$'"
+check "its record is written" wait_for 10 record_has envtask exited
+leaks=0
+for k in $($CTL state ls t/ | awk '{print $1}' | grep '^t/'); do
+	"$CTL" state get --value "$k" | grep -qa "s3cr3t-pw-$$" && leaks=$((leaks + 1))
+done
+check "no t/ record holds the env value ($leaks)" test "$leaks" -eq 0
+check "the record names the variables" record_has envtask 'DB_PASSWORD.*PLAIN'
+check "local inspect shows the value" bash -c "$CTL -o json task inspect envtask | grep -q 'DB_PASSWORD=s3cr3t-pw-$$'"
+check "the value is in the node's own task state" grep -qa "s3cr3t-pw-$$" "$STATE/shim/tasks/envtask/state.pb"
+check "which only root reads" test "$(stat -c %a "$STATE/shim/tasks/envtask")" = 700
+$CTL task rm envtask
 $CTL task rm early
 kill "$SS_PID"
 t_done
