@@ -548,8 +548,9 @@ mts_cfg_list_free(char **list)
 	mts_strv_free(list);
 }
 
-static void
-print_section(const struct mts_cfg *cfg, const char *section, FILE *out)
+void
+mts_cfg_print_section(const struct mts_cfg *cfg, const char *section,
+    FILE *out)
 {
 	const struct mts_cfg_schema *s;
 
@@ -583,9 +584,9 @@ mts_cfg_print(const struct mts_cfg *cfg, FILE *out)
 			if (strcmp(t->section, s->section) == 0)
 				break;
 		if (t == s)
-			print_section(cfg, s->section, out);
+			mts_cfg_print_section(cfg, s->section, out);
 	}
 	for (i = 0; i < cfg->nsections; i++)
 		if (!schema_has_section(cfg->schema, cfg->sections[i]))
-			print_section(cfg, cfg->sections[i], out);
+			mts_cfg_print_section(cfg, cfg->sections[i], out);
 }

@@ -97,6 +97,10 @@ void mts_cfg_list_free(char **);
 /* Prints the effective configuration (every section seen plus every schema
  * section, all known keys with their effective values); it parses again. */
 void mts_cfg_print(const struct mts_cfg *, FILE *);
+/* Prints one section the same way: every key that applies to it with its
+ * effective value. */
+void mts_cfg_print_section(const struct mts_cfg *, const char *section,
+    FILE *);
 
 /* Value parsers shared with the CLI; 0 or -MTS_ERR_INVAL. */
 int mts_parse_int(const char *, int64_t *);

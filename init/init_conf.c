@@ -15,6 +15,7 @@
 #include <sys/capability.h>
 
 #include "init_conf.h"
+#include "log.h"
 #include "mtserr.h"
 #include "privdrop.h"
 #include "seccomp_policy.h"
@@ -260,8 +261,28 @@ build_params(struct build *b, struct init_agent *a)
 	return 0;
 }
 
+/* The effective section as `-n` prints it; the caller frees it. */
+static char *
+section_text(const struct mts_cfg *cfg, const char *section)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if ((f = open_memstream(&text, &len)) == NULL)
+		fatal("open_memstream");
+	mts_cfg_print_section(cfg, section, f);
+	if (fclose(f) != 0)
+		fatal("open_memstream");
+	return text;
+}
+
+/* Everything that makes the agent what it is: what init resolved (ids,
+ * capabilities, paths, supervision) and the agent's whole effective section,
+ * its own keys included (acl_read, rootfs...), as `-n` prints it. Equal
+ * means unchanged: a reload restarts the agent otherwise. */
 static void
-fingerprint(struct init_agent *a)
+fingerprint(struct build *b, struct init_agent *a)
 {
 	char *f = xasprintf("%s|%s|%u|%u|%llx|%s|%d|%s|%llu|%s|%d|%lld|%lld|"
 	    "%lld|%lld|%lld|%d", a->name, a->exec, (unsigned)a->uid,
@@ -288,7 +309,10 @@ fingerprint(struct init_agent *a)
 		free(f);
 		f = t;
 	}
-	a->fingerprint = f;
+	t = section_text(b->cfg, a->name);
+	a->fingerprint = xasprintf("%s|s:%s", f, t);
+	free(t);
+	free(f);
 }
 
 static int
@@ -355,7 +379,7 @@ build_agent(struct build *b, struct init_conf *c, const char *name)
 	    c->admin_gid)) < 0 || (rc = build_caps(b, a)) < 0 ||
 	    (rc = build_params(b, a)) < 0 || (rc = build_filter(b, a)) < 0)
 		return rc;
-	fingerprint(a);
+	fingerprint(b, a);
 	return 0;
 }
 
