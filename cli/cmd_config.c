@@ -1,11 +1,25 @@
 /* cmd_config.c: `mtsctl config check|print FILE` (validate mts.conf exactly as mts-init would, no node needed) and `config reload`. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "admin.pb-c.h"
 #include "cfg.h"
 #include "init/init_conf.h"
 #include "mtsctl.h"
+
+/* 0 if path can be read; else says why and returns the exit status (5 no
+ * such file, 4 permission denied). */
+static int
+conf_readable(const char *path)
+{
+	if (access(path, R_OK) == 0 || (errno != ENOENT && errno != EACCES))
+		return 0;
+	mtsctl_err("%s: %s", path, errno == ENOENT ? "no such file" :
+	    "permission denied");
+	return errno == ENOENT ? MTSCTL_ENOTFOUND : MTSCTL_EDENIED;
+}
 
 static int
 cmd_check(struct mtsctl *ctx, int argc, char **argv)
@@ -18,9 +32,12 @@ cmd_check(struct mtsctl *ctx, int argc, char **argv)
 	char err[1024];
 	json_t *rows, *after;
 	size_t i, j;
+	int rc;
 
 	if (argc != 2)
 		return mtsctl_usage(ctx);
+	if ((rc = conf_readable(argv[1])) != 0)
+		return rc;
 	if (mts_init_conf_load(argv[1], &c, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return MTSCTL_EFAIL;
@@ -89,10 +106,12 @@ cmd_print(struct mtsctl *ctx, int argc, char **argv)
 	struct mts_cfg *cfg;
 	char err[1024];
 	json_t *o;
-	int rc = 0;
+	int rc;
 
 	if (argc != 2)
 		return mtsctl_usage(ctx);
+	if ((rc = conf_readable(argv[1])) != 0)
+		return rc;
 	if (mts_cfg_load(argv[1], mts_conf_schema(), &cfg, err,
 	    sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);

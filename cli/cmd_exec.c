@@ -275,9 +275,11 @@ parse(struct mtsctl *ctx, int argc, char **argv, struct exec_opts *o)
 	    {"env", required_argument, NULL, 'e'},
 	    {"node", required_argument, NULL, 'N'},
 	    {"timeout", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0}};
+	const char *last = NULL; /* the last option's value */
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+ite:", lo, NULL)) != -1) {
+		last = optarg;
 		if (c == 'i')
 			o->interactive = 1;
 		else if (c == 't')
@@ -291,6 +293,17 @@ parse(struct mtsctl *ctx, int argc, char **argv, struct exec_opts *o)
 			;
 		else
 			return mtsctl_usage(ctx);
+	}
+	if (mtsctl_dashdash_ended(argv, optind, last)) {
+		mtsctl_err("exec: TASK is missing: it comes before \"--\" "
+		    "(exec [OPTIONS] TASK -- COMMAND...)");
+		return MTSCTL_EUSAGE;
+	}
+	if (argc - optind == 1 ||
+	    (argc - optind == 2 && strcmp(argv[optind + 1], "--") == 0)) {
+		mtsctl_err("exec: no COMMAND to run in %s (exec [OPTIONS] "
+		    "TASK -- COMMAND...)", argv[optind]);
+		return MTSCTL_EUSAGE;
 	}
 	if (argc - optind < 2)
 		return mtsctl_usage(ctx);

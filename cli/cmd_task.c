@@ -333,6 +333,7 @@ cmd_run(struct mtsctl *ctx, int argc, char **argv)
 	Mts__Shim__TaskRunReq run = MTS__SHIM__TASK_RUN_REQ__INIT;
 	Mts__Shim__Reply *rep;
 	struct run_opts o;
+	const char *last = NULL; /* the last option's value */
 	size_t i;
 	int c, rc = MTSCTL_EUSAGE;
 
@@ -340,9 +341,16 @@ cmd_run(struct mtsctl *ctx, int argc, char **argv)
 	mts__shim__task_spec__init(&o.sp);
 	mts__shim__restart_policy__init(&o.rp);
 	mts__shim__health_check__init(&o.hc);
-	while ((c = getopt_long(argc, argv, "+e:w:u:m:", run_lo, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "+e:w:u:m:", run_lo, NULL)) != -1) {
+		last = optarg;
 		if (run_opt(&o, c, optarg) != 0)
 			goto out;
+	}
+	if (mtsctl_dashdash_ended(argv, optind, last)) {
+		mtsctl_err("task run: IMAGE is missing: it comes before \"--\" "
+		    "(task run [OPTIONS] IMAGE [-- COMMAND...])");
+		goto out;
+	}
 	if (optind >= argc) {
 		rc = mtsctl_usage(ctx);
 		goto out;

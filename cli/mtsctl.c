@@ -1,4 +1,6 @@
 /* mtsctl.c: mtsctl's entry point — global options, command lookup in the group tables, and --help. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +104,18 @@ mtsctl_usage(const struct mtsctl *ctx)
 			if (c == ctx->cmd) {
 				fprintf(stderr, "usage: ");
 				print_synopsis(stderr, *g, c);
-				fprintf(stderr, "(see --help)\n");
+				fprintf(stderr, "(see mtsctl %s%s%s --help)\n",
+				    (*g)->name, c->name ? " " : "",
+				    c->name ? c->name : "");
 			}
 	return MTSCTL_EUSAGE;
+}
+
+int
+mtsctl_dashdash_ended(char **argv, int optind_, const char *last)
+{
+	return optind_ >= 2 && strcmp(argv[optind_ - 1], "--") == 0 &&
+	    last != argv[optind_ - 1];
 }
 
 /* Takes a global option's value: "-oX", "-o X", "--output=X", "--output X". */
@@ -139,6 +150,7 @@ global_opt(struct mtsctl *ctx, int argc, char **argv, int *i, int *help)
 {
 	const char *v;
 	char *end;
+	long ms;
 	int r;
 
 	if (strcmp(argv[*i], "-h") == 0 || strcmp(argv[*i], "--help") == 0) {
@@ -152,11 +164,15 @@ global_opt(struct mtsctl *ctx, int argc, char **argv, int *i, int *help)
 	if ((r = take_value(argc, argv, i, "-t", "--timeout", &v)) != 0) {
 		if (r < 0)
 			return r;
-		ctx->timeout_ms = (int)strtol(v, &end, 10);
-		if (*end != '\0' || ctx->timeout_ms <= 0) {
-			mtsctl_err("-t %s: expected a positive number of ms", v);
+		errno = 0;
+		ms = strtol(v, &end, 10);
+		if (*end != '\0' || end == v || errno != 0 || ms <= 0 ||
+		    ms > INT_MAX) {
+			mtsctl_err("-t %s: expected a number of ms from 1 to %d",
+			    v, INT_MAX);
 			return -1;
 		}
+		ctx->timeout_ms = (int)ms;
 		return 1;
 	}
 	if ((r = take_value(argc, argv, i, "-o", "--output", &v)) != 0) {

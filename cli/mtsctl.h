@@ -71,6 +71,11 @@ extern const struct mtsctl_no_json mtsctl_no_json[];
 void mtsctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the usage line of the running command and returns MTSCTL_EUSAGE. */
 int mtsctl_usage(const struct mtsctl *);
+/* After a getopt loop: whether it stopped at a "--" (argv[optind - 1],
+ * unless that is last, the last option's value), i.e. nothing came between
+ * the options and "--" (task run -- CMD: the image is missing, not "CMD").
+ * getopt clears optarg when it ends: the loop keeps last itself. */
+int mtsctl_dashdash_ended(char **argv, int optind_, const char *last);
 
 /*
  * Sends req to RUNDIR/sock and waits for the reply (the caller frees it with
