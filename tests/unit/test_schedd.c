@@ -1,0 +1,356 @@
+/* test_schedd.c: mts-schedd's cores — the ledger's lease table (prepare, resend, commit, abort, expiry, limits) with a random-sequence property that nothing is ever over-committed, and placement (spread, preferences, constraints, binpack, limits, the reasons given). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agents/schedd/ledger_core.h"
+#include "agents/schedd/place_core.h"
+
+#define MIB (1024ull * 1024)
+#define OWNER "00112233445566778899aabbccddeeff"
+
+static struct mts_res
+res(uint32_t cpu, uint64_t mem)
+{
+	struct mts_res r = {cpu, mem};
+
+	return r;
+}
+
+static void
+test_ledger_leases(void **state)
+{
+	struct mts_ledger l;
+	struct mts_digest d;
+
+	mts_ledger_init(&l, res(2000, 1024 * MIB), 0);
+	assert_int_equal(mts_ledger_prepare(&l, "L1", OWNER, "web",
+	    res(1500, 512 * MIB), 0, 1000, 0), LEDGER_OK);
+	/* the lease holds its cpu: a second one does not fit */
+	assert_int_equal(mts_ledger_prepare(&l, "L2", OWNER, "web",
+	    res(1000, 1 * MIB), 0, 1000, 0), LEDGER_NO_CPU);
+	assert_int_equal(mts_ledger_prepare(&l, "L2", OWNER, "web",
+	    res(100, 600 * MIB), 0, 1000, 0), LEDGER_NO_MEMORY);
+	/* a resent prepare answers as the first; other terms conflict */
+	assert_int_equal(mts_ledger_prepare(&l, "L1", OWNER, "web",
+	    res(1500, 512 * MIB), 0, 1000, 10), LEDGER_OK);
+	assert_int_equal(mts_ledger_prepare(&l, "L1", OWNER, "db",
+	    res(1500, 512 * MIB), 0, 1000, 10), LEDGER_CONFLICT);
+	mts_ledger_digest(&l, &d);
+	assert_int_equal(d.free.cpu_millis, 500);
+	assert_int_equal(d.leases, 1);
+	assert_int_equal(d.tasks, 0);
+	/* commit, resent commit, commit of another task id */
+	assert_int_equal(mts_ledger_commit(&l, "L1", "web.1", 20), LEDGER_OK);
+	assert_int_equal(mts_ledger_commit(&l, "L1", "web.1", 30), LEDGER_OK);
+	assert_int_equal(mts_ledger_commit(&l, "L1", "web.9", 30),
+	    LEDGER_CONFLICT);
+	assert_int_equal(mts_ledger_abort(&l, "L1", 30), LEDGER_CONFLICT);
+	mts_ledger_digest(&l, &d);
+	assert_int_equal(d.tasks, 1);
+	assert_int_equal(d.leases, 0);
+	assert_int_equal(d.free.cpu_millis, 500);
+	/* unknown leases */
+	assert_int_equal(mts_ledger_commit(&l, "nope", "t", 30),
+	    LEDGER_UNKNOWN);
+	/* expiry: an uncommitted lease frees its resources after its ttl */
+	assert_int_equal(mts_ledger_prepare(&l, "L3", OWNER, "web",
+	    res(500, 1 * MIB), 0, 100, 100), LEDGER_OK);
+	assert_int_equal(mts_ledger_next_deadline(&l), 200);
+	assert_int_equal(mts_ledger_prepare(&l, "L4", OWNER, "web",
+	    res(500, 1 * MIB), 0, 100, 150), LEDGER_NO_CPU);
+	assert_int_equal(mts_ledger_expire(&l, 200), 1);
+	assert_int_equal(mts_ledger_commit(&l, "L3", "web.3", 201),
+	    LEDGER_ENDED);
+	assert_int_equal(mts_ledger_prepare(&l, "L3", OWNER, "web",
+	    res(500, 1 * MIB), 0, 100, 201), LEDGER_ENDED);
+	assert_int_equal(mts_ledger_prepare(&l, "L4", OWNER, "web",
+	    res(500, 1 * MIB), 0, 100, 201), LEDGER_OK);
+	assert_int_equal(mts_ledger_abort(&l, "L4", 202), LEDGER_OK);
+	assert_int_equal(mts_ledger_abort(&l, "L4", 203), LEDGER_OK);
+	/* a removed task frees what it held */
+	assert_int_equal(mts_ledger_task_remove(&l, "web.1"), 0);
+	assert_int_equal(mts_ledger_task_remove(&l, "web.1"), -1);
+	mts_ledger_digest(&l, &d);
+	assert_int_equal(d.free.cpu_millis, 2000);
+	/* ended leases are forgotten after a while */
+	assert_int_equal(mts_ledger_expire(&l, 10 * 60 * 1000 + 300), 0);
+	assert_int_equal(l.nleases, 0);
+	mts_ledger_free(&l);
+}
+
+static void
+test_ledger_limits(void **state)
+{
+	struct mts_ledger l;
+
+	mts_ledger_init(&l, res(10000, 10000 * MIB), 0);
+	assert_int_equal(mts_ledger_prepare(&l, "a", OWNER, "web", res(1, 1),
+	    2, 1000, 0), LEDGER_OK);
+	mts_ledger_task_add(&l, "web.x", "web", res(1, 1));
+	mts_ledger_task_add(&l, "web.x", "web", res(1, 1)); /* idempotent */
+	assert_int_equal(mts_ledger_service_count(&l, "web"), 2);
+	assert_int_equal(mts_ledger_prepare(&l, "b", OWNER, "web", res(1, 1),
+	    2, 1000, 0), LEDGER_MAX_PER_NODE);
+	assert_int_equal(mts_ledger_prepare(&l, "b", OWNER, "db", res(1, 1),
+	    2, 1000, 0), LEDGER_OK);
+	l.draining = 1;
+	assert_int_equal(mts_ledger_prepare(&l, "c", OWNER, "db", res(1, 1),
+	    0, 1000, 0), LEDGER_DRAINING);
+	assert_string_equal(mts_ledger_why_str(LEDGER_NO_MEMORY),
+	    "insufficient memory");
+	mts_ledger_free(&l);
+}
+
+/* Random prepares, commits, aborts, removals and clock steps: the ledger
+ * never holds more than its capacity. */
+static void
+test_ledger_never_overcommits(void **state)
+{
+	unsigned seed = (unsigned)(getenv("SEED") ? atoi(getenv("SEED")) : 7);
+	struct mts_ledger l;
+	mts_time_t now = 0;
+	char id[32], task[32];
+	int i;
+
+	printf("seed %u\n", seed);
+	mts_ledger_init(&l, res(4000, 4096 * MIB), 0);
+	for (i = 0; i < 20000; i++) {
+		int op = rand_r(&seed) % 5, n = rand_r(&seed) % 50;
+		struct mts_digest d;
+		uint64_t cpu = 0, mem = 0;
+		size_t k;
+
+		snprintf(id, sizeof(id), "L%d", n);
+		snprintf(task, sizeof(task), "T%d", n);
+		if (op == 0)
+			mts_ledger_prepare(&l, id, OWNER, n % 2 ? "a" : "b",
+			    res((uint32_t)(rand_r(&seed) % 1500),
+			    (uint64_t)(rand_r(&seed) % 1500) * MIB), 3, 500,
+			    now);
+		else if (op == 1)
+			mts_ledger_commit(&l, id, task, now);
+		else if (op == 2)
+			mts_ledger_abort(&l, id, now);
+		else if (op == 3)
+			mts_ledger_task_remove(&l, task);
+		else
+			now += rand_r(&seed) % 300;
+		for (k = 0; k < l.ntasks; k++) {
+			cpu += l.tasks[k].res.cpu_millis;
+			mem += l.tasks[k].res.memory;
+		}
+		for (k = 0; k < l.nleases; k++) {
+			if (l.leases[k].state != LEASE_PREPARED)
+				continue;
+			cpu += l.leases[k].res.cpu_millis;
+			mem += l.leases[k].res.memory;
+		}
+		if (cpu > 4000 || mem > 4096 * MIB)
+			fail_msg("seed %u step %d: %llu millicores, %llu MiB "
+			    "held", seed, i, (unsigned long long)cpu,
+			    (unsigned long long)(mem / MIB));
+		mts_ledger_digest(&l, &d);
+		assert_int_equal(d.free.cpu_millis, 4000 - cpu);
+	}
+	mts_ledger_free(&l);
+}
+
+/* --- placement --------------------------------------------------------------------- */
+
+static struct mts_label zone_a[] = {{"zone", "a"}, {"rack", "1"}};
+static struct mts_label zone_a2[] = {{"zone", "a"}, {"rack", "2"}};
+static struct mts_label zone_b[] = {{"zone", "b"}, {"rack", "3"},
+    {"role", "worker"}};
+
+static void
+three_nodes(struct mts_place_node *n)
+{
+	static const char *const ids[] = {"aa", "bb", "cc"};
+	struct mts_label *labels[] = {zone_a, zone_a2, zone_b};
+	size_t nl[] = {2, 2, 3};
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		memset(&n[i], 0, sizeof(n[i]));
+		n[i].id = ids[i];
+		n[i].hostname = i == 2 ? "host-c" : "host";
+		n[i].os = "linux";
+		n[i].arch = "x86_64";
+		n[i].labels = labels[i];
+		n[i].nlabels = nl[i];
+		n[i].alive = n[i].active = 1;
+		n[i].capacity = n[i].free = res(4000, 4096 * MIB);
+	}
+}
+
+static uint32_t
+count_on(const uint32_t *out, uint32_t placed, uint32_t node)
+{
+	uint32_t i, c = 0;
+
+	for (i = 0; i < placed; i++)
+		c += out[i] == node;
+	return c;
+}
+
+static void
+test_place_spread(void **state)
+{
+	struct mts_place_node n[3];
+	struct mts_place_req r = {.res = res(100, 64 * MIB), .count = 9};
+	struct mts_place_why why;
+	uint32_t out[16];
+
+	three_nodes(n);
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 9);
+	assert_int_equal(count_on(out, 9, 0), 3);
+	assert_int_equal(count_on(out, 9, 1), 3);
+	assert_int_equal(count_on(out, 9, 2), 3);
+	/* ties go to the lower id, and the caller's nodes are untouched */
+	assert_int_equal(out[0], 0);
+	assert_int_equal(n[0].free.cpu_millis, 4000);
+	/* existing tasks of the service count: node 0 has 3 already */
+	n[0].service_tasks = 3;
+	r.count = 3;
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 3);
+	assert_int_equal(count_on(out, 3, 0), 0);
+	/* down and draining nodes are left out */
+	n[0].service_tasks = 0;
+	n[1].alive = 0;
+	n[2].active = 0;
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 3);
+	assert_int_equal(count_on(out, 3, 0), 3);
+	assert_int_equal(why.down, 1);
+	assert_int_equal(why.inactive, 1);
+}
+
+static void
+test_place_preferences(void **state)
+{
+	struct mts_place_node n[3];
+	const char *spread[] = {"zone"};
+	struct mts_place_req r = {.res = res(10, MIB), .count = 4,
+	    .spread = spread, .nspread = 1};
+	struct mts_place_why why;
+	uint32_t out[8];
+
+	three_nodes(n);
+	/* zone a has two nodes, zone b one: 4 tasks are 2 per zone */
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 4);
+	assert_int_equal(count_on(out, 4, 2), 2);
+	assert_int_equal(count_on(out, 4, 0) + count_on(out, 4, 1), 2);
+	assert_int_equal(count_on(out, 4, 0), 1);
+}
+
+static void
+test_place_constraints(void **state)
+{
+	struct mts_place_node n[3];
+	struct mts_constraint c[2];
+	struct mts_place_req r = {.res = res(10, MIB), .count = 5,
+	    .constraints = c, .nconstraints = 1};
+	struct mts_place_why why;
+	uint32_t out[8];
+	char err[256], msg[256];
+
+	three_nodes(n);
+	assert_int_equal(mts_constraint_parse("node.labels.zone == b", &c[0],
+	    err, sizeof(err)), 0);
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 5);
+	assert_int_equal(count_on(out, 5, 2), 5);
+	assert_int_equal(mts_constraint_parse("node.labels.zone!=b", &c[0],
+	    err, sizeof(err)), 0);
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 5);
+	assert_int_equal(count_on(out, 5, 2), 0);
+	/* every attribute */
+	assert_int_equal(mts_constraint_parse("node.hostname == host-c",
+	    &c[0], err, sizeof(err)), 0);
+	assert_true(mts_constraint_match(&c[0], &n[2]));
+	assert_false(mts_constraint_match(&c[0], &n[0]));
+	assert_int_equal(mts_constraint_parse("node.id == bb", &c[0], err,
+	    sizeof(err)), 0);
+	assert_true(mts_constraint_match(&c[0], &n[1]));
+	assert_int_equal(mts_constraint_parse("node.platform.arch == x86_64",
+	    &c[0], err, sizeof(err)), 0);
+	assert_true(mts_constraint_match(&c[0], &n[1]));
+	/* node.role: the label where set, else every node is a manager */
+	assert_int_equal(mts_constraint_parse("node.role == manager", &c[0],
+	    err, sizeof(err)), 0);
+	assert_true(mts_constraint_match(&c[0], &n[0]));
+	assert_false(mts_constraint_match(&c[0], &n[2]));
+	/* an impossible constraint, and the reason for people */
+	assert_int_equal(mts_constraint_parse("node.labels.disk == ssd", &c[0],
+	    err, sizeof(err)), 0);
+	r.count = 1;
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 0);
+	mts_place_explain(&r, 0, &why, msg, sizeof(msg));
+	assert_string_equal(msg, "0 of 1 placeable: no node matches "
+	    "node.labels.disk == ssd");
+	/* parse errors */
+	assert_int_equal(mts_constraint_parse("node.colour == red", &c[1], err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown attribute \"node.colour\""));
+	assert_int_equal(mts_constraint_parse("zone", &c[1], err,
+	    sizeof(err)), -1);
+	assert_int_equal(mts_constraint_parse("node.id == ", &c[1], err,
+	    sizeof(err)), -1);
+}
+
+static void
+test_place_capacity(void **state)
+{
+	struct mts_place_node n[3];
+	struct mts_place_req r = {.res = res(1000, 1024 * MIB), .count = 20};
+	struct mts_place_why why;
+	uint32_t out[32];
+	char msg[256];
+
+	three_nodes(n);
+	/* 4 per node fit by cpu and memory: 12 of 20 */
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 12);
+	mts_place_explain(&r, 12, &why, msg, sizeof(msg));
+	assert_string_equal(msg, "12 of 20 placeable: the 3 eligible nodes "
+	    "ran out of capacity or reached max_replicas_per_node");
+	r.res.memory = 8192 * MIB;
+	r.count = 1;
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 0);
+	mts_place_explain(&r, 0, &why, msg, sizeof(msg));
+	assert_string_equal(msg, "0 of 1 placeable: insufficient memory on "
+	    "all 3 nodes");
+	/* max_replicas_per_node */
+	r.res = res(1, 1);
+	r.count = 10;
+	r.max_per_node = 2;
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 6);
+	/* binpack fills the first node before the next */
+	r.max_per_node = 0;
+	r.binpack = 1;
+	r.res = res(1000, 16 * MIB);
+	r.count = 5;
+	assert_int_equal(mts_place(n, 3, &r, out, &why), 5);
+	assert_int_equal(count_on(out, 5, 0), 4);
+	assert_int_equal(count_on(out, 5, 1), 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ledger_leases),
+		cmocka_unit_test(test_ledger_limits),
+		cmocka_unit_test(test_ledger_never_overcommits),
+		cmocka_unit_test(test_place_spread),
+		cmocka_unit_test(test_place_preferences),
+		cmocka_unit_test(test_place_constraints),
+		cmocka_unit_test(test_place_capacity),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
