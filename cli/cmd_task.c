@@ -285,7 +285,20 @@ run_opt(struct run_opts *o, int c, const char *v)
 		o->sp.memory_limit = (uint64_t)n;
 		return 0;
 	case O_CPU: return parse_u32("--cpu-millis", v, &o->sp.cpu_millis);
-	case O_PIDS: return parse_u32("--pids-limit", v, &o->sp.pids_limit);
+	case O_PIDS:
+		/* "max" as in pids.max: no limit, not even the node's default */
+		if (strcmp(v, "max") == 0) {
+			o->sp.pids_limit = 0xffffffffu;
+			return 0;
+		}
+		if (parse_u32("--pids-limit", v, &o->sp.pids_limit) != 0)
+			return -1;
+		if (o->sp.pids_limit == 0 || o->sp.pids_limit == 0xffffffffu) {
+			mtsctl_err("--pids-limit %s: expected 1 to 4294967294 or "
+			    "max", v);
+			return -1;
+		}
+		return 0;
 	case O_NOFILE:
 		if (mts_parse_int(v, &n) != 0 || n <= 0) {
 			mtsctl_err("--nofile %s: expected a positive number", v);
@@ -511,7 +524,8 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    --read-only               read-only root file system\n"
 	    "    -m, --memory SIZE         memory limit (OOM kill beyond)\n"
 	    "    --cpu-millis N            CPU limit, 1000 = one CPU\n"
-	    "    --pids-limit N            process limit\n"
+	    "    --pids-limit N|max        process limit (default: the node's\n"
+	    "                              [shim] default_pids_limit)\n"
 	    "    --nofile N                RLIMIT_NOFILE\n"
 	    "    --mount /SRC:/DST[:ro]    bind mount (repeatable)\n"
 	    "    --netns PATH              join this network namespace\n"

@@ -207,6 +207,14 @@ mts_bundle_config(const struct mts_bundle_spec *s, char *err, size_t errlen)
 	return out;
 }
 
+uint32_t
+mts_task_pids_limit(uint32_t requested, uint32_t node_default)
+{
+	if (requested == 0)
+		return node_default;
+	return requested == MTS_PIDS_UNLIMITED ? 0 : requested;
+}
+
 static size_t
 vlen(char *const *v)
 {

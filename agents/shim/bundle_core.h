@@ -34,6 +34,12 @@ struct mts_bundle_spec {
 	int seccomp;		 /* apply the default container profile */
 };
 
+/* TaskSpec.pids_limit meaning "no limit" (0 means the node's default). */
+#define MTS_PIDS_UNLIMITED 0xffffffffu
+
+/* The pids limit a task gets (0 = none): its own, else the node's default. */
+uint32_t mts_task_pids_limit(uint32_t requested, uint32_t node_default);
+
 /* Returns config.json text (caller frees) or NULL with err filled. */
 char *mts_bundle_config(const struct mts_bundle_spec *, char *err,
     size_t errlen);

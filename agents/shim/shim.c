@@ -14,6 +14,7 @@
 #include <sodium.h>
 
 #include "agent.h"
+#include "bundle_core.h"
 #include "fsutil.h"
 #include "hash.h"
 #include "log.h"
@@ -173,6 +174,21 @@ config_programs(struct shim_cfg *c, struct mts_cfg *cfg)
 	return rc;
 }
 
+/* What every task gets unless its spec says otherwise. */
+static int
+config_limits(struct shim_cfg *c, struct mts_cfg *cfg)
+{
+	int64_t pids = mts_cfg_int(cfg, SEC, "default_pids_limit");
+
+	if (pids < 0 || pids >= MTS_PIDS_UNLIMITED) {
+		log_warnx("[shim] default_pids_limit %lld: expected 0 (none) to "
+		    "%u", (long long)pids, MTS_PIDS_UNLIMITED - 1);
+		return -1;
+	}
+	c->default_pids = (uint32_t)pids;
+	return 0;
+}
+
 static int
 config(struct shim *s, struct mts_agent *ag)
 {
@@ -181,7 +197,8 @@ config(struct shim *s, struct mts_agent *ag)
 	const char *v, *env;
 	char err[512];
 
-	if (config_dirs(c, ag) != 0 || config_programs(c, cfg) != 0)
+	if (config_dirs(c, ag) != 0 || config_programs(c, cfg) != 0 ||
+	    config_limits(c, cfg) != 0)
 		return -1;
 	v = mts_cfg_str(cfg, SEC, "rootfs");
 	if (!strcmp(v, "auto"))
@@ -209,6 +226,7 @@ config(struct shim *s, struct mts_agent *ag)
 		return -1;
 	}
 	c->exec_idle = mts_cfg_int(cfg, SEC, "exec_idle_timeout");
+
 	if (mts_acl_table_load(&c->acl, shim_service.acl, cfg, SEC, err,
 	    sizeof(err)) < 0) {
 		log_warnx("%s", err);

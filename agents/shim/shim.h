@@ -37,6 +37,7 @@ struct shim_cfg {
 	struct mts_acl_table acl; /* who may call shim.sock: [shim] acl,
 				   * acl_relay (shim_api.c's shim_acl) */
 	int64_t exec_idle;	/* an exec session without a client ends */
+	uint32_t default_pids;	/* a task's pids limit unless it sets one */
 };
 
 struct shim_task {

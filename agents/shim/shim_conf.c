@@ -33,6 +33,9 @@ static const struct mts_cfg_schema keys[] = {
 	    "make: task list/inspect, logs, exec"},
 	{"shim", "exec_idle_timeout", MTS_CFG_DURATION, "30s",
 	    "an exec session nobody polled for this long is killed"},
+	{"shim", "default_pids_limit", MTS_CFG_INT, "4096",
+	    "processes (and threads) a task may have when its spec sets no "
+	    "pids limit; 0: none"},
 	{NULL, NULL, 0, NULL, NULL},
 };
 

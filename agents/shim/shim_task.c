@@ -250,7 +250,7 @@ write_bundle(struct shim *s, struct shim_task *t,
 	b.read_only = sp->read_only;
 	b.memory_limit = sp->memory_limit;
 	b.cpu_millis = sp->cpu_millis;
-	b.pids_limit = sp->pids_limit;
+	b.pids_limit = mts_task_pids_limit(sp->pids_limit, s->cfg.default_pids);
 	b.nofile = sp->nofile;
 	if (b.nofile == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0)
 		b.nofile = rl.rlim_max; /* the host may cap below 1048576 */

@@ -84,6 +84,26 @@ check "OOM kill recorded" task_is oom oom_killed true
 check "killed by SIGKILL" task_is oom signal 9
 check "it did not survive" bash -c "! $CTL logs oom | grep -q survived"
 
+# Pids: every task has a limit, the node's default_pids_limit (4096)
+# unless it sets one; a fork bomb stops at it.
+bundle_pids() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["linux"]["resources"].get("pids", {}).get("limit", "none"))' "$STATE/shim/tasks/$1/bundle/config.json"; }
+$CTL task run --name pdef busybox -- sleep 1000 >/dev/null
+check "default pids limit in config.json ($(bundle_pids pdef))" test "$(bundle_pids pdef)" = 4096
+check "and in the task's cgroup" test "$(cat /sys/fs/cgroup/pids/${CGP#/}/pdef/pids.max 2>/dev/null)" = 4096
+$CTL task rm -f pdef
+$CTL task run --name pmax --pids-limit max busybox -- true >/dev/null
+check "--pids-limit max: none ($(bundle_pids pmax))" test "$(bundle_pids pmax)" = none
+# (ash exits at its first failed fork: the inner shell forks until then,
+# the outer one, pid 1, kills what it left and counts.)
+$CTL task run --name bomb --pids-limit 25 busybox -- sh -c '
+	sh -c "i=0; while [ \$i -lt 100 ]; do sleep 30 & echo \$! >>/tmp/started; i=\$((i + 1)); done" 2>/dev/null
+	kill -9 -1; echo "started $(wc -l </tmp/started)"' >/dev/null
+check "override in config.json" test "$(bundle_pids bomb)" = 25
+check "a fork bomb stops at the limit" wait_for 20 bash -c "$CTL logs bomb | grep -qE '^started (1[0-9]|2[0-4])$'"
+echo "  $($CTL logs bomb)"
+$CTL task rm -f bomb
+$CTL task rm -f pmax
+
 # exec: output and exit code.
 $CTL task run --name live busybox -- sleep 1000 >/dev/null
 check "live task runs" task_is live state running

@@ -293,6 +293,27 @@ test_users(void **st)
 	    -MTS_ERR_NOTFOUND);
 }
 
+/* Every task gets a pids limit: its own, else the node's default; "max"
+ * (the sentinel) and a node default of 0 mean none. */
+static void
+test_pids_default(void **state)
+{
+	static const struct {
+		uint32_t requested, node, want;
+	} cases[] = {
+		{0, 4096, 4096},
+		{50, 4096, 50},
+		{MTS_PIDS_UNLIMITED, 4096, 0},
+		{0, 0, 0},
+		{7, 0, 7},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(mts_task_pids_limit(cases[i].requested,
+		    cases[i].node), cases[i].want);
+}
+
 int
 main(void)
 {
@@ -304,6 +325,7 @@ main(void)
 		cmocka_unit_test(test_argv_rules),
 		cmocka_unit_test(test_env_merge),
 		cmocka_unit_test(test_users),
+		cmocka_unit_test(test_pids_default),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
