@@ -38,6 +38,8 @@ agent_json(const Mts__Admin__AgentInfo *a)
 	    (json_int_t)a->next_start_ms, "after", after);
 	json_object_set_new(o, "last_exit",
 	    *a->last_exit ? json_string(a->last_exit) : json_null());
+	json_object_set_new(o, "status",
+	    a->status && *a->status ? json_string(a->status) : json_null());
 	if (a->pid == 0)
 		json_object_set_new(o, "pid", json_null());
 	return o;
@@ -57,6 +59,19 @@ admin_call(struct mtsctl *ctx, Mts__Admin__Request *req,
 		return MTSCTL_EFAIL;
 	}
 	return rc;
+}
+
+/* Under the table: "NAME: status" for each agent that reported one. */
+static void
+print_statuses(struct mtsctl *ctx, Mts__Admin__AgentInfo **a, size_t n)
+{
+	size_t i;
+
+	if (ctx->fmt != MTSCTL_FMT_TABLE)
+		return;
+	for (i = 0; i < n; i++)
+		if (a[i]->status && *a[i]->status)
+			printf("%s: %s\n", a[i]->name, a[i]->status);
 }
 
 static int
@@ -81,6 +96,7 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 		json_array_append_new(rows,
 		    agent_json(rep->agent_list->agents[i]));
 	mtsctl_print_rows(ctx, rows, agent_cols);
+	print_statuses(ctx, rep->agent_list->agents, rep->agent_list->n_agents);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
 }
@@ -148,6 +164,9 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    SECCOMP   on when a policy is configured and init verified\n"
 	    "              that the agent installed it\n"
 	    "    LAST EXIT how the previous process ended\n"
+	    "    An agent that reported a status (for example a gossipd whose\n"
+	    "    node was removed from the cluster) gets a line NAME: STATUS\n"
+	    "    under the table (\"status\" in JSON, null when none).\n"
 	    "    -o json adds uid, gid, executable, capabilities, after and\n"
 	    "    next_start_ms (time until the next restart in backoff).\n"
 	    "\nEXAMPLES\n"

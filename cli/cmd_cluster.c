@@ -305,7 +305,9 @@ static const struct mtsctl_cmd node_cmds[] = {
 	    "    Lists the members this node knows with their SWIM state\n"
 	    "    (alive, suspect, dead, left), incarnation and how long ago\n"
 	    "    they were last heard from. This node is marked with * (with\n"
-	    "    -o json: \"self\": true; \"id\" is the bare id).\n"
+	    "    -o json: \"self\": true; \"id\" is the bare id). On a node\n"
+	    "    that was removed from the cluster (node rm elsewhere, or its\n"
+	    "    own cluster leave) only this node is listed, in state removed.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl node ls\n"
 	    "    mtsctl -o json node ls\n"},

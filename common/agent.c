@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +257,28 @@ mts_agent_ready(struct mts_agent *a)
 		return;
 	if (write(a->notify_fd, msg, sizeof(msg) - 1) != sizeof(msg) - 1)
 		log_warn("telling init we are ready");
+}
+
+void
+mts_agent_status(struct mts_agent *a, const char *fmt, ...)
+{
+	char line[8 + MTS_AGENT_STATUS_MAX + 2];
+	va_list ap;
+	size_t i, n;
+
+	if (a->notify_fd < 0)
+		return;
+	memcpy(line, "STATUS ", 7);
+	va_start(ap, fmt);
+	vsnprintf(line + 7, MTS_AGENT_STATUS_MAX + 1, fmt, ap);
+	va_end(ap);
+	n = strlen(line);
+	for (i = 7; i < n; i++)
+		if (line[i] == '\n' || line[i] == '\r')
+			line[i] = ' ';
+	line[n++] = '\n';
+	if (write(a->notify_fd, line, n) != (ssize_t)n)
+		log_warn("telling init our status");
 }
 
 int

@@ -81,6 +81,12 @@ int mts_agent_sandbox(struct mts_agent *);
 /* Tells init the agent is ready (privileges dropped, filter installed,
  * sockets listening). Harmless when not started by init. */
 void mts_agent_ready(struct mts_agent *);
+/* Tells init a one-line status that `mtsctl agent ls` shows next to the
+ * agent (up to 100 bytes; newlines become spaces), e.g. why the agent runs
+ * but does nothing. It lasts until the next call or a new process. */
+#define MTS_AGENT_STATUS_MAX 100
+void mts_agent_status(struct mts_agent *, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Reads the node's static key from MTS_NODE_KEY_FD (and closes it):
  * 0, -MTS_ERR_NOTFOUND when init gave none, -MTS_ERR_IO if unreadable. */

@@ -247,6 +247,7 @@ spawn(struct init *in, size_t i)
 		fatalx("agent %s: cannot watch its notify pipe", a->name);
 	rt->nlen = 0;
 	rt->sigsys[0] = '\0';
+	rt->status[0] = '\0';
 	rt->seccomp_on = 0;
 	log_info("agent %s: started pid %d (%s, uid %u)", a->name, (int)pid,
 	    a->exec, (unsigned)a->uid);
@@ -370,6 +371,9 @@ notify_line(struct init *in, size_t i, const char *line)
 		    in->core.s[i].name, (int)rt->pid,
 		    (long long)(mts_now() - in->core.s[i].started));
 		init_event(in, i, SEV_READY);
+	} else if (strncmp(line, "STATUS ", 7) == 0) {
+		snprintf(rt->status, sizeof(rt->status), "%s", line + 7);
+		log_info("agent %s: %s", in->core.s[i].name, rt->status);
 	} else if (sscanf(line, "SIGSYS %u %u", &nr, &arch) == 2) {
 		mts_seccomp_syscall_name(arch, (int)nr, rt->sigsys,
 		    sizeof(rt->sigsys));

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include "agent.h"
 #include "init_conf.h"
 #include "init_core.h"
 #include "ipc.h"
@@ -21,6 +22,7 @@ struct init_rt {
 	int seccomp_on;		 /* verified Seccomp: 2 */
 	char sigsys[64];	 /* syscall reported by the debug handler */
 	char last_exit[96];
+	char status[MTS_AGENT_STATUS_MAX + 1]; /* its STATUS line, or "" */
 };
 
 struct init {

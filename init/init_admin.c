@@ -29,6 +29,7 @@ fill_info(struct init *in, size_t i, Mts__Admin__AgentInfo *info)
 	info->uptime_ms = s->st == SUP_UP ? (uint64_t)(now - s->ready_at) : 0;
 	info->seccomp = rt->seccomp_on;
 	info->last_exit = (char *)rt->last_exit;
+	info->status = (char *)rt->status;
 	info->next_start_ms = s->st == SUP_BACKOFF && s->deadline > now
 	    ? (uint64_t)(s->deadline - now) : 0;
 	if (rt->conf == NULL)

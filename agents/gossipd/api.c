@@ -220,7 +220,8 @@ h_members(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		ni[i].node.len = 16;
 		ni[i].name = (char *)sm->u.name;
 		ni[i].addr = (char *)sm->u.addr;
-		ni[i].state = (char *)mts_swim_state_name(sm->u.state);
+		ni[i].state = sm->is_self && g->removed ? "removed" :
+		    (char *)mts_swim_state_name(sm->u.state);
 		ni[i].incarnation = sm->u.inc;
 		ni[i].last_seen_ms = sm->is_self ? 0 :
 						   (uint64_t)(now - sm->last_seen);

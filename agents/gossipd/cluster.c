@@ -37,19 +37,65 @@ gd_publish(struct gossipd *g, const struct mts_swim_update *u,
 	(void)mts_pub_send(g->pub_feed, state, strlen(state), &ev.base);
 }
 
+/* Our own m/<node> is a tombstone (node rm, or cluster leave): the members
+ * refuse this identity for good, so stop talking to them, once. */
 static void
-member_removed(struct gossipd *g, const uint8_t id[16], mts_time_t now)
+self_removed(struct gossipd *g)
 {
-	struct peer *p = gd_peer_get(g, id);
+	const struct mts_swim_member *m;
+	uint8_t id[MTS_NODE_ID_LEN];
+	struct link *l;
+	struct peer *p;
+	size_t i;
+
+	if (g->removed)
+		return;
+	g->removed = 1;
+	g->in_cluster = 0;
+	log_warnx("this node was removed from the cluster (m/%s is a "
+		  "tombstone): it no longer talks to the members; to come back, "
+		  "wipe its state directory and join with a fresh identity",
+	    g->idhex);
+	mts_agent_status(&g->agent, "removed from the cluster: not talking to "
+				    "its members (rejoin with a fresh identity)");
+	for (l = g->links; l; l = l->next)
+		gd_link_close(g, l, NULL);
+	for (p = g->peers; p; p = p->next)
+		mts_buf_reset(&p->q);
+	for (i = mts_swim_count(g->swim); i-- > 0;) {
+		m = mts_swim_member_at(g->swim, i);
+		if (m->is_self)
+			continue;
+		memcpy(id, m->u.id, MTS_NODE_ID_LEN);
+		mts_swim_remove(g->swim, id);
+	}
+}
+
+/* Keeps a removed member's tombstone to hand it over (gd_tell_removed). */
+static void
+keep_tombstone(struct peer *p, const Mts__Record *rec)
+{
+	free(p->tomb);
+	p->tomb_len = mts__record__get_packed_size(rec);
+	p->tomb = xmalloc(p->tomb_len + 1);
+	mts__record__pack(rec, p->tomb);
+}
+
+static void
+member_removed(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN],
+    const Mts__Record *rec, mts_time_t now)
+{
+	struct peer *p;
 	struct mts_swim_update u;
 	const struct mts_swim_member *m = mts_swim_find(g->swim, id);
 	char hex[MTS_NODE_HEX_LEN + 1];
 
 	if (memcmp(id, g->id, MTS_NODE_ID_LEN) == 0) {
-		log_warnx("this node was removed from the cluster");
-		g->in_cluster = 0;
+		self_removed(g);
 		return;
 	}
+	p = gd_peer_get(g, id);
+	keep_tombstone(p, rec);
 	if (p->removed)
 		return;
 	p->removed = 1;
@@ -77,7 +123,7 @@ member_record(struct gossipd *g, const char *key, const Mts__Record *rec,
 	if (key_node(key, id) < 0)
 		return;
 	if (rec->tombstone) {
-		member_removed(g, id, now);
+		member_removed(g, id, rec, now);
 		return;
 	}
 	mr = mts__gossip__member_record__unpack(NULL, rec->value.len,
@@ -116,7 +162,7 @@ cluster_record(struct gossipd *g, const Mts__Record *rec)
 {
 	Mts__Gossip__ClusterRecord *cr;
 
-	if (rec->tombstone)
+	if (rec->tombstone || g->removed)
 		return;
 	cr = mts__gossip__cluster_record__unpack(NULL, rec->value.len,
 	    rec->value.data);
@@ -214,11 +260,22 @@ gd_verify_member(void *ctx, const uint8_t pub[32])
 	uint8_t id[MTS_NODE_ID_LEN];
 	char hex[MTS_NODE_HEX_LEN + 1];
 	const char *why;
+	struct peer *p;
 
 	mts_node_id(id, pub);
 	if ((why = member_refusal(l->g, id, pub)) == NULL)
 		return 0;
 	mts_hex(hex, id, MTS_NODE_ID_LEN);
+	p = gd_peer_find(l->g, id);
+	if (l->kind == LINK_IK_IN && p && p->removed && p->tomb &&
+	    memcmp(p->pub, pub, 32) == 0) {
+		/* finish the handshake only to tell it (gd_tell_removed) */
+		gd_peer_log(l->g, MTS_LOG_WARN, l->raddr, why,
+		    "refusing node %s: %s (%s); handing it its tombstone",
+		    hex, why, l->raddr);
+		l->tell_removed = 1;
+		return 0;
+	}
 	gd_peer_log(l->g, MTS_LOG_WARN, l->raddr, why, "refusing node %s: %s (%s)",
 	    hex, why, l->raddr);
 	return -MTS_ERR_DENIED;
@@ -361,6 +418,36 @@ write_member(struct gossipd *g, const uint8_t id[16], const uint8_t pub[32],
 }
 
 void
+gd_tell_removed(struct gossipd *g, struct link *l)
+{
+	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
+	Mts__Gossip__Push push = MTS__GOSSIP__PUSH__INIT;
+	Mts__KeyRecord kr = MTS__KEY_RECORD__INIT, *krp = &kr;
+	struct peer *p = gd_peer_find(g, l->id);
+	char key[MTS_NODE_HEX_LEN + 3];
+
+	l->closing = 1;
+	if (p == NULL || p->tomb == NULL ||
+	    (kr.record = mts__record__unpack(NULL, p->tomb_len, p->tomb)) ==
+		NULL) {
+		gd_link_close(g, l, "removed from the cluster");
+		return;
+	}
+	key[0] = 'm';
+	key[1] = '/';
+	mts_hex(key + 2, l->id, MTS_NODE_ID_LEN);
+	kr.key.data = (uint8_t *)key;
+	kr.key.len = 2 + MTS_NODE_HEX_LEN;
+	push.n_records = 1;
+	push.records = &krp;
+	msg.body_case = MTS__GOSSIP__MSG__BODY_PUSH;
+	msg.push = &push;
+	if (gd_send_on_link(g, l, &msg) < 0)
+		gd_link_close(g, l, "removed from the cluster");
+	mts__record__free_unpacked(kr.record, NULL);
+}
+
+void
 gd_admit(struct gossipd *g, struct link *l, mts_time_t now)
 {
 	Mts__Gossip__JoinHello *jh;
@@ -457,6 +544,7 @@ gd_join_reply(struct gossipd *g, struct link *l, const Mts__Gossip__JoinRep *jr,
 	}
 	memcpy(g->cluster_id, jr->cluster_id.data, MTS_CLUSTER_ID_LEN);
 	g->in_cluster = 1;
+	g->removed = 0;
 	for (i = 0; i < jr->n_members; i++)
 		learn_member(g, jr->members[i], now);
 	log_info("joined the cluster through %s (%zu members)", l->raddr,

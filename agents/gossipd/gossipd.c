@@ -292,7 +292,8 @@ on_turn(void *arg, mts_time_t now)
 	gd_relay_tick(g, now);
 	gd_net_tick(g, now);
 	gd_swim_effects(g, now);
-	next = mts_swim_next_deadline(g->swim);
+	/* out of a cluster SWIM does not tick, and its deadline stays past */
+	next = g->in_cluster ? mts_swim_next_deadline(g->swim) : now + TICK_MS;
 	if (next > now + TICK_MS)
 		next = now + TICK_MS;
 	mts_timer_arm(g->loop, &g->tick, next);

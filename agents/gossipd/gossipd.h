@@ -60,6 +60,7 @@ struct link {
 	int want_out; /* EPOLLOUT armed */
 	int dead;
 	int closing; /* close once the output is flushed */
+	int tell_removed; /* a removed member: send it its tombstone, close */
 	struct mts_buf peek; /* LINK_IN: bytes before the protocol is known */
 	struct mts_ipc_call *join_call; /* LINK_JOIN_OUT: the API call */
 	struct link *next;
@@ -71,6 +72,8 @@ struct peer {
 	uint8_t pub[32];
 	int has_pub;
 	int removed;
+	uint8_t *tomb;	   /* removed: its m/<node> tombstone (packed Record) */
+	size_t tomb_len;
 	char addr[GD_ADDR_MAX];
 	char name[MTS_SWIM_NAME_MAX];
 	struct link *link;  /* the established link used to send */
@@ -160,6 +163,7 @@ struct gossipd {
 	char idhex[MTS_NODE_HEX_LEN + 1];
 	char name[MTS_SWIM_NAME_MAX];
 	int in_cluster;
+	int removed; /* our own m/<node> is a tombstone: out for good */
 	uint8_t cluster_id[MTS_CLUSTER_ID_LEN];
 	struct mts_loop *loop;
 	struct mts_timer tick; /* wakes the loop for SWIM, AE, relays, links */
@@ -248,6 +252,9 @@ void gd_store_merge(struct gossipd *, Mts__KeyRecord **recs, size_t n,
 void gd_feed_drain(struct gossipd *, mts_time_t now);
 
 /* cluster.c: admission, membership records, join/init */
+/* Sends a removed member that completed a handshake its tombstone on l
+ * (so it learns it was removed) and closes l once that is written. */
+void gd_tell_removed(struct gossipd *, struct link *);
 int gd_load_cluster(struct gossipd *, mts_time_t now);
 int gd_verify_member(void *ctx, const uint8_t pub[32]);
 int gd_verify_any(void *ctx, const uint8_t pub[32]);

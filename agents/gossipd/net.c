@@ -22,6 +22,7 @@
 #define ACCEPT_BATCH 64	      /* connections accepted per turn */
 #define ACCEPT_PAUSE_MS 1000  /* out of descriptors: stop accepting this long */
 #define PEER_LOG_KEYS 64      /* sources x kinds tracked by the limiter */
+#define SHORT_LINK_MS 2000    /* a dialled link closed sooner backs off */
 
 static void on_link(void *, int, uint32_t, mts_time_t);
 static void on_listener(void *, int, uint32_t, mts_time_t);
@@ -453,7 +454,8 @@ dial(struct gossipd *g, struct peer *p, mts_time_t now)
 	struct link *l;
 	int fd;
 
-	if (p->removed || !p->has_pub || p->addr[0] == '\0' || p->dial)
+	if (!g->in_cluster || p->removed || !p->has_pub || p->addr[0] == '\0' ||
+	    p->dial)
 		return;
 	if (now < p->next_dial) {
 		/* it refused us a moment ago: fail probes now, not later */
@@ -650,6 +652,10 @@ established(struct gossipd *g, struct link *l, mts_time_t now)
 	switch (l->kind) {
 	case LINK_IK_IN:
 	case LINK_IK_OUT:
+		if (l->tell_removed) {
+			gd_tell_removed(g, l);
+			break;
+		}
 		p = gd_peer_get(g, l->id);
 		memcpy(p->pub, rs, 32);
 		p->has_pub = 1;
@@ -750,7 +756,8 @@ feed(struct gossipd *g, struct link *l, const uint8_t *buf, size_t n,
 		established(g, l, now);
 	while (!l->dead && mts_conn_next(l->conn, &msg, &len) == 0) {
 		g->stats.rx_bytes += len;
-		gd_handle_msg(g, l, msg, len, now);
+		if (!l->tell_removed) /* a removed member is not listened to */
+			gd_handle_msg(g, l, msg, len, now);
 		free(msg);
 	}
 	return l->dead ? -1 : flush(g, l);
@@ -771,6 +778,11 @@ on_readable(struct gossipd *g, struct link *l, mts_time_t now)
 			if (l->peer && l->peer->link == l && !l->closing)
 				mts_swim_on_unreachable(g->swim, l->peer->id,
 				    now, &g->out);
+			/* dialled and hung up on at once: back off as after a
+			 * failed connect, not redial in a loop */
+			if (l->kind == LINK_IK_OUT && l->peer && !l->closing &&
+			    now - l->since < SHORT_LINK_MS)
+				dial_failed(g, l->peer, now);
 			gd_link_close(g, l,
 			    r == 0 ? (l->closing ? NULL : "closed by peer") :
 				     strerror(errno));
@@ -796,6 +808,7 @@ on_connected(struct gossipd *g, struct link *l, mts_time_t now)
 		return;
 	}
 	if (l->kind == LINK_IK_OUT && start_ik(g, l) < 0) {
+		dial_failed(g, l->peer, now);
 		gd_link_close(g, l, "cannot start the handshake");
 		return;
 	}
