@@ -266,7 +266,7 @@ static const struct {
 } why[] = {
 	{-ENOENT, "missing"},
 	{-EINVAL, "not a regular file"},
-	{-ELOOP, "a symbolic link, refused there (or too many of them)"},
+	{-ELOOP, "a symbolic link where none is allowed (or too many links)"},
 	{-EXDEV, "the path leaves its directory"},
 	{-EFBIG, "too large"},
 	{-ENOTDIR, "a path component is not a directory"},

@@ -16,6 +16,7 @@
 
 #include "image_stage.h"
 #include "image_store.h"
+#include "inroot.h"
 #include "log.h"
 #include "mtserr.h"
 #include "xmalloc.h"
@@ -142,13 +143,13 @@ place_entry(struct archive_entry *e, const char *dest, int whiteouts,
 	return 0;
 }
 
-/* Extracts the tar (any compression libarchive knows) at src into dest.
+/* Extracts the tar (any compression libarchive knows) read from srcfd (not
+ * closed) into dest.
  * whiteouts: convert .wh. entries for overlayfs (layers) or refuse nothing
  * special (plain archives). Every path is checked before anything is
  * written; symlinks are never followed. */
 static int
-extract(const char *src, const char *dest, int whiteouts, char *err,
-    size_t errlen)
+extract(int srcfd, const char *dest, int whiteouts, char *err, size_t errlen)
 {
 	struct archive *in = archive_read_new(), *out = archive_write_disk_new();
 	struct archive_entry *e;
@@ -169,7 +170,7 @@ extract(const char *src, const char *dest, int whiteouts, char *err,
 		rc = -MTS_ERR_IO;
 		goto out;
 	}
-	if (archive_read_open_filename(in, src, 65536) != ARCHIVE_OK) {
+	if (archive_read_open_fd(in, srcfd, 65536) != ARCHIVE_OK) {
 		snprintf(err, errlen, "%s", archive_error_string(in));
 		goto out;
 	}
@@ -250,27 +251,67 @@ out:
 	return rc;
 }
 
+/*
+ * Copies the file rel of an image directory (a layout or an unpacked
+ * archive: content someone else made) to the stage's incoming file,
+ * hashing it into digest. It is opened below dirfd with no symlink
+ * anywhere on the way and nothing outside the directory, and only if it
+ * is a regular file (a FIFO or a device is refused, never opened for
+ * reading): a blob linked to /etc/shadow was hashed, a FIFO blocked the
+ * helper. The error names the file.
+ */
+static int
+stage_copy_member(struct mts_stage *sg, int dirfd, const char *rel,
+    char *digest, char *err, size_t errlen)
+{
+	int64_t size;
+	int fd, rc;
+
+	unlink(sg->incoming);
+	if ((fd = mts_inroot_open(dirfd, rel, MTS_INROOT_NOLINKS)) < 0) {
+		if (fd == -ENOENT)
+			snprintf(err, errlen, "%s: missing from the image", rel);
+		else
+			snprintf(err, errlen, "%s: %s", rel,
+			    mts_inroot_strerror(fd));
+		return -MTS_ERR_INVAL;
+	}
+	rc = mts_img_copy_hash(fd, sg->incoming, digest, &size);
+	close(fd);
+	if (rc != 0)
+		snprintf(err, errlen, "%s: cannot copy it into the store", rel);
+	return rc;
+}
+
+/* Reads a JSON file of an image directory, with the checks of
+ * stage_copy_member (and MTS_IMAGE_MAX_JSON). */
+static int
+read_member(int dirfd, const char *rel, char **buf, size_t *len, char *err,
+    size_t errlen)
+{
+	int rc = mts_inroot_read(dirfd, rel, MTS_INROOT_NOLINKS,
+	    MTS_IMAGE_MAX_JSON, buf, len);
+
+	if (rc == 0)
+		return 0;
+	snprintf(err, errlen, "%s: %s", rel, mts_inroot_strerror(rc));
+	return rc == -EFBIG ? -MTS_ERR_TOOBIG : -MTS_ERR_INVAL;
+}
+
 /* Copies a blob from an image layout into the stage, verifying it. */
 static int
-stage_copy_blob(struct mts_stage *sg, const char *src, const char *digest,
-    int64_t size, char *err, size_t errlen)
+stage_copy_blob(struct mts_stage *sg, int dirfd, const char *rel,
+    const char *digest, int64_t size, char *err, size_t errlen)
 {
-	char tmp[PATHMAX];
 	char got[MTS_DIGEST_LEN + 1];
-	int64_t gotsize;
 	int rc;
 
 	if (mts_img_staged_has(sg, digest, 0))
 		return 0;
-	if (mts_img_path(tmp, sizeof(tmp), "%s/incoming", sg->dir))
-		return -MTS_ERR_TOOBIG;
-	unlink(tmp);
-	if ((rc = mts_img_copy_hash(src, tmp, got, &gotsize)) != 0) {
-		snprintf(err, errlen, "blob %s: missing from the image (%s)",
-		    digest, src);
-		return rc == -MTS_ERR_NOTFOUND ? -MTS_ERR_INVAL : rc;
-	}
-	return mts_stage_add_blob(sg, tmp, digest, size, err, errlen);
+	if ((rc = stage_copy_member(sg, dirfd, rel, got, err, errlen)) != 0)
+		return rc;
+	return mts_stage_add_blob(sg, sg->incoming, digest, size, err,
+	    errlen);
 }
 
 /* Unpacks a staged layer file into the stage, checking its diff id. */
@@ -279,7 +320,7 @@ stage_unpack(struct mts_stage *sg, const char *file, const char *want,
     char *err, size_t errlen)
 {
 	char got[MTS_DIGEST_LEN + 1], dir[PATHMAX], msg[512], stored[PATHMAX];
-	int rc;
+	int rc, fd;
 
 	if ((rc = diff_id(file, got, msg, sizeof(msg))) != 0) {
 		snprintf(err, errlen, "layer %s: %s", want, msg);
@@ -301,7 +342,11 @@ stage_unpack(struct mts_stage *sg, const char *file, const char *want,
 	if (mts_img_path(dir, sizeof(dir), "%s/layer-%s", sg->dir, mts_img_hex(want)) ||
 	    mkdir(dir, 0755) < 0)
 		return -MTS_ERR_IO;
-	if ((rc = extract(file, dir, 1, msg, sizeof(msg))) != 0) {
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+		return -MTS_ERR_IO;
+	rc = extract(fd, dir, 1, msg, sizeof(msg));
+	close(fd);
+	if (rc != 0) {
 		snprintf(err, errlen, "layer %s: %s", want, msg);
 		return rc;
 	}
@@ -352,10 +397,11 @@ out:
 	return rc;
 }
 
+/* Where a layout keeps a blob, relative to the layout. */
 static int
-layout_blob(const char *dir, const char *digest, char *out, size_t outlen)
+layout_blob(const char *digest, char *out, size_t outlen)
 {
-	return mts_img_path(out, outlen, "%s/blobs/sha256/%s", dir, mts_img_hex(digest));
+	return mts_img_path(out, outlen, "blobs/sha256/%s", mts_img_hex(digest));
 }
 
 /* The name of an imported image: the caller's, else the index entry's
@@ -385,13 +431,14 @@ oci_name(const struct mts_desc *d, const char *dir, const char *name,
 }
 
 /* Follows idx->m[k] (through nested indexes, picking linux/amd64) to a
- * manifest, staging every blob on the way. On 0, *buf (the caller frees
- * it) holds the manifest and digest its digest; idx may be replaced. */
+ * manifest, staging every blob on the way from the layout at dirfd. On 0,
+ * *buf (the caller frees it) holds the manifest and digest its digest; idx
+ * may be replaced. */
 static int
-oci_follow(struct mts_stage *sg, const char *dir, struct mts_oci_index *idx,
+oci_follow(struct mts_stage *sg, int dirfd, struct mts_oci_index *idx,
     int k, char *digest, char **buf, size_t *len, char *err, size_t errlen)
 {
-	char path[PATHMAX], msg[400];
+	char rel[PATHMAX], msg[400];
 	enum mts_blob_kind kind;
 	int64_t size;
 	int rc, depth;
@@ -401,8 +448,8 @@ oci_follow(struct mts_stage *sg, const char *dir, struct mts_oci_index *idx,
 		size = idx->m[k].size;
 		free(*buf);
 		*buf = NULL;
-		if ((rc = layout_blob(dir, digest, path, sizeof(path))) ||
-		    (rc = stage_copy_blob(sg, path, digest, size, err,
+		if ((rc = layout_blob(digest, rel, sizeof(rel))) ||
+		    (rc = stage_copy_blob(sg, dirfd, rel, digest, size, err,
 			 errlen)) ||
 		    (rc = mts_stage_read_blob(sg, digest, buf, len, err,
 			 errlen)))
@@ -432,44 +479,49 @@ oci_follow(struct mts_stage *sg, const char *dir, struct mts_oci_index *idx,
 
 /* Stages the config and layer blobs a manifest names. */
 static int
-oci_stage_blobs(struct mts_stage *sg, const char *dir,
+oci_stage_blobs(struct mts_stage *sg, int dirfd,
     const struct mts_oci_manifest *man, char *err, size_t errlen)
 {
-	char path[PATHMAX];
+	char rel[PATHMAX];
 	size_t i;
 	int rc;
 
-	if ((rc = layout_blob(dir, man->config.digest, path, sizeof(path))) ||
-	    (rc = stage_copy_blob(sg, path, man->config.digest,
+	if ((rc = layout_blob(man->config.digest, rel, sizeof(rel))) ||
+	    (rc = stage_copy_blob(sg, dirfd, rel, man->config.digest,
 		 man->config.size, err, errlen)))
 		return rc;
 	for (i = 0; i < man->nlayers; i++)
-		if ((rc = layout_blob(dir, man->layers[i].digest, path,
-			 sizeof(path))) ||
-		    (rc = stage_copy_blob(sg, path, man->layers[i].digest,
+		if ((rc = layout_blob(man->layers[i].digest, rel,
+			 sizeof(rel))) ||
+		    (rc = stage_copy_blob(sg, dirfd, rel, man->layers[i].digest,
 			 man->layers[i].size, err, errlen)))
 			return rc;
 	return 0;
 }
 
+/* An image directory: its descriptor (every file is opened below it) and
+ * its path (for the default name). */
+struct imgdir {
+	int fd;
+	const char *path;
+};
+
 /* Imports an OCI image layout directory (its linux/amd64 image). */
 static int
-import_oci(struct mts_stage *sg, const char *dir, const char *name,
+import_oci(struct mts_stage *sg, const struct imgdir *d, const char *name,
     char *name_out, size_t name_outlen, char *err, size_t errlen)
 {
 	struct mts_oci_index idx;
 	struct mts_oci_manifest man;
-	char path[PATHMAX], digest[MTS_DIGEST_LEN + 1], msg[400], *buf = NULL;
+	char digest[MTS_DIGEST_LEN + 1], msg[400], *buf = NULL;
 	size_t len;
 	int rc, k;
 
 	memset(&idx, 0, sizeof(idx));
 	memset(&man, 0, sizeof(man));
-	if (mts_img_path(path, sizeof(path), "%s/index.json", dir) ||
-	    mts_img_read_small(path, &buf, &len) != 0) {
-		snprintf(err, errlen, "index.json: missing or too large");
-		return -MTS_ERR_INVAL;
-	}
+	if ((rc = read_member(d->fd, "index.json", &buf, &len, err,
+		 errlen)) != 0)
+		return rc;
 	if ((rc = mts_oci_parse_index(buf, len, &idx, msg, sizeof(msg))) != 0) {
 		snprintf(err, errlen, "index.json: %s", msg);
 		goto out;
@@ -479,16 +531,16 @@ import_oci(struct mts_stage *sg, const char *dir, const char *name,
 		rc = -MTS_ERR_NOTFOUND;
 		goto out;
 	}
-	if ((rc = oci_name(&idx.m[k], dir, name, name_out, name_outlen, err,
-		 errlen)) != 0 ||
-	    (rc = oci_follow(sg, dir, &idx, k, digest, &buf, &len, err,
+	if ((rc = oci_name(&idx.m[k], d->path, name, name_out, name_outlen,
+		 err, errlen)) != 0 ||
+	    (rc = oci_follow(sg, d->fd, &idx, k, digest, &buf, &len, err,
 		 errlen)) != 0)
 		goto out;
 	if ((rc = mts_oci_parse_manifest(buf, len, &man, msg, sizeof(msg)))) {
 		snprintf(err, errlen, "manifest %s: %s", digest, msg);
 		goto out;
 	}
-	if ((rc = oci_stage_blobs(sg, dir, &man, err, errlen)) == 0)
+	if ((rc = oci_stage_blobs(sg, d->fd, &man, err, errlen)) == 0)
 		rc = mts_stage_commit_oci(sg, name_out, digest, &man, err,
 		    errlen);
 out:
@@ -498,39 +550,50 @@ out:
 	return rc;
 }
 
-/* A file named inside a docker-save archive, checked to stay inside it. */
+/* A file named inside a docker-save archive: its path relative to the
+ * archive, checked to stay inside it. */
 static int
-docker_member(const char *dir, const char *rel, char *out, size_t outlen,
-    char *err, size_t errlen)
+docker_member(const char *rel, char *out, size_t outlen, char *err,
+    size_t errlen)
 {
-	char clean[PATHMAX];
-
-	if (mts_archive_path_clean(rel, clean, sizeof(clean)) ||
-	    clean[0] == '\0') {
+	if (mts_archive_path_clean(rel, out, outlen) || out[0] == '\0') {
 		snprintf(err, errlen, "manifest.json: unsafe path \"%s\"", rel);
 		return -MTS_ERR_INVAL;
 	}
-	return mts_img_path(out, outlen, "%s/%s", dir, clean);
+	return 0;
+}
+
+/* Stages a file of a docker-save archive (the config or a layer) under the
+ * digest it hashes to. */
+static int
+docker_stage(struct mts_stage *sg, int dirfd, const char *name, char *digest,
+    char *err, size_t errlen)
+{
+	char rel[PATHMAX];
+	int rc;
+
+	if ((rc = docker_member(name, rel, sizeof(rel), err, errlen)) ||
+	    (rc = stage_copy_member(sg, dirfd, rel, digest, err, errlen)))
+		return rc;
+	return mts_stage_add_blob(sg, sg->incoming, digest, -1, err,
+	    errlen);
 }
 
 static int
-import_docker(struct mts_stage *sg, const char *dir, const char *name,
+import_docker(struct mts_stage *sg, const struct imgdir *d, const char *name,
     char *name_out, size_t name_outlen, char *err, size_t errlen)
 {
 	struct mts_docker_manifest dm;
 	struct mts_image_info in;
-	char path[PATHMAX], dg[MTS_DIGEST_LEN + 1], *buf = NULL;
-	int64_t size;
+	char dg[MTS_DIGEST_LEN + 1], *buf = NULL;
 	size_t len, i;
 	int rc;
 
 	memset(&in, 0, sizeof(in));
 	memset(&dm, 0, sizeof(dm));
-	if (mts_img_path(path, sizeof(path), "%s/manifest.json", dir) ||
-	    mts_img_read_small(path, &buf, &len)) {
-		snprintf(err, errlen, "manifest.json: missing");
-		return -MTS_ERR_INVAL;
-	}
+	if ((rc = read_member(d->fd, "manifest.json", &buf, &len, err,
+		 errlen)) != 0)
+		return rc;
 	if ((rc = mts_docker_parse_manifest(buf, len, &dm, err, errlen)))
 		goto out;
 	name = name ? name : dm.tags && dm.tags[0] ? dm.tags[0] : NULL;
@@ -540,16 +603,7 @@ import_docker(struct mts_stage *sg, const char *dir, const char *name,
 		goto out;
 	}
 	snprintf(name_out, name_outlen, "%s", name);
-	if ((rc = docker_member(dir, dm.config, path, sizeof(path), err,
-		 errlen)))
-		goto out;
-	if (mts_img_hash_file(path, dg, &size)) {
-		snprintf(err, errlen, "config %s: missing from the archive",
-		    dm.config);
-		rc = -MTS_ERR_INVAL;
-		goto out;
-	}
-	if ((rc = stage_copy_blob(sg, path, dg, size, err, errlen)) ||
+	if ((rc = docker_stage(sg, d->fd, dm.config, dg, err, errlen)) ||
 	    (rc = mts_img_load_config(sg, dg, &in.cfg, err, errlen)))
 		goto out;
 	rc = -MTS_ERR_INVAL;
@@ -560,16 +614,8 @@ import_docker(struct mts_stage *sg, const char *dir, const char *name,
 	}
 	for (i = 0; i < dm.nlayers; i++) {
 		char ldg[MTS_DIGEST_LEN + 1], sp[PATHMAX];
-		if ((rc = docker_member(dir, dm.layers[i], path, sizeof(path),
-			 err, errlen)))
-			goto out;
-		if (mts_img_hash_file(path, ldg, &size)) {
-			snprintf(err, errlen, "layer %s: missing from the archive",
-			    dm.layers[i]);
-			rc = -MTS_ERR_INVAL;
-			goto out;
-		}
-		if ((rc = stage_copy_blob(sg, path, ldg, size, err, errlen)) ||
+		if ((rc = docker_stage(sg, d->fd, dm.layers[i], ldg, err,
+			 errlen)) ||
 		    (rc = mts_stage_blob_path(sg, ldg, sp, sizeof(sp))) ||
 		    (rc = stage_unpack(sg, sp, in.cfg.diff_ids[i], err, errlen)))
 			goto out;
@@ -591,52 +637,92 @@ out:
 	return rc;
 }
 
+/* Whether the directory at dirfd has an entry name (of any kind: reading
+ * it applies the checks). */
+static int
+has_entry(int dirfd, const char *name)
+{
+	struct stat sb;
+
+	return fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Imports the image directory d: an OCI layout or a docker-save tree. */
+static int
+import_dir(struct mts_stage *sg, const struct imgdir *d, const char *name,
+    char *name_out, size_t name_outlen, char *err, size_t errlen)
+{
+	if (has_entry(d->fd, "index.json"))
+		return import_oci(sg, d, name, name_out, name_outlen, err,
+		    errlen);
+	if (has_entry(d->fd, "manifest.json"))
+		return import_docker(sg, d, name, name_out, name_outlen, err,
+		    errlen);
+	snprintf(err, errlen, "neither an OCI layout (index.json) nor a "
+	    "docker-save archive (manifest.json)");
+	return -MTS_ERR_INVAL;
+}
+
+/* Unpacks the archive read from fd into the stage's src directory and
+ * opens that as d. */
+static int
+unpack_archive(struct mts_stage *sg, int fd, struct imgdir *d, char *src,
+    size_t srclen, char *err, size_t errlen)
+{
+	int rc;
+
+	if (mts_img_path(src, srclen, "%s/src", sg->dir) || mkdir(src, 0700) < 0)
+		return -MTS_ERR_IO;
+	if ((rc = extract(fd, src, 0, err, errlen)) != 0)
+		return rc;
+	d->path = src;
+	if ((d->fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -MTS_ERR_IO;
+	return 0;
+}
+
 int
 mts_store_import(struct mts_image_store *st, const char *path,
     const char *name, char *name_out, size_t name_outlen, char *err,
     size_t errlen)
 {
 	struct mts_stage *sg = NULL;
-	char src[PATHMAX], probe[PATHMAX], msg[512];
+	struct imgdir d = {.fd = -1, .path = path};
+	char src[PATHMAX], msg[512];
 	struct stat sb;
-	int rc;
+	int fd, rc;
 
-	if (stat(path, &sb) < 0) {
+	/* The path itself is the caller's choice (links followed), but it is
+	 * opened before its type is known only with O_NONBLOCK, and must be a
+	 * directory or a regular file. */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -MTS_ERR_NOTFOUND;
 	}
-	if ((rc = mts_stage_new(st, &sg, err, errlen)) != 0)
+	if (fstat(fd, &sb) < 0 || !(S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode))) {
+		snprintf(err, errlen, "%s: neither a directory nor a regular "
+		    "file", path);
+		close(fd);
+		return -MTS_ERR_INVAL;
+	}
+	if ((rc = mts_stage_new(st, &sg, err, errlen)) != 0) {
+		close(fd);
 		return rc;
-	if (S_ISDIR(sb.st_mode))
-		snprintf(src, sizeof(src), "%s", path);
-	else {
-		if (mts_img_path(src, sizeof(src), "%s/src", sg->dir) ||
-		    mkdir(src, 0700) < 0) {
-			rc = -MTS_ERR_IO;
-			goto out;
-		}
-		if ((rc = extract(path, src, 0, msg, sizeof(msg))) != 0) {
-			snprintf(err, errlen, "%s: %s", path, msg);
-			goto out;
-		}
 	}
-	if (mts_img_path(probe, sizeof(probe), "%s/index.json", src) == 0 &&
-	    access(probe, F_OK) == 0)
-		rc = import_oci(sg, src, name, name_out, name_outlen, msg,
-		    sizeof(msg));
-	else if (mts_img_path(probe, sizeof(probe), "%s/manifest.json", src) == 0 &&
-		 access(probe, F_OK) == 0)
-		rc = import_docker(sg, src, name, name_out, name_outlen, msg,
-		    sizeof(msg));
-	else {
-		snprintf(msg, sizeof(msg), "neither an OCI layout (index.json) "
-					   "nor a docker-save archive "
-					   "(manifest.json)");
-		rc = -MTS_ERR_INVAL;
-	}
+	if (S_ISDIR(sb.st_mode)) {
+		d.fd = fd;
+		fd = -1;
+	} else if ((rc = unpack_archive(sg, fd, &d, src, sizeof(src), msg,
+		       sizeof(msg))) != 0)
+		goto out;
+	rc = import_dir(sg, &d, name, name_out, name_outlen, msg, sizeof(msg));
+out:
 	if (rc)
 		snprintf(err, errlen, "%s: %s", path, msg);
-out:
+	if (fd >= 0)
+		close(fd);
+	if (d.fd >= 0)
+		close(d.fd);
 	mts_stage_free(sg);
 	return rc;
 }

@@ -23,6 +23,7 @@ struct staged {
 struct mts_stage {
 	struct mts_image_store *st;
 	char dir[PATHMAX];
+	char incoming[PATHMAX + 16]; /* DIR/incoming: a file being copied in */
 	struct staged *items;
 	size_t n;
 };
@@ -37,8 +38,8 @@ int mts_img_path(char *out, size_t outlen, const char *fmt, ...)
 int mts_img_read_small(const char *path, char **buf, size_t *len);
 /* SHA-256 of a file as "sha256:<hex>", and its size. */
 int mts_img_hash_file(const char *path, char *digest, int64_t *size);
-/* Copies src to dst (created), hashing on the way. */
-int mts_img_copy_hash(const char *src, const char *dst, char *digest,
+/* Copies the rest of in (not closed) to dst (created), hashing on the way. */
+int mts_img_copy_hash(int in, const char *dst, char *digest,
     int64_t *size);
 int mts_img_staged_has(const struct mts_stage *, const char *digest,
     int layer);

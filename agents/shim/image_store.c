@@ -89,17 +89,16 @@ mts_img_hash_file(const char *path, char *digest, int64_t *size)
 	return rc;
 }
 
-/* Copies src to dst (created), hashing on the way. */
+/* Copies what is left to read of in to dst (created), hashing on the way;
+ * in stays open. */
 int
-mts_img_copy_hash(const char *src, const char *dst, char *digest, int64_t *size)
+mts_img_copy_hash(int in, const char *dst, char *digest, int64_t *size)
 {
 	crypto_hash_sha256_state hs;
 	uint8_t buf[65536], sha[32];
 	ssize_t r;
-	int in, out = -1, rc = -MTS_ERR_IO;
+	int out = -1, rc = -MTS_ERR_IO;
 
-	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
-		return -MTS_ERR_NOTFOUND;
 	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
 		goto out;
 	crypto_hash_sha256_init(&hs);
@@ -116,7 +115,6 @@ mts_img_copy_hash(const char *src, const char *dst, char *digest, int64_t *size)
 	mts_digest_format(digest, sha);
 	rc = 0;
 out:
-	close(in);
 	if (out >= 0)
 		close(out);
 	return rc;
@@ -457,6 +455,7 @@ mts_stage_new(struct mts_image_store *st, struct mts_stage **out, char *err,
 		free(sg);
 		return -MTS_ERR_IO;
 	}
+	snprintf(sg->incoming, sizeof(sg->incoming), "%s/incoming", sg->dir);
 	*out = sg;
 	return 0;
 }
