@@ -35,9 +35,35 @@ mts_parse_int(const char *s, int64_t *v)
 
 	errno = 0;
 	x = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0')
+	if (end == s || *end != '\0')
+		return -MTS_ERR_INVAL;
+	if (errno == ERANGE)
+		return -MTS_ERR_TOOBIG;
+	if (errno != 0)
 		return -MTS_ERR_INVAL;
 	*v = x;
+	return 0;
+}
+
+int
+mts_parse_uint(const char *s, int64_t *v)
+{
+	unsigned long long x;
+	const char *p;
+	char *end;
+
+	for (p = s; *p != '\0'; p++)
+		if (!isdigit((unsigned char)*p))
+			return -MTS_ERR_INVAL;
+	if (p == s)
+		return -MTS_ERR_INVAL;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno == ERANGE || x > (unsigned long long)INT64_MAX)
+		return -MTS_ERR_TOOBIG;
+	if (errno != 0 || *end != '\0')
+		return -MTS_ERR_INVAL;
+	*v = (int64_t)x;
 	return 0;
 }
 
@@ -76,12 +102,12 @@ parse_with_units(const char *s, const struct unit *u, int64_t *v)
 
 	errno = 0;
 	x = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || x < 0)
+	if (end == s || x < 0 || (errno != 0 && errno != ERANGE))
 		return -MTS_ERR_INVAL;
 	for (; u->name != NULL; u++) {
 		if (strcasecmp(end, u->name) == 0) {
-			if (x > INT64_MAX / u->mult)
-				return -MTS_ERR_INVAL;
+			if (errno == ERANGE || x > INT64_MAX / u->mult)
+				return -MTS_ERR_TOOBIG;
 			*v = x * u->mult;
 			return 0;
 		}
@@ -160,6 +186,8 @@ check_type(enum mts_cfg_type t, const char *v)
 	switch (t) {
 	case MTS_CFG_INT:
 		return mts_parse_int(v, &i);
+	case MTS_CFG_UINT:
+		return mts_parse_uint(v, &i);
 	case MTS_CFG_BOOL:
 		return mts_parse_bool(v, &b);
 	case MTS_CFG_DURATION:
@@ -178,11 +206,20 @@ check_type(enum mts_cfg_type t, const char *v)
 static const char *const type_names[] = {
 	[MTS_CFG_STR] = "a string",
 	[MTS_CFG_INT] = "an integer",
+	[MTS_CFG_UINT] = "a non-negative integer",
 	[MTS_CFG_BOOL] = "yes or no",
 	[MTS_CFG_DURATION] = "a duration (e.g. 500ms, 2s, 7d)",
 	[MTS_CFG_SIZE] = "a size (e.g. 4096, 64K, 4M)",
 	[MTS_CFG_LIST] = "a list",
 	[MTS_CFG_PLAIN] = "nothing",
+};
+
+/* What "out of range" means for each numeric type. */
+static const char *const range_names[] = {
+	[MTS_CFG_INT] = "-9223372036854775808 to 9223372036854775807",
+	[MTS_CFG_UINT] = "0 to 9223372036854775807",
+	[MTS_CFG_DURATION] = "at most 9223372036854775807ms",
+	[MTS_CFG_SIZE] = "at most 9223372036854775807 bytes",
 };
 
 static void
@@ -207,6 +244,7 @@ cfg_handler(void *user, const char *section, const char *key,
 	const struct mts_cfg_schema *s;
 	struct mts_cfg_entry *e;
 	size_t i;
+	int rc;
 
 	if (p->failed)
 		return 0;
@@ -231,7 +269,12 @@ cfg_handler(void *user, const char *section, const char *key,
 		    p->line, key, section);
 		goto fail;
 	}
-	if (check_type(s->type, value) < 0) {
+	if ((rc = check_type(s->type, value)) == -MTS_ERR_TOOBIG) {
+		snprintf(p->err, p->errlen,
+		    "%s:%d: [%s] %s = '%s': value out of range (%s)", cfg->file,
+		    p->line, section, key, value, range_names[s->type]);
+		goto fail;
+	} else if (rc < 0) {
 		snprintf(p->err, p->errlen,
 		    "%s:%d: [%s] %s = '%s': expected %s", cfg->file, p->line,
 		    section, key, value, type_names[s->type]);

@@ -8,6 +8,7 @@
 enum mts_cfg_type {
 	MTS_CFG_STR,
 	MTS_CFG_INT,	  /* signed decimal */
+	MTS_CFG_UINT,	  /* decimal digits, 0 to INT64_MAX (counts, limits) */
 	MTS_CFG_BOOL,	  /* yes/no, true/false, on/off, 1/0 */
 	MTS_CFG_DURATION, /* 500ms, 2s, 5m, 1h, 7d; stored in ms */
 	MTS_CFG_SIZE,	  /* 4096, 64K, 4M, 1G; stored in bytes */
@@ -102,8 +103,11 @@ void mts_cfg_print(const struct mts_cfg *, FILE *);
 void mts_cfg_print_section(const struct mts_cfg *, const char *section,
     FILE *);
 
-/* Value parsers shared with the CLI; 0 or -MTS_ERR_INVAL. */
+/* Value parsers shared with the CLI; 0, -MTS_ERR_INVAL (not a value of
+ * the type) or -MTS_ERR_TOOBIG (a number beyond int64_t). */
 int mts_parse_int(const char *, int64_t *);
+/* Digits only (no sign, no spaces), at most INT64_MAX. */
+int mts_parse_uint(const char *, int64_t *);
 int mts_parse_bool(const char *, int *);
 int mts_parse_duration(const char *, int64_t *ms);
 int mts_parse_size(const char *, int64_t *bytes);

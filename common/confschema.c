@@ -60,7 +60,7 @@ static const struct mts_cfg_schema agent_keys[] = {
 	{"*", "stop_timeout", MTS_CFG_DURATION, "5s",
 	    "grace period between SIGTERM and SIGKILL"},
 	{"*", "chroot", MTS_CFG_STR, "", "directory to chroot into (empty: none)"},
-	{"*", "limit_nofile", MTS_CFG_INT, "4096", "RLIMIT_NOFILE"},
+	{"*", "limit_nofile", MTS_CFG_UINT, "4096", "RLIMIT_NOFILE"},
 	{"*", "log", MTS_CFG_STR, "",
 	    "file for the agent's stderr (empty: mts-init's stderr)"},
 	{NULL, NULL, 0, NULL, NULL},

@@ -224,6 +224,22 @@ build_exec(struct build *b, struct init_agent *a)
 	return 0;
 }
 
+/* The most open files the kernel lets a process have (fs.nr_open): a larger
+ * RLIMIT_NOFILE fails at the agent's start, so it is refused here. */
+static uint64_t
+nofile_max(void)
+{
+	unsigned long long v = 1048576; /* the kernel's default */
+	FILE *f = fopen("/proc/sys/fs/nr_open", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 1048576;
+		fclose(f);
+	}
+	return v;
+}
+
 static int
 build_params(struct build *b, struct init_agent *a)
 {
@@ -249,9 +265,12 @@ build_params(struct build *b, struct init_agent *a)
 	    a->p.backoff_min_ms)
 		return fail(b, s, "restart_max_delay",
 		    "must be at least restart_delay (> 0)");
-	if (mts_cfg_int(b->cfg, s, "limit_nofile") < 16)
-		return fail(b, s, "limit_nofile", "must be at least 16");
-	a->nofile = mts_cfg_int(b->cfg, s, "limit_nofile");
+	a->nofile = (uint64_t)mts_cfg_int(b->cfg, s, "limit_nofile");
+	if (a->nofile < 16 || a->nofile > nofile_max())
+		return fail(b, s, "limit_nofile", "%llu is out of range (16 to "
+		    "%llu, this kernel's fs.nr_open)",
+		    (unsigned long long)a->nofile,
+		    (unsigned long long)nofile_max());
 	v = mts_cfg_str(b->cfg, s, "chroot");
 	a->chroot = (v && *v) ? resolve_path(b, v) : NULL;
 	v = mts_cfg_str(b->cfg, s, "log");

@@ -15,7 +15,7 @@ static const struct mts_cfg_schema keys[] = {
 	    "task root file systems: auto, overlay or copy"},
 	{"shim", "log_max_size", MTS_CFG_SIZE, "10M",
 	    "size at which a task's log file is rotated"},
-	{"shim", "log_max_files", MTS_CFG_INT, "3",
+	{"shim", "log_max_files", MTS_CFG_UINT, "3",
 	    "rotated log files kept per task"},
 	{"shim", "stop_grace", MTS_CFG_DURATION, "10s",
 	    "default time between SIGTERM and SIGKILL on stop"},

@@ -49,6 +49,15 @@ bad_case "unknown capability" "$c:15: \[bad\] capabilities: unknown capability '
 executable = $TA
 user = 64142
 capabilities = cap_flying"
+nr_open=$(cat /proc/sys/fs/nr_open)
+bad_case "limit_nofile above fs.nr_open" "$c:15: \[bad\] limit_nofile: $((nr_open + 1)) is out of range \(16 to $nr_open, this kernel's fs.nr_open\)" "[bad]
+executable = $TA
+user = 64142
+limit_nofile = $((nr_open + 1))"
+bad_case "limit_nofile of 2^63" "$c:15: \[bad\] limit_nofile = '9223372036854775808': value out of range" "[bad]
+executable = $TA
+user = 64142
+limit_nofile = 9223372036854775808"
 bad_case "dependency cycle" "$c:[0-9]+: \[(bad|ugly)\] after: dependency cycle" "[bad]
 executable = $TA
 user = 64142

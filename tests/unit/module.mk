@@ -9,3 +9,5 @@ $(eval $(call fuzzer,fuzz_ipc_server,tests/fuzz/fuzz_ipc_server.c tests/unit/ipc
 $(eval $(call unittest,test_loop,tests/unit/test_loop.c))
 $(eval $(call unittest,test_inroot,tests/unit/test_inroot.c))
 $(eval $(call unittest,test_ratelimit,tests/unit/test_ratelimit.c))
+$(eval $(call unittest,test_conf_golden,tests/unit/test_conf_golden.c $(MTS_CONF_SRCS)))
+$(BUILD)/obj/tests/unit/test_conf_golden.o: CPPFLAGS += -DTOP='"$(CURDIR)"'

@@ -205,7 +205,24 @@ test_parse_units(void **state)
 	assert_int_equal(mts_parse_size("4M", &v), 0);
 	assert_int_equal(v, 4 << 20);
 	assert_int_equal(mts_parse_size("99999999999999999999", &v),
-	    -MTS_ERR_INVAL);
+	    -MTS_ERR_TOOBIG);
+	assert_int_equal(mts_parse_size("9999999999G", &v), -MTS_ERR_TOOBIG);
+	assert_int_equal(mts_parse_int("9223372036854775808", &v),
+	    -MTS_ERR_TOOBIG);
+	assert_int_equal(mts_parse_int("-9223372036854775808", &v), 0);
+	assert_true(v == INT64_MIN);
+	assert_int_equal(mts_parse_uint("9223372036854775807", &v), 0);
+	assert_true(v == INT64_MAX);
+	assert_int_equal(mts_parse_uint("9223372036854775808", &v),
+	    -MTS_ERR_TOOBIG);
+	assert_int_equal(mts_parse_uint("18446744073709551616", &v),
+	    -MTS_ERR_TOOBIG);
+	assert_int_equal(mts_parse_uint("-1", &v), -MTS_ERR_INVAL);
+	assert_int_equal(mts_parse_uint("+1", &v), -MTS_ERR_INVAL);
+	assert_int_equal(mts_parse_uint(" 1", &v), -MTS_ERR_INVAL);
+	assert_int_equal(mts_parse_uint("", &v), -MTS_ERR_INVAL);
+	assert_int_equal(mts_parse_uint("0", &v), 0);
+	assert_int_equal(v, 0);
 }
 
 static void
