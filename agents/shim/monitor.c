@@ -463,8 +463,10 @@ main(int argc, char **argv)
 	mts_loop_set_slow_ms(m.loop, 0);
 	mts_timer_init(&m.drain, "drain", on_drain_over, &m);
 	fcntl(lp[0], F_SETPIPE_SZ, 1 << 20);
-	if (read_job(&m) != 0)
+	if (read_job(&m) != 0) {
+		mts_loop_free(m.loop);
 		return 0;
+	}
 	/* The task directory as working directory is how a restarted shim
 	 * recognises this monitor (/proc/PID/cwd). */
 	if (chdir(m.dir) < 0)
@@ -480,5 +482,6 @@ main(int argc, char **argv)
 		_exit(3);
 	if (mts_loop_run(m.loop) != 0)
 		_exit(3);
+	mts_loop_free(m.loop);
 	return 0;
 }
