@@ -83,7 +83,7 @@ mts_swim_out_free(struct mts_swim_out *out)
 }
 
 static struct member *
-find(const struct mts_swim *s, const uint8_t id[16])
+find(const struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 {
 	size_t i;
 
@@ -208,12 +208,12 @@ reshuffle(struct mts_swim *s)
 	s->norder = 0;
 	for (i = 0; i < s->n; i++)
 		if (probeable(&s->m[i]))
-			memcpy(s->order[s->norder++], s->m[i].pub.u.id, 16);
+			memcpy(s->order[s->norder++], s->m[i].pub.u.id, MTS_NODE_ID_LEN);
 	for (i = s->norder; i > 1; i--) {
 		j = rnd(s) % i;
-		memcpy(t, s->order[i - 1], 16);
-		memcpy(s->order[i - 1], s->order[j], 16);
-		memcpy(s->order[j], t, 16);
+		memcpy(t, s->order[i - 1], MTS_NODE_ID_LEN);
+		memcpy(s->order[i - 1], s->order[j], MTS_NODE_ID_LEN);
+		memcpy(s->order[j], t, MTS_NODE_ID_LEN);
 	}
 	s->order_pos = 0;
 }
@@ -255,12 +255,12 @@ start_probe(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 	s->active = 1;
 	s->acked = 0;
 	s->indirect_sent = 0;
-	memcpy(s->target, m->pub.u.id, 16);
+	memcpy(s->target, m->pub.u.id, MTS_NODE_ID_LEN);
 	s->probe_seq = ++s->seq;
 	s->direct_deadline = now + s->cfg.probe_timeout;
 	s->probe_end = now + s->cfg.probe_interval;
 	e = push(out, MTS_SWIM_SEND_PING);
-	memcpy(e->to, s->target, 16);
+	memcpy(e->to, s->target, MTS_NODE_ID_LEN);
 	e->seq = s->probe_seq;
 }
 
@@ -276,8 +276,8 @@ send_indirect(struct mts_swim *s, struct mts_swim_out *out)
 	k = mts_swim_random_alive(s, s->target, ids, max);
 	for (i = 0; i < k; i++) {
 		e = push(out, MTS_SWIM_SEND_PINGREQ);
-		memcpy(e->to, ids[i], 16);
-		memcpy(e->target, s->target, 16);
+		memcpy(e->to, ids[i], MTS_NODE_ID_LEN);
+		memcpy(e->target, s->target, MTS_NODE_ID_LEN);
 		e->seq = s->probe_seq;
 	}
 	s->indirect_sent = 1;
@@ -361,7 +361,7 @@ mts_swim_next_deadline(const struct mts_swim *s)
 /* --- messages ----------------------------------------------------------- */
 
 void
-mts_swim_on_heard(struct mts_swim *s, const uint8_t from[16], mts_time_t now)
+mts_swim_on_heard(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN], mts_time_t now)
 {
 	struct member *m = find(s, from);
 
@@ -382,18 +382,18 @@ mts_swim_on_heard(struct mts_swim *s, const uint8_t from[16], mts_time_t now)
 }
 
 void
-mts_swim_on_ping(struct mts_swim *s, const uint8_t from[16], uint64_t seq,
+mts_swim_on_ping(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN], uint64_t seq,
     mts_time_t now, struct mts_swim_out *out)
 {
 	struct mts_swim_effect *e = push(out, MTS_SWIM_SEND_ACK);
 
-	memcpy(e->to, from, 16);
+	memcpy(e->to, from, MTS_NODE_ID_LEN);
 	e->seq = seq;
 	mts_swim_on_heard(s, from, now);
 }
 
 void
-mts_swim_on_ack(struct mts_swim *s, const uint8_t from[16], uint64_t seq,
+mts_swim_on_ack(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN], uint64_t seq,
     mts_time_t now, struct mts_swim_out *out)
 {
 	struct mts_swim_effect *e;
@@ -410,7 +410,7 @@ mts_swim_on_ack(struct mts_swim *s, const uint8_t from[16], uint64_t seq,
 		if (s->relays[i].my_seq != seq)
 			continue;
 		e = push(out, MTS_SWIM_SEND_ACK);
-		memcpy(e->to, s->relays[i].from, 16);
+		memcpy(e->to, s->relays[i].from, MTS_NODE_ID_LEN);
 		e->seq = s->relays[i].orig_seq;
 		s->relays[i] = s->relays[--s->nrelays];
 		return;
@@ -418,39 +418,39 @@ mts_swim_on_ack(struct mts_swim *s, const uint8_t from[16], uint64_t seq,
 }
 
 void
-mts_swim_on_pingreq(struct mts_swim *s, const uint8_t from[16],
-    const uint8_t target[16], uint64_t seq, mts_time_t now,
+mts_swim_on_pingreq(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
+    const uint8_t target[MTS_NODE_ID_LEN], uint64_t seq, mts_time_t now,
     struct mts_swim_out *out)
 {
 	struct mts_swim_effect *e;
 	struct relay *r;
 
 	mts_swim_on_heard(s, from, now);
-	if (memcmp(target, s->m[0].pub.u.id, 16) == 0 ||
+	if (memcmp(target, s->m[0].pub.u.id, MTS_NODE_ID_LEN) == 0 ||
 	    s->nrelays == MAX_RELAYS)
 		return;
 	r = &s->relays[s->nrelays++];
 	r->my_seq = ++s->seq;
 	r->orig_seq = seq;
-	memcpy(r->from, from, 16);
+	memcpy(r->from, from, MTS_NODE_ID_LEN);
 	r->expires = now + s->cfg.probe_interval;
 	e = push(out, MTS_SWIM_SEND_PING);
-	memcpy(e->to, target, 16);
+	memcpy(e->to, target, MTS_NODE_ID_LEN);
 	e->seq = r->my_seq;
 }
 
 void
-mts_swim_on_unreachable(struct mts_swim *s, const uint8_t to[16],
+mts_swim_on_unreachable(struct mts_swim *s, const uint8_t to[MTS_NODE_ID_LEN],
     mts_time_t now, struct mts_swim_out *out)
 {
-	if (s->active && memcmp(s->target, to, 16) == 0) {
+	if (s->active && memcmp(s->target, to, MTS_NODE_ID_LEN) == 0) {
 		if (!s->acked && !s->indirect_sent)
 			send_indirect(s, out);
 		if (s->probe_end > now + s->cfg.probe_timeout)
 			s->probe_end = now + s->cfg.probe_timeout;
 		return;
 	}
-	memcpy(s->urgent, to, 16);
+	memcpy(s->urgent, to, MTS_NODE_ID_LEN);
 	s->has_urgent = 1;
 	if (!s->active)
 		s->next_probe = now;
@@ -482,27 +482,31 @@ copy_info(struct member *m, const struct mts_swim_update *u)
 	m->pub.u.name[MTS_SWIM_NAME_MAX - 1] = '\0';
 }
 
-/* Whether update u overrides what m holds (SWIM's precedence rules). */
+/*
+ * SWIM's precedence rules: an update with a larger incarnation always
+ * overrides; at the same incarnation, only a worse state does (suspect over
+ * alive, dead over alive and suspect, left over any other). Rows are the
+ * update's state, columns the state held.
+ */
+static const unsigned char same_inc_overrides[MTS_SWIM_LEFT + 1]
+					     [MTS_SWIM_LEFT + 1] = {
+	/*                   ALIVE SUSPECT DEAD LEFT */
+	[MTS_SWIM_ALIVE] = {0, 0, 0, 0},
+	[MTS_SWIM_SUSPECT] = {1, 0, 0, 0},
+	[MTS_SWIM_DEAD] = {1, 1, 0, 0},
+	[MTS_SWIM_LEFT] = {1, 1, 1, 0},
+};
+
+/* Whether update u overrides what m holds (u->state is checked by the
+ * caller, m's state is always one of the four). */
 static int
 overrides(const struct member *m, const struct mts_swim_update *u)
 {
-	enum mts_swim_state cur = m->pub.u.state;
 	uint64_t inc = m->pub.u.inc;
 
-	switch (u->state) {
-	case MTS_SWIM_ALIVE:
+	if (u->inc != inc)
 		return u->inc > inc;
-	case MTS_SWIM_SUSPECT:
-		return (cur == MTS_SWIM_ALIVE && u->inc >= inc) ||
-		    (cur == MTS_SWIM_SUSPECT && u->inc > inc) ||
-		    (cur >= MTS_SWIM_DEAD && u->inc > inc);
-	case MTS_SWIM_DEAD:
-		return (cur <= MTS_SWIM_SUSPECT && u->inc >= inc) ||
-		    u->inc > inc;
-	case MTS_SWIM_LEFT:
-		return (cur != MTS_SWIM_LEFT && u->inc >= inc) || u->inc > inc;
-	}
-	return 0;
+	return same_inc_overrides[u->state][m->pub.u.state];
 }
 
 void
@@ -513,7 +517,7 @@ mts_swim_apply(struct mts_swim *s, const struct mts_swim_update *u,
 
 	if (u->state > MTS_SWIM_LEFT)
 		return;
-	if (memcmp(u->id, s->m[0].pub.u.id, 16) == 0) {
+	if (memcmp(u->id, s->m[0].pub.u.id, MTS_NODE_ID_LEN) == 0) {
 		refute(s, u);
 		return;
 	}
@@ -560,14 +564,14 @@ mts_swim_set_self(struct mts_swim *s, const char *addr, const char *name)
 }
 
 void
-mts_swim_remove(struct mts_swim *s, const uint8_t id[16])
+mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 {
 	struct member *m = find(s, id);
 
 	if (m == NULL || m->pub.is_self)
 		return;
 	*m = s->m[--s->n];
-	if (s->active && memcmp(s->target, id, 16) == 0)
+	if (s->active && memcmp(s->target, id, MTS_NODE_ID_LEN) == 0)
 		s->active = 0;
 }
 
@@ -617,7 +621,7 @@ mts_swim_member_at(const struct mts_swim *s, size_t i)
 }
 
 const struct mts_swim_member *
-mts_swim_find(const struct mts_swim *s, const uint8_t id[16])
+mts_swim_find(const struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 {
 	struct member *m = find(s, id);
 
@@ -626,7 +630,7 @@ mts_swim_find(const struct mts_swim *s, const uint8_t id[16])
 
 size_t
 mts_swim_random_alive(struct mts_swim *s, const uint8_t *except,
-    uint8_t (*out)[16], size_t max)
+    uint8_t (*out)[MTS_NODE_ID_LEN], size_t max)
 {
 	size_t *idx = xreallocarray(NULL, s->n ? s->n : 1, sizeof(*idx));
 	size_t i, j, k = 0, t;
@@ -634,14 +638,14 @@ mts_swim_random_alive(struct mts_swim *s, const uint8_t *except,
 	for (i = 1; i < s->n; i++)
 		if (s->m[i].pub.u.state == MTS_SWIM_ALIVE &&
 		    (except == NULL ||
-			memcmp(s->m[i].pub.u.id, except, 16) != 0))
+			memcmp(s->m[i].pub.u.id, except, MTS_NODE_ID_LEN) != 0))
 			idx[k++] = i;
 	for (i = 0; i < k && i < max; i++) {
 		j = i + rnd(s) % (k - i);
 		t = idx[i];
 		idx[i] = idx[j];
 		idx[j] = t;
-		memcpy(out[i], s->m[idx[i]].pub.u.id, 16);
+		memcpy(out[i], s->m[idx[i]].pub.u.id, MTS_NODE_ID_LEN);
 	}
 	free(idx);
 	return i;
