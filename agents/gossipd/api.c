@@ -58,7 +58,7 @@ write_self(struct gossipd *g)
 	mr.addrs = addrs;
 	mr.n_addrs = 1;
 	mr.admitted_by.data = g->id;
-	mr.admitted_by.len = 16;
+	mr.admitted_by.len = MTS_NODE_ID_LEN;
 	mr.joined_at = mts_wall_ms();
 	mr.name = (char *)me->u.name;
 	snprintf(key, sizeof(key), "m/%s", g->idhex);
@@ -217,7 +217,7 @@ h_members(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 
 		mts__gossipd__node_info__init(&ni[i]);
 		ni[i].node.data = (uint8_t *)sm->u.id;
-		ni[i].node.len = 16;
+		ni[i].node.len = MTS_NODE_ID_LEN;
 		ni[i].name = (char *)sm->u.name;
 		ni[i].addr = (char *)sm->u.addr;
 		ni[i].state = sm->is_self && g->removed ? "removed" :
@@ -231,7 +231,7 @@ h_members(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	mr.nodes = np;
 	mr.n_nodes = n;
 	mr.self.data = g->id;
-	mr.self.len = 16;
+	mr.self.len = MTS_NODE_ID_LEN;
 	mr.cluster_id.data = g->cluster_id;
 	mr.cluster_id.len = g->in_cluster ? MTS_CLUSTER_ID_LEN : 0;
 	rep.body_case = MTS__GOSSIPD__REPLY__BODY_MEMBERS;
@@ -243,29 +243,29 @@ h_members(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 
 /* Resolves 32 hex digits, a unique hex prefix, or a unique name. */
 static int
-resolve(struct gossipd *g, const char *s, uint8_t id[16])
+resolve(struct gossipd *g, const char *s, uint8_t id[MTS_NODE_ID_LEN])
 {
 	size_t i, n = mts_swim_count(g->swim), hits = 0, len = strlen(s);
 	char hex[MTS_NODE_HEX_LEN + 1];
 	struct peer *p;
 
-	if (len == MTS_NODE_HEX_LEN && mts_unhex(id, 16, s, len) == 0)
+	if (len == MTS_NODE_HEX_LEN && mts_unhex(id, MTS_NODE_ID_LEN, s, len) == 0)
 		return 0;
 	for (i = 0; i < n; i++) {
 		const struct mts_swim_member *sm =
 		    mts_swim_member_at(g->swim, i);
 
-		mts_hex(hex, sm->u.id, 16);
+		mts_hex(hex, sm->u.id, MTS_NODE_ID_LEN);
 		if ((len > 0 && strncmp(hex, s, len) == 0) ||
 		    strcmp(sm->u.name, s) == 0) {
-			memcpy(id, sm->u.id, 16);
+			memcpy(id, sm->u.id, MTS_NODE_ID_LEN);
 			hits++;
 		}
 	}
 	for (p = g->peers; hits == 0 && p; p = p->next) {
-		mts_hex(hex, p->id, 16);
+		mts_hex(hex, p->id, MTS_NODE_ID_LEN);
 		if (len > 0 && strncmp(hex, s, len) == 0) {
-			memcpy(id, p->id, 16);
+			memcpy(id, p->id, MTS_NODE_ID_LEN);
 			hits++;
 		}
 	}
@@ -280,7 +280,7 @@ h_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	Mts__Gossipd__Reply rep = MTS__GOSSIPD__REPLY__INIT;
 	Mts__Gossipd__RemoveRep rr = MTS__GOSSIPD__REMOVE_REP__INIT;
 	char key[MTS_NODE_HEX_LEN + 3];
-	uint8_t id[16];
+	uint8_t id[MTS_NODE_ID_LEN];
 	int rc;
 
 	if ((rc = resolve(g, who, id)) < 0) {
@@ -288,19 +288,19 @@ h_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		    rc == -MTS_ERR_CONFLICT ? "ambiguous" : "no such", who);
 		return;
 	}
-	if (memcmp(id, g->id, 16) == 0) {
+	if (memcmp(id, g->id, MTS_NODE_ID_LEN) == 0) {
 		mts_ipc_reply_error(call, MTS_ERR_INVAL,
 		    "cannot remove this node: use cluster leave");
 		return;
 	}
 	memcpy(key, "m/", 2);
-	mts_hex(key + 2, id, 16);
+	mts_hex(key + 2, id, MTS_NODE_ID_LEN);
 	if ((rc = gd_store_delete(g, key)) < 0) {
 		mts_ipc_reply_error(call, -rc, "statestore refused the delete");
 		return;
 	}
 	rr.node.data = id;
-	rr.node.len = 16;
+	rr.node.len = MTS_NODE_ID_LEN;
 	rep.body_case = MTS__GOSSIPD__REPLY__BODY_REMOVE;
 	rep.remove = &rr;
 	mts_ipc_reply(call, &rep.base);
@@ -320,7 +320,7 @@ h_relay(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	mts_time_t now = mts_now();
 	uint32_t tmo = rq->timeout_ms ? rq->timeout_ms : 5000;
 
-	if (rq->to_node.len != 16 ||
+	if (rq->to_node.len != MTS_NODE_ID_LEN ||
 	    (p = gd_peer_find(g, rq->to_node.data)) == NULL || p->removed) {
 		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND,
 		    "relay: no such member");

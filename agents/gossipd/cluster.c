@@ -117,7 +117,7 @@ member_record(struct gossipd *g, const char *key, const Mts__Record *rec,
 {
 	Mts__Gossip__MemberRecord *mr;
 	struct mts_swim_update u;
-	uint8_t id[16], chk[16];
+	uint8_t id[MTS_NODE_ID_LEN], chk[MTS_NODE_ID_LEN];
 	struct peer *p;
 
 	if (key_node(key, id) < 0)
@@ -133,11 +133,11 @@ member_record(struct gossipd *g, const char *key, const Mts__Record *rec,
 		goto out;
 	}
 	mts_node_id(chk, mr->pubkey.data);
-	if (memcmp(chk, id, 16) != 0) {
+	if (memcmp(chk, id, MTS_NODE_ID_LEN) != 0) {
 		log_warnx("%s: public key does not match the node id", key);
 		goto out;
 	}
-	if (memcmp(id, g->id, 16) == 0)
+	if (memcmp(id, g->id, MTS_NODE_ID_LEN) == 0)
 		goto out;
 	p = gd_peer_get(g, id);
 	memcpy(p->pub, mr->pubkey.data, 32);
@@ -147,7 +147,7 @@ member_record(struct gossipd *g, const char *key, const Mts__Record *rec,
 		snprintf(p->addr, sizeof(p->addr), "%s", mr->addrs[0]);
 	snprintf(p->name, sizeof(p->name), "%s", mr->name);
 	memset(&u, 0, sizeof(u));
-	memcpy(u.id, id, 16);
+	memcpy(u.id, id, MTS_NODE_ID_LEN);
 	snprintf(u.addr, sizeof(u.addr), "%s", p->addr);
 	snprintf(u.name, sizeof(u.name), "%s", mr->name);
 	if (mts_swim_find(g->swim, id) == NULL)
@@ -361,7 +361,7 @@ send_join_rep(struct gossipd *g, struct link *l, const char *error)
 		mp = xcalloc(cap, sizeof(*mp));
 		mts__gossip__member_info__init(&mi[n]);
 		mi[n].node.data = g->id;
-		mi[n].node.len = 16;
+		mi[n].node.len = MTS_NODE_ID_LEN;
 		mi[n].pubkey.data = g->pub;
 		mi[n].pubkey.len = 32;
 		mi[n].addr = (char *)me->u.addr;
@@ -373,7 +373,7 @@ send_join_rep(struct gossipd *g, struct link *l, const char *error)
 				continue;
 			mts__gossip__member_info__init(&mi[n]);
 			mi[n].node.data = p->id;
-			mi[n].node.len = 16;
+			mi[n].node.len = MTS_NODE_ID_LEN;
 			mi[n].pubkey.data = p->pub;
 			mi[n].pubkey.len = 32;
 			mi[n].addr = p->addr;
@@ -396,7 +396,7 @@ send_join_rep(struct gossipd *g, struct link *l, const char *error)
 }
 
 static int
-write_member(struct gossipd *g, const uint8_t id[16], const uint8_t pub[32],
+write_member(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN], const uint8_t pub[32],
     const char *addr, const char *name)
 {
 	Mts__Gossip__MemberRecord mr = MTS__GOSSIP__MEMBER_RECORD__INIT;
@@ -409,11 +409,11 @@ write_member(struct gossipd *g, const uint8_t id[16], const uint8_t pub[32],
 	mr.addrs = addrs;
 	mr.n_addrs = addr && *addr ? 1 : 0;
 	mr.admitted_by.data = g->id;
-	mr.admitted_by.len = 16;
+	mr.admitted_by.len = MTS_NODE_ID_LEN;
 	mr.joined_at = mts_wall_ms();
 	mr.name = (char *)name;
 	memcpy(key, "m/", 2);
-	mts_hex(key + 2, id, 16);
+	mts_hex(key + 2, id, MTS_NODE_ID_LEN);
 	return gd_store_put(g, key, &mr.base);
 }
 
@@ -459,9 +459,9 @@ gd_admit(struct gossipd *g, struct link *l, mts_time_t now)
 
 	data = mts_conn_peer_hello(l->conn, &len);
 	jh = data ? mts__gossip__join_hello__unpack(NULL, len, data) : NULL;
-	mts_hex(hex, l->id, 16);
+	mts_hex(hex, l->id, MTS_NODE_ID_LEN);
 	if (jh == NULL || gd_member_from_pb(jh->self, &u) < 0 ||
-	    memcmp(u.id, l->id, 16) != 0) {
+	    memcmp(u.id, l->id, MTS_NODE_ID_LEN) != 0) {
 		gd_peer_log(g, MTS_LOG_WARN, l->raddr, "malformed join hello",
 		    "join from %s: malformed hello", l->raddr);
 		send_join_rep(g, l, "malformed join hello");
@@ -500,16 +500,16 @@ learn_member(struct gossipd *g, const Mts__Gossip__MemberInfo *mi,
     mts_time_t now)
 {
 	struct mts_swim_update u;
-	uint8_t chk[16];
+	uint8_t chk[MTS_NODE_ID_LEN];
 	struct peer *p;
 
-	if (mi->node.len != 16 || mi->pubkey.len != 32 ||
+	if (mi->node.len != MTS_NODE_ID_LEN || mi->pubkey.len != 32 ||
 	    strlen(mi->addr) >= GD_ADDR_MAX ||
 	    strlen(mi->name) >= MTS_SWIM_NAME_MAX)
 		return;
 	mts_node_id(chk, mi->pubkey.data);
-	if (memcmp(chk, mi->node.data, 16) != 0 ||
-	    memcmp(chk, g->id, 16) == 0)
+	if (memcmp(chk, mi->node.data, MTS_NODE_ID_LEN) != 0 ||
+	    memcmp(chk, g->id, MTS_NODE_ID_LEN) == 0)
 		return;
 	p = gd_peer_get(g, chk);
 	memcpy(p->pub, mi->pubkey.data, 32);
@@ -517,7 +517,7 @@ learn_member(struct gossipd *g, const Mts__Gossip__MemberInfo *mi,
 	snprintf(p->addr, sizeof(p->addr), "%s", mi->addr);
 	snprintf(p->name, sizeof(p->name), "%s", mi->name);
 	memset(&u, 0, sizeof(u));
-	memcpy(u.id, chk, 16);
+	memcpy(u.id, chk, MTS_NODE_ID_LEN);
 	snprintf(u.addr, sizeof(u.addr), "%s", mi->addr);
 	snprintf(u.name, sizeof(u.name), "%s", mi->name);
 	mts_swim_apply(g->swim, &u, now, &g->out);

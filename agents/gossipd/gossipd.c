@@ -195,7 +195,7 @@ send_probe(struct gossipd *g, const struct mts_swim_effect *e, mts_time_t now)
 	case MTS_SWIM_SEND_PINGREQ:
 		pr.seq = e->seq;
 		pr.target.data = (uint8_t *)e->target;
-		pr.target.len = 16;
+		pr.target.len = MTS_NODE_ID_LEN;
 		msg.body_case = MTS__GOSSIP__MSG__BODY_PING_REQ;
 		msg.ping_req = &pr;
 		break;
@@ -213,7 +213,7 @@ broadcast_news(struct gossipd *g, const struct mts_swim_update *u,
     mts_time_t now)
 {
 	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
-	uint8_t ids[64][16];
+	uint8_t ids[64][MTS_NODE_ID_LEN];
 	size_t n, i;
 	struct peer *p;
 
@@ -229,11 +229,11 @@ on_event(struct gossipd *g, const struct mts_swim_update *u, mts_time_t now)
 	char hex[MTS_NODE_HEX_LEN + 1];
 	const char *st = mts_swim_state_name(u->state);
 
-	mts_hex(hex, u->id, 16);
+	mts_hex(hex, u->id, MTS_NODE_ID_LEN);
 	log_info("node %s (%s) is %s (incarnation %llu)", hex, u->name, st,
 	    (unsigned long long)u->inc);
 	gd_publish(g, u, st);
-	if (u->state != MTS_SWIM_ALIVE && memcmp(u->id, g->id, 16) != 0)
+	if (u->state != MTS_SWIM_ALIVE && memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0)
 		broadcast_news(g, u, now);
 }
 
@@ -310,7 +310,7 @@ setup(struct gossipd *g)
 	    mts_loop_stop_on_signals(g->loop) < 0)
 		return -1;
 	memset(&self, 0, sizeof(self));
-	memcpy(self.id, g->id, 16);
+	memcpy(self.id, g->id, MTS_NODE_ID_LEN);
 	snprintf(self.addr, sizeof(self.addr), "%s", g->cfg.advertise);
 	snprintf(self.name, sizeof(self.name), "%s", g->name);
 	/* a restarted node comes back with a larger incarnation */

@@ -214,8 +214,8 @@ void gd_link_close(struct gossipd *, struct link *, const char *why);
 void gd_peer_log(struct gossipd *, int level, const char *raddr,
     const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-struct peer *gd_peer_find(struct gossipd *, const uint8_t id[16]);
-struct peer *gd_peer_get(struct gossipd *, const uint8_t id[16]);
+struct peer *gd_peer_find(struct gossipd *, const uint8_t id[MTS_NODE_ID_LEN]);
+struct peer *gd_peer_get(struct gossipd *, const uint8_t id[MTS_NODE_ID_LEN]);
 /* Sends msg (its version and piggybacked updates are filled here). */
 int gd_send(struct gossipd *, struct peer *, Mts__Gossip__Msg *msg,
     mts_time_t now);
@@ -286,6 +286,6 @@ void gd_ae_tick(struct gossipd *, mts_time_t now);
 void gd_ae_reply(struct gossipd *, struct peer *, const Mts__Gossip__Msg *,
     mts_time_t now);
 void gd_ae_serve(struct gossipd *, struct link *, const Mts__Gossip__Msg *);
-void gd_ae_start_with(struct gossipd *, const uint8_t id[16], mts_time_t now);
+void gd_ae_start_with(struct gossipd *, const uint8_t id[MTS_NODE_ID_LEN], mts_time_t now);
 
 #endif

@@ -33,8 +33,8 @@ on_pingreq(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m,
     mts_time_t now)
 {
 	if (m->ping_req->target.len != MTS_NODE_ID_LEN) {
-		log_warnx("ping-req from %s: target is %zu bytes, not 16",
-		    l->raddr, m->ping_req->target.len);
+		log_warnx("ping-req from %s: target is %zu bytes, not %d",
+		    l->raddr, m->ping_req->target.len, MTS_NODE_ID_LEN);
 		return;
 	}
 	mts_swim_on_pingreq(g->swim, l->id, m->ping_req->target.data,
@@ -87,7 +87,7 @@ valid_agent(const char *a)
 }
 
 static struct relay_done *
-done_find(struct gossipd *g, const uint8_t from[16], uint64_t id,
+done_find(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN], uint64_t id,
     mts_time_t now)
 {
 	size_t i;
@@ -99,7 +99,7 @@ done_find(struct gossipd *g, const uint8_t from[16], uint64_t id,
 			continue;
 		}
 		if (g->done[i].request_id == id &&
-		    memcmp(g->done[i].from, from, 16) == 0)
+		    memcmp(g->done[i].from, from, MTS_NODE_ID_LEN) == 0)
 			return &g->done[i];
 		i++;
 	}
@@ -107,7 +107,7 @@ done_find(struct gossipd *g, const uint8_t from[16], uint64_t id,
 }
 
 static void
-done_add(struct gossipd *g, const uint8_t from[16], uint64_t id,
+done_add(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN], uint64_t id,
     uint32_t err, const uint8_t *p, size_t len, mts_time_t now)
 {
 	struct relay_done *d;
@@ -117,7 +117,7 @@ done_add(struct gossipd *g, const uint8_t from[16], uint64_t id,
 		g->done[0] = g->done[--g->ndone];
 	}
 	d = &g->done[g->ndone++];
-	memcpy(d->from, from, 16);
+	memcpy(d->from, from, MTS_NODE_ID_LEN);
 	d->request_id = id;
 	d->error = err;
 	d->payload = len ? xmemdup(p, len) : NULL;

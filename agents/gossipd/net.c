@@ -305,7 +305,7 @@ flush(struct gossipd *g, struct link *l)
 /* --- peers ---------------------------------------------------------------- */
 
 struct peer *
-gd_peer_find(struct gossipd *g, const uint8_t id[16])
+gd_peer_find(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN])
 {
 	struct peer *p;
 
@@ -316,7 +316,7 @@ gd_peer_find(struct gossipd *g, const uint8_t id[16])
 }
 
 struct peer *
-gd_peer_get(struct gossipd *g, const uint8_t id[16])
+gd_peer_get(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN])
 {
 	struct peer *p = gd_peer_find(g, id);
 

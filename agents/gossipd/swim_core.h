@@ -83,20 +83,20 @@ void mts_swim_tick(struct mts_swim *, mts_time_t now, struct mts_swim_out *);
 mts_time_t mts_swim_next_deadline(const struct mts_swim *);
 
 /* Messages from an authenticated peer `from`. */
-void mts_swim_on_ping(struct mts_swim *, const uint8_t from[16], uint64_t seq,
+void mts_swim_on_ping(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN], uint64_t seq,
     mts_time_t now, struct mts_swim_out *);
-void mts_swim_on_ack(struct mts_swim *, const uint8_t from[16], uint64_t seq,
+void mts_swim_on_ack(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN], uint64_t seq,
     mts_time_t now, struct mts_swim_out *);
-void mts_swim_on_pingreq(struct mts_swim *, const uint8_t from[16],
-    const uint8_t target[16], uint64_t seq, mts_time_t now,
+void mts_swim_on_pingreq(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],
+    const uint8_t target[MTS_NODE_ID_LEN], uint64_t seq, mts_time_t now,
     struct mts_swim_out *);
 /* The main could not reach `to` at all (connect refused, connection lost):
  * a direct probe in flight to it fails now rather than at its timeout. */
-void mts_swim_on_unreachable(struct mts_swim *, const uint8_t to[16],
+void mts_swim_on_unreachable(struct mts_swim *, const uint8_t to[MTS_NODE_ID_LEN],
     mts_time_t now, struct mts_swim_out *);
 /* Any traffic from a peer proves it is alive at least at the incarnation we
  * know (it refutes suspicion on its own through updates). */
-void mts_swim_on_heard(struct mts_swim *, const uint8_t from[16],
+void mts_swim_on_heard(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],
     mts_time_t now);
 
 /* A membership update received (piggybacked, in a hello, or from the
@@ -109,7 +109,7 @@ void mts_swim_leave(struct mts_swim *, mts_time_t now, struct mts_swim_out *);
  * announces them with a higher incarnation. */
 void mts_swim_set_self(struct mts_swim *, const char *addr, const char *name);
 /* Forgets a member entirely (removed from the cluster). */
-void mts_swim_remove(struct mts_swim *, const uint8_t id[16]);
+void mts_swim_remove(struct mts_swim *, const uint8_t id[MTS_NODE_ID_LEN]);
 
 /* Up to max updates to piggyback on the next message, least-sent first;
  * each update is sent retransmit_mult * ceil(log10(n+1)) times. */
@@ -120,11 +120,11 @@ size_t mts_swim_count(const struct mts_swim *);
 const struct mts_swim_member *mts_swim_member_at(const struct mts_swim *,
     size_t i);
 const struct mts_swim_member *mts_swim_find(const struct mts_swim *,
-    const uint8_t id[16]);
+    const uint8_t id[MTS_NODE_ID_LEN]);
 /* Picks up to max random alive members other than self and `except` (may be
  * NULL) into out; returns how many. */
 size_t mts_swim_random_alive(struct mts_swim *, const uint8_t *except,
-    uint8_t (*out)[16], size_t max);
+    uint8_t (*out)[MTS_NODE_ID_LEN], size_t max);
 /* The current suspicion timeout for the member count. */
 mts_time_t mts_swim_suspicion_timeout(const struct mts_swim *);
 const char *mts_swim_state_name(enum mts_swim_state);

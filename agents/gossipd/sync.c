@@ -21,7 +21,7 @@ static int
 valid_record(const Mts__KeyRecord *kr)
 {
 	return kr && kr->record && kr->key.len > 0 &&
-	    kr->key.len <= MTS_KEY_MAX && kr->record->origin.len == 16 &&
+	    kr->key.len <= MTS_KEY_MAX && kr->record->origin.len == MTS_NODE_ID_LEN &&
 	    kr->record->value.len <= MTS_RECORD_MAX_VALUE;
 }
 
@@ -34,7 +34,7 @@ struct sent_set {
 };
 
 static int
-in_set(const struct sent_set *ss, const uint8_t id[16])
+in_set(const struct sent_set *ss, const uint8_t id[MTS_NODE_ID_LEN])
 {
 	size_t i;
 
@@ -45,7 +45,7 @@ in_set(const struct sent_set *ss, const uint8_t id[16])
 }
 
 static void
-set_add(struct sent_set *ss, const uint8_t id[16])
+set_add(struct sent_set *ss, const uint8_t id[MTS_NODE_ID_LEN])
 {
 	if (ss->n < MAX_SENT_TO && !in_set(ss, id))
 		memcpy(ss->id[ss->n++], id, MTS_NODE_ID_LEN);
@@ -61,7 +61,7 @@ push_to_peers(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
 	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
 	Mts__Gossip__Push push = MTS__GOSSIP__PUSH__INIT;
 	ProtobufCBinaryData st[MAX_SENT_TO];
-	uint8_t cand[64][16], ids[16][16];
+	uint8_t cand[64][MTS_NODE_ID_LEN], ids[16][MTS_NODE_ID_LEN];
 	size_t k = 0, c, i, start = 0, end, bytes;
 	struct peer *p;
 	int fanout = g->cfg.fanout > 16 ? 16 : g->cfg.fanout;
@@ -70,7 +70,7 @@ push_to_peers(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
 	c = mts_swim_random_alive(g->swim, NULL, cand, 64);
 	for (i = 0; i < c && k < (size_t)fanout; i++)
 		if (!in_set(sent, cand[i]))
-			memcpy(ids[k++], cand[i], 16);
+			memcpy(ids[k++], cand[i], MTS_NODE_ID_LEN);
 	for (i = 0; i < k; i++)
 		set_add(sent, ids[i]);
 	for (i = 0; i < sent->n; i++) {
@@ -502,7 +502,7 @@ walk_end(struct gossipd *g, const char *why, mts_time_t now)
 {
 	char hex[MTS_NODE_HEX_LEN + 1];
 
-	mts_hex(hex, g->walk.peer, 16);
+	mts_hex(hex, g->walk.peer, MTS_NODE_ID_LEN);
 	if (why)
 		log_info("anti-entropy with %.12s abandoned: %s", hex, why);
 	else
@@ -646,7 +646,7 @@ walk_next(struct gossipd *g, mts_time_t now)
 }
 
 void
-gd_ae_start_with(struct gossipd *g, const uint8_t id[16], mts_time_t now)
+gd_ae_start_with(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN], mts_time_t now)
 {
 	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
 	Mts__Gossip__RootReq rq = MTS__GOSSIP__ROOT_REQ__INIT;
@@ -656,7 +656,7 @@ gd_ae_start_with(struct gossipd *g, const uint8_t id[16], mts_time_t now)
 		return;
 	memset(&g->walk, 0, sizeof(g->walk));
 	g->walk.gen = gen + 1;
-	memcpy(g->walk.peer, id, 16);
+	memcpy(g->walk.peer, id, MTS_NODE_ID_LEN);
 	g->walk.active = 1;
 	g->walk.started = now;
 	g->next_ae = now + g->cfg.ae_interval;
@@ -892,7 +892,7 @@ gd_ae_reply(struct gossipd *g, struct peer *p, const Mts__Gossip__Msg *m,
 	size_t bytes;
 
 	if (!g->walk.active || g->walk.req_id == 0 || m->id != g->walk.req_id ||
-	    p == NULL || memcmp(p->id, g->walk.peer, 16) != 0)
+	    p == NULL || memcmp(p->id, g->walk.peer, MTS_NODE_ID_LEN) != 0)
 		return; /* late reply of an abandoned walk */
 	bytes = mts__gossip__msg__get_packed_size(m);
 	g->stats.ae_bytes += bytes;
@@ -916,7 +916,7 @@ gd_ae_reply(struct gossipd *g, struct peer *p, const Mts__Gossip__Msg *m,
 void
 gd_ae_tick(struct gossipd *g, mts_time_t now)
 {
-	uint8_t id[1][16];
+	uint8_t id[1][MTS_NODE_ID_LEN];
 
 	if (g->walk.active) {
 		if (g->walk.req_id != 0 && now >= g->walk.deadline)
