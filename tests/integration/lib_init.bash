@@ -2,7 +2,7 @@
 
 TA=$BUILD/tests/mts-testagent
 CTL=$BIN/mtsctl
-POLICY=$TOP/tests/integration/testagent.policy
+POLICY=$TOP/tests/testagent/testagent.policy
 ADMIN_GID=64100
 
 # it_conf: writes $T_DIR/mts.conf with the [node] and [init] sections; the
