@@ -1,4 +1,5 @@
 /* bundle_core.c: builds an OCI config.json (jansson) — namespaces, Docker's default capabilities, a default seccomp profile, limits — from a resolved task spec; no I/O. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,19 @@ mts_bundle_config(const struct mts_bundle_spec *s, char *err, size_t errlen)
 	}
 	if (s->cgroups_path == NULL || s->cgroups_path[0] != '/') {
 		snprintf(err, errlen, "cgroups path must be absolute");
+		return NULL;
+	}
+	/* config.json's numbers are signed 64-bit (jansson): a larger value
+	 * would come out negative. No kernel allows more than INT_MAX open
+	 * files (fs.nr_open). */
+	if (s->nofile > INT32_MAX) {
+		snprintf(err, errlen, "nofile %" PRIu64 ": out of range (at "
+		    "most %d)", s->nofile, INT32_MAX);
+		return NULL;
+	}
+	if (s->memory_limit > INT64_MAX) {
+		snprintf(err, errlen, "memory limit %" PRIu64 ": out of range "
+		    "(at most %" PRId64 " bytes)", s->memory_limit, INT64_MAX);
 		return NULL;
 	}
 	linux_ = json_pack("{s:o, s:s, s:o, s:o, s:o}", "namespaces",

@@ -215,6 +215,38 @@ test_refused(void **st)
 	s.cgroups_path = "mts/x";
 	assert_null(mts_bundle_config(&s, err, sizeof(err)));
 	assert_non_null(strstr(err, "cgroups"));
+	/* 2^63 used to come out as -9223372036854775808 in config.json. */
+	s = base_spec();
+	s.nofile = 1ull << 63;
+	assert_null(mts_bundle_config(&s, err, sizeof(err)));
+	assert_string_equal(err, "nofile 9223372036854775808: out of range "
+	    "(at most 2147483647)");
+	s.nofile = 2147483648ull;
+	assert_null(mts_bundle_config(&s, err, sizeof(err)));
+	s = base_spec();
+	s.memory_limit = 1ull << 63;
+	assert_null(mts_bundle_config(&s, err, sizeof(err)));
+	assert_non_null(strstr(err, "memory limit 9223372036854775808: out "
+	    "of range"));
+}
+
+/* The largest limits pass through exactly. */
+static void
+test_limits_max(void **st)
+{
+	struct mts_bundle_spec s = base_spec();
+	json_t *j;
+
+	s.nofile = 2147483647;
+	s.memory_limit = INT64_MAX;
+	j = build(&s);
+	assert_true(json_integer_value(json_object_get(json_array_get(
+	    json_object_get(json_object_get(j, "process"), "rlimits"), 0),
+	    "hard")) == 2147483647);
+	assert_true(json_integer_value(json_object_get(json_object_get(
+	    json_object_get(json_object_get(j, "linux"), "resources"),
+	    "memory"), "limit")) == INT64_MAX);
+	json_decref(j);
 }
 
 static void
@@ -322,6 +354,7 @@ main(void)
 		cmocka_unit_test(test_seccomp_profile),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_limits_max),
 		cmocka_unit_test(test_argv_rules),
 		cmocka_unit_test(test_env_merge),
 		cmocka_unit_test(test_users),
