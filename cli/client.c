@@ -53,7 +53,7 @@ mtsctl_exit_for(int r)
 }
 
 int
-mtsctl_try_call(struct mtsctl *ctx, const char *sock, ProtobufCMessage *req,
+mtsctl_try_call(struct mtsctl *ctx, const char *agent, ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply,
     char *err, size_t errlen)
 {
@@ -63,9 +63,9 @@ mtsctl_try_call(struct mtsctl *ctx, const char *sock, ProtobufCMessage *req,
 	int r;
 
 	*reply = NULL;
-	if (mts_path_join(path, sizeof(path), ctx->rundir, sock) < 0) {
-		snprintf(err, errlen, "%s/%s: path too long", ctx->rundir,
-		    sock);
+	if (mts_ipc_sock_path(path, sizeof(path), ctx->rundir, agent,
+		NULL) < 0) {
+		snprintf(err, errlen, "%s: socket path too long", ctx->rundir);
 		return -MTS_ERR_TOOBIG;
 	}
 	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
@@ -86,7 +86,7 @@ mtsctl_try_call(struct mtsctl *ctx, const char *sock, ProtobufCMessage *req,
 }
 
 int
-mtsctl_call(struct mtsctl *ctx, const char *sock, ProtobufCMessage *req,
+mtsctl_call(struct mtsctl *ctx, const char *agent, ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply)
 {
 	struct mts_ipc_client *c;
@@ -94,8 +94,9 @@ mtsctl_call(struct mtsctl *ctx, const char *sock, ProtobufCMessage *req,
 	int r;
 
 	*reply = NULL;
-	if (mts_path_join(path, sizeof(path), ctx->rundir, sock) < 0) {
-		mtsctl_err("%s/%s: path too long", ctx->rundir, sock);
+	if (mts_ipc_sock_path(path, sizeof(path), ctx->rundir, agent,
+		NULL) < 0) {
+		mtsctl_err("%s: socket path too long", ctx->rundir);
 		return MTSCTL_EUSAGE;
 	}
 	if ((r = precheck(ctx, path)) != 0)

@@ -49,7 +49,7 @@ static int
 admin_call(struct mtsctl *ctx, Mts__Admin__Request *req,
     Mts__Admin__Reply **rep, Mts__Admin__Reply__BodyCase want)
 {
-	int rc = mtsctl_call(ctx, "admin.sock", &req->base,
+	int rc = mtsctl_call(ctx, "init", &req->base,
 	    &mts__admin__reply__descriptor, (ProtobufCMessage **)rep);
 
 	if (rc == 0 && (*rep)->body_case != want) {

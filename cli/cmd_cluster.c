@@ -12,7 +12,7 @@ static int
 gd_call(struct mtsctl *ctx, Mts__Gossipd__Request *req,
     Mts__Gossipd__Reply **rep, Mts__Gossipd__Reply__BodyCase want)
 {
-	int rc = mtsctl_call(ctx, "gossipd.sock", &req->base,
+	int rc = mtsctl_call(ctx, "gossipd", &req->base,
 	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)rep);
 
 	if (rc == 0 && (*rep)->body_case != want) {

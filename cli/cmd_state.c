@@ -19,7 +19,7 @@ static int
 ss_call(struct mtsctl *ctx, Mts__Statestore__Request *req,
     Mts__Statestore__Reply **rep, Mts__Statestore__Reply__BodyCase want)
 {
-	int rc = mtsctl_call(ctx, "statestore.sock", &req->base,
+	int rc = mtsctl_call(ctx, "statestore", &req->base,
 	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)rep);
 
 	if (rc == 0 && (*rep)->body_case != want) {

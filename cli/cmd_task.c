@@ -18,7 +18,7 @@ shimctl_call(struct mtsctl *ctx, Mts__Shim__Request *req,
 
 	if (ctx->timeout_ms < min_tmo)
 		ctx->timeout_ms = min_tmo;
-	rc = mtsctl_call(ctx, "shim.sock", &req->base,
+	rc = mtsctl_call(ctx, "shim", &req->base,
 	    &mts__shim__reply__descriptor, (ProtobufCMessage **)rep);
 	ctx->timeout_ms = saved;
 	if (rc == 0 && (*rep)->body_case != want) {

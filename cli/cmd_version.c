@@ -22,7 +22,7 @@ cmd_version(struct mtsctl *ctx, int argc, char **argv)
 		return mtsctl_usage(ctx);
 	req.body_case = MTS__ADMIN__REQUEST__BODY_VERSION_REQ;
 	req.version_req = &vr;
-	rc = mtsctl_call(ctx, "admin.sock", &req.base,
+	rc = mtsctl_call(ctx, "init", &req.base,
 	    &mts__admin__reply__descriptor, (ProtobufCMessage **)&rep);
 	o = json_pack("{ss}", "mtsctl", MTS_VERSION);
 	if (rc == 0 && rep->body_case == MTS__ADMIN__REPLY__BODY_VERSION_REP) {

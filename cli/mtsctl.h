@@ -78,17 +78,18 @@ int mtsctl_usage(const struct mtsctl *);
 int mtsctl_dashdash_ended(char **argv, int optind_, const char *last);
 
 /*
- * Sends req to RUNDIR/sock and waits for the reply (the caller frees it with
+ * Sends req to the agent's socket (mts_ipc_sock_path: "init" is admin.sock)
+ * and waits for the reply (the caller frees it with
  * protobuf_c_message_free_unpacked). On failure prints a message saying
  * what went wrong (missing socket, permission denied, server error) and
  * returns the exit status; 0 on success.
  */
-int mtsctl_call(struct mtsctl *, const char *sock, ProtobufCMessage *req,
+int mtsctl_call(struct mtsctl *, const char *agent, ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply);
 
 /* Like mtsctl_call but prints nothing: 0, or a negated enum mts_err with
  * the reason in err (-MTS_ERR_NOTFOUND: the socket does not exist). */
-int mtsctl_try_call(struct mtsctl *, const char *sock, ProtobufCMessage *req,
+int mtsctl_try_call(struct mtsctl *, const char *agent, ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **reply,
     char *err, size_t errlen);
 /* The exit status for a negated enum mts_err. */

@@ -26,7 +26,7 @@ members(struct mtsctl *ctx, int *rc, char *err, size_t errlen)
 
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_MEMBERS;
 	req.members = &mr;
-	*rc = mtsctl_try_call(ctx, "gossipd.sock", &req.base,
+	*rc = mtsctl_try_call(ctx, "gossipd", &req.base,
 	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&rep, err,
 	    errlen);
 	if (*rc == 0 && rep->body_case != MTS__GOSSIPD__REPLY__BODY_MEMBERS) {
@@ -115,7 +115,7 @@ local_has(struct mtsctl *ctx, const char *task)
 	ir.id = (char *)task;
 	req.body_case = MTS__SHIM__REQUEST__BODY_INSPECT;
 	req.inspect = &ir;
-	rc = mtsctl_try_call(ctx, "shim.sock", &req.base,
+	rc = mtsctl_try_call(ctx, "shim", &req.base,
 	    &mts__shim__reply__descriptor, (ProtobufCMessage **)&rep, err,
 	    sizeof(err));
 	if (rc == 0) {
@@ -151,7 +151,7 @@ scan_records(struct mtsctl *ctx, const char *task, const uint8_t self[16],
 	while (more) {
 		sr.start_after.data = (uint8_t *)after;
 		sr.start_after.len = strlen(after);
-		if ((rc = mtsctl_try_call(ctx, "statestore.sock", &req.base,
+		if ((rc = mtsctl_try_call(ctx, "statestore", &req.base,
 			 &mts__statestore__reply__descriptor,
 			 (ProtobufCMessage **)&rep, err, errlen)) != 0)
 			return rc;
@@ -337,7 +337,7 @@ relay_call(struct mtsctl *ctx, const struct shimctl_target *t,
 	greq.body_case = MTS__GOSSIPD__REQUEST__BODY_RELAY;
 	greq.relay = &rr;
 	ctx->timeout_ms = RELAY_TIMEOUT_MS + 2000;
-	rc = mtsctl_try_call(ctx, "gossipd.sock", &greq.base,
+	rc = mtsctl_try_call(ctx, "gossipd", &greq.base,
 	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&grep, err,
 	    sizeof(err));
 	ctx->timeout_ms = saved;

@@ -162,6 +162,8 @@ listen_ipc(struct mts_ipc_listener *lst, nng_socket s, const char *path,
 		return -1;
 	}
 	snprintf(url, sizeof(url), "ipc://%s", path);
+	if (mts_ipc_sock_dir_prepare(path, err, errlen) < 0)
+		return -1;
 	if (unlink(path) < 0 && errno != ENOENT) {
 		snprintf(err, errlen, "%s: cannot remove stale socket: %s",
 		    path, strerror(errno));
@@ -329,6 +331,33 @@ mts_pub_send(struct mts_pub *pub, const void *topic, size_t tlen,
 	return 0;
 }
 
+/* nng calls this (on its own thread) before a subscriber's pipe joins:
+ * a feed served by anyone but the owner of its directory is hung up on
+ * before it can deliver anything (ipc_path.c). */
+static void
+sub_check_peer(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	static atomic_int warned;
+	nng_sockaddr sa;
+	uint64_t uid;
+	char err[512];
+
+	if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) != 0 ||
+	    sa.s_family != NNG_AF_IPC ||
+	    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) != 0) {
+		nng_pipe_close(p);
+		return;
+	}
+	if (mts_ipc_check_server_uid(sa.s_ipc.sa_path, (uid_t)uid, err,
+		sizeof(err)) < 0) {
+		if (atomic_exchange(&warned, 1) == 0)
+			log_warnx("%s", err);
+		else
+			log_debug("%s", err);
+		nng_pipe_close(p);
+	}
+}
+
 int
 mts_sub_open(const char *path, const void *prefix, size_t plen,
     nng_socket *s, char *err, size_t errlen)
@@ -345,6 +374,7 @@ mts_sub_open(const char *path, const void *prefix, size_t plen,
 	nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 200);
 	nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, 64u << 20);
 	nng_socket_set_int(*s, NNG_OPT_RECVBUF, 1024);
+	nng_pipe_notify(*s, NNG_PIPE_EV_ADD_PRE, sub_check_peer, NULL);
 	if ((r = nng_socket_set(*s, NNG_OPT_SUB_SUBSCRIBE, prefix, plen)) != 0 ||
 	    (r = nng_dial(*s, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
 		snprintf(err, errlen, "subscribe %s: %s", url, nng_strerror(r));

@@ -191,4 +191,34 @@ int mts_pb_reply_error(const ProtobufCMessage *reply, const char **msg);
 /* Joins dir and name into out; -MTS_ERR_TOOBIG if it does not fit. */
 int mts_path_join(char *out, size_t outlen, const char *dir, const char *name);
 
+/*
+ * Where sockets live and who serves them (ipc_path.c, docs/agents.md):
+ * every agent's sockets are in <rundir>/<agent>/, a directory owned by the
+ * agent's user that only it can create entries in, in a run directory only
+ * root can create entries in. Clients check, before sending anything, that
+ * the server's peer uid is the owner of the socket's directory.
+ */
+/* <rundir>/<agent>: the agent's socket directory (init makes it). */
+int mts_ipc_agent_dir(char *out, size_t outlen, const char *rundir,
+    const char *agent);
+/* <rundir>/<agent>/<file>; file NULL means the agent's request socket,
+ * <agent>.sock (init's: admin.sock). -MTS_ERR_INVAL for an agent name
+ * outside [a-z0-9_-] or a file name with a '/', -MTS_ERR_TOOBIG if it
+ * does not fit. */
+int mts_ipc_sock_path(char *out, size_t outlen, const char *rundir,
+    const char *agent, const char *file);
+/* The uid that must serve the socket at path: its directory's owner,
+ * provided nobody else can write to that directory and nobody but root
+ * (or the caller) to its parent. 0, or a negative mts_err with err set. */
+int mts_ipc_expected_uid(const char *path, uid_t *uid, char *err,
+    size_t errlen);
+/* 0 if peer is that uid; else -MTS_ERR_IO with err saying who serves it. */
+int mts_ipc_check_server_uid(const char *path, uid_t peer, char *err,
+    size_t errlen);
+/* The same for the connected socket fd (SO_PEERCRED). */
+int mts_ipc_check_server(int fd, const char *path, char *err, size_t errlen);
+/* Server side: creates the socket's directory (0750) when it is missing,
+ * as an agent run without init must. */
+int mts_ipc_sock_dir_prepare(const char *path, char *err, size_t errlen);
+
 #endif

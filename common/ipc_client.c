@@ -188,6 +188,12 @@ dial(struct mts_ipc_client *c, mts_time_t deadline, char *err, size_t errlen,
 		disconnect(c);
 		return A_RETRY;
 	}
+	/* Nothing goes to a server that is not the socket's owner. */
+	if ((*code = mts_ipc_check_server(c->fd, c->path, err, errlen)) < 0) {
+		disconnect(c);
+		return A_FAIL;
+	}
+	*code = -MTS_ERR_TIMEOUT;
 	sp_greeting(hello, SP_PROTO_REQ);
 	if ((a = send_all(c, hello, sizeof(hello), NULL, 0,
 		 deadline, err, errlen)) != A_OK ||
@@ -576,13 +582,19 @@ async_dial(struct mts_ipc_async *c)
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	uint8_t hello[SP_GREETING_LEN];
 	struct mts_ipc_req *r;
+	int connected = 0, trusted = 0;
 
 	if (c->fd >= 0 || c->head == NULL || c->closing)
 		return;
 	memcpy(sun.sun_path, c->path, strlen(c->path) + 1);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* A server that is not the socket's owner is sent nothing: the
+	 * calls fail at their deadline saying who serves it. */
 	if (c->fd >= 0 &&
-	    connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
+	    (connected = connect(c->fd, (struct sockaddr *)&sun,
+		 sizeof(sun)) == 0) &&
+	    (trusted = mts_ipc_check_server(c->fd, c->path, c->lasterr,
+		 sizeof(c->lasterr)) == 0) &&
 	    (c->w = mts_loop_watch(c->loop, c->fd, MTS_LOOP_IN,
 		 "ipc client", async_io, c)) != NULL) {
 		c->gen++;
@@ -596,8 +608,9 @@ async_dial(struct mts_ipc_async *c)
 		async_flush(c);
 		return;
 	}
-	snprintf(c->lasterr, sizeof(c->lasterr), "cannot reach %s: %s",
-	    c->path, strerror(errno));
+	if (!connected || trusted)
+		snprintf(c->lasterr, sizeof(c->lasterr), "cannot reach %s: %s",
+		    c->path, strerror(errno));
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;

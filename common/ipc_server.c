@@ -549,6 +549,8 @@ listen_unix(const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	strcpy(sun.sun_path, path);
+	if (mts_ipc_sock_dir_prepare(path, err, errlen) < 0)
+		return -1;
 	if (unlink(path) < 0 && errno != ENOENT) {
 		snprintf(err, errlen, "%s: cannot remove stale socket: %s",
 		    path, strerror(errno));

@@ -15,6 +15,7 @@
 #include "agent.h"
 #include "hash.h"
 #include "init.h"
+#include "ipc.h"
 #include "log.h"
 #include "loop.h"
 #include "mtserr.h"
@@ -203,6 +204,32 @@ prepare_statedir(const struct init *in, const struct init_agent *a)
 	return rc;
 }
 
+/* An agent's socket directory <rundir>/<name> (docs/agents.md section 6):
+ * only its user can create entries in it, the admin group reaches the
+ * sockets (setgid: sockets made there belong to the group). Whatever else
+ * holds the name is removed first; the run directory is root's alone, so
+ * nothing can swap it meanwhile. */
+static int
+prepare_sockdir(const struct init_conf *c, const char *name, uid_t uid)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (mts_ipc_agent_dir(dir, sizeof(dir), c->rundir, name) < 0) {
+		log_warnx("agent %s: no socket directory for that name", name);
+		return -1;
+	}
+	if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode) && unlink(dir) < 0)
+		goto fail;
+	if ((mkdir(dir, 02750) < 0 && errno != EEXIST) ||
+	    lchown(dir, uid, c->admin_gid) < 0 || chmod(dir, 02750) < 0)
+		goto fail;
+	return 0;
+fail:
+	log_warn("agent %s: socket directory %s", name, dir);
+	return -1;
+}
+
 static int
 spawn(struct init *in, size_t i)
 {
@@ -213,7 +240,9 @@ spawn(struct init *in, size_t i)
 	pid_t pid;
 	size_t k;
 
-	if (prepare_statedir(in, a) < 0 || pipe2(p, O_CLOEXEC) < 0)
+	if (prepare_statedir(in, a) < 0 ||
+	    prepare_sockdir(in->conf, a->name, a->uid) < 0 ||
+	    pipe2(p, O_CLOEXEC) < 0)
 		return -1;
 	if (a->log != NULL && (logfd = open(a->log, O_WRONLY | O_APPEND |
 	    O_CREAT | O_CLOEXEC, 0640)) < 0) {
@@ -484,13 +513,15 @@ make_dirs(const struct init_conf *c)
 {
 	if (mkdir(c->statedir, 0755) < 0 && errno != EEXIST)
 		fatal("%s", c->statedir);
-	if (mkdir(c->rundir, 0770) < 0 && errno != EEXIST)
+	if (mkdir(c->rundir, 0750) < 0 && errno != EEXIST)
 		fatal("%s", c->rundir);
-	/* Group members (admins, agents) reach the sockets; setgid keeps new
-	 * sockets in that group; sticky stops agents removing each other's. */
+	/* Group members (admins, agents) reach the agents' directories;
+	 * only root creates entries (docs/agents.md section 6). */
 	if (chown(c->rundir, 0, c->admin_gid) < 0 ||
-	    chmod(c->rundir, 03770) < 0)
+	    chmod(c->rundir, 0750) < 0)
 		fatal("%s", c->rundir);
+	if (prepare_sockdir(c, "init", 0) < 0)
+		fatalx("cannot make init's socket directory");
 }
 
 /* Reads the node's static key, creating it (0600, root) on first start,

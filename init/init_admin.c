@@ -180,9 +180,9 @@ init_admin_open(struct init *in, char *err, size_t errlen)
 {
 	char path[512];
 
-	if (mts_path_join(path, sizeof(path), in->conf->rundir,
-	    "admin.sock") < 0) {
-		snprintf(err, errlen, "%s/admin.sock: path too long",
+	if (mts_ipc_sock_path(path, sizeof(path), in->conf->rundir, "init",
+	    NULL) < 0) {
+		snprintf(err, errlen, "%s/init/admin.sock: path too long",
 		    in->conf->rundir);
 		return -1;
 	}

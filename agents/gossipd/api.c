@@ -447,8 +447,8 @@ gd_api_open(struct gossipd *g)
 		log_warnx("%s", err);
 		return -1;
 	}
-	if (mts_path_join(path, sizeof(path), g->agent.rundir,
-		"gossipd.sock") < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
+		"gossipd", NULL) < 0)
 		return -1;
 	if ((g->api = mts_ipc_server_open(path, &service, g, err,
 		 sizeof(err))) == NULL) {
@@ -456,8 +456,8 @@ gd_api_open(struct gossipd *g)
 		return -1;
 	}
 	mts_ipc_server_set_acl(g->api, &g->acl);
-	if (mts_path_join(path, sizeof(path), g->agent.rundir,
-		"gossipd.pub") < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
+		"gossipd", "gossipd.pub") < 0)
 		return -1;
 	if ((g->pub_feed = mts_pub_open(path, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);

@@ -131,15 +131,17 @@ call_agent(struct gossipd *g, const Mts__Gossip__RelayReq *rq, uint8_t **out,
     size_t *outlen, char *err, size_t errlen)
 {
 	struct mts_ipc_client *c;
-	char path[512], name[64];
+	char path[512];
 	int tmo = rq->timeout_ms ? (int)rq->timeout_ms : RELAY_MAX_TIMEOUT;
 	int rc;
 
 	if (tmo > RELAY_MAX_TIMEOUT)
 		tmo = RELAY_MAX_TIMEOUT;
-	snprintf(name, sizeof(name), "%s.sock", rq->agent);
-	if (mts_path_join(path, sizeof(path), g->agent.rundir, name) < 0)
-		return MTS_ERR_TOOBIG;
+	if ((rc = mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
+		 rq->agent, NULL)) < 0) {
+		snprintf(err, errlen, "no agent named '%s'", rq->agent);
+		return (uint32_t)-rc;
+	}
 	if ((c = mts_ipc_client_open(path, tmo, err, errlen)) == NULL)
 		return MTS_ERR_NOTFOUND;
 	rc = mts_ipc_client_call_raw(c, rq->payload.data, rq->payload.len, out,

@@ -14,8 +14,8 @@ gd_store_open(struct gossipd *g)
 {
 	char path[512], err[256];
 
-	if (mts_path_join(path, sizeof(path), g->agent.rundir,
-		"statestore.sock") < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
+		"statestore", NULL) < 0)
 		return -1;
 	g->store = mts_ipc_client_open(path, (int)g->cfg.store_timeout, err,
 	    sizeof(err));
@@ -26,8 +26,8 @@ gd_store_open(struct gossipd *g)
 		log_warnx("statestore: %s", err);
 		return -1;
 	}
-	if (mts_path_join(path, sizeof(path), g->agent.rundir,
-		"statestore.pub") < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
+		"statestore", "statestore.pub") < 0)
 		return -1;
 	if (mts_sub_open(path, "", 0, &g->sub, err, sizeof(err)) < 0) {
 		log_warnx("statestore feed: %s", err);

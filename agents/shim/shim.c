@@ -416,7 +416,8 @@ main(int argc, char **argv)
 	shim_tasks_recover(&s);
 	if (mts_agent_sandbox(&ag) != 0)
 		return MTS_EXIT_FAILURE;
-	if (mts_path_join(path, sizeof(path), s.cfg.rundir, "shim.sock") != 0 ||
+	if (mts_ipc_sock_path(path, sizeof(path), s.cfg.rundir, "shim",
+		NULL) != 0 ||
 	    (s.srv = mts_ipc_server_open(path, &shim_service, &s, err,
 		 sizeof(err))) == NULL) {
 		log_warnx("%s", err);

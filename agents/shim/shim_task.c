@@ -929,8 +929,8 @@ store_put(struct shim *s, struct shim_task *t)
 	if (s->ss == NULL && mts_now() < s->next_store_retry)
 		return -MTS_ERR_IO;
 	if (s->ss == NULL) {
-		if (mts_path_join(path, sizeof(path), s->cfg.rundir,
-			"statestore.sock") ||
+		if (mts_ipc_sock_path(path, sizeof(path), s->cfg.rundir,
+			"statestore", NULL) ||
 		    access(path, F_OK) != 0)
 			return -MTS_ERR_IO;
 		if ((s->ss = mts_ipc_client_open(path, STORE_WAIT_MS, err,

@@ -156,13 +156,15 @@ open_sockets(struct statestore *ss, const char *rundir)
 
 	if (mts_mkdir_p(rundir, 0750, 0750) < 0)
 		fatal("%s", rundir);
-	if (mts_path_join(path, sizeof(path), rundir, "statestore.sock") < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), rundir, "statestore",
+		NULL) < 0)
 		fatalx("run directory path too long");
 	if ((ss->srv = mts_ipc_server_open(path, &ss_service, ss, err,
 		 sizeof(err))) == NULL)
 		fatalx("%s", err);
 	mts_ipc_server_set_acl(ss->srv, &ss->acl);
-	if (mts_path_join(path, sizeof(path), rundir, "statestore.pub") < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), rundir, "statestore",
+		"statestore.pub") < 0)
 		fatalx("run directory path too long");
 	if ((ss->pub = mts_pub_open(path, err, sizeof(err))) == NULL)
 		fatalx("%s", err);

@@ -28,7 +28,7 @@ dial(const char *rundir)
 	char path[512], err[256];
 	struct mts_ipc_client *c;
 
-	snprintf(path, sizeof(path), "%s/shim.sock", rundir);
+	mts_ipc_sock_path(path, sizeof(path), rundir, "shim", NULL);
 	if ((c = mts_ipc_client_open(path, 60000, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "%s\n", err);
 		exit(1);

@@ -11,13 +11,13 @@ start() { # NAME
 	"$BIN/mts-statestore" -c "$T_DIR/mts.conf" -r "$T_DIR/$1/run" -s "$T_DIR/$1/state" 2>>"$T_DIR/$1.log" &
 	T_PIDS+=($!)
 	eval "PID_$1=$!"
-	wait_for 20 "$SS" "$T_DIR/$1/run/statestore.sock" root >/dev/null
+	wait_for 20 "$SS" "$T_DIR/$1/run/statestore/statestore.sock" root >/dev/null
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "durable puts, 100-byte values, $RUNS interleaved runs of ${SECS}s (median)"
 start api
-S=$T_DIR/api/run/statestore.sock
+S=$T_DIR/api/run/statestore/statestore.sock
 for r in $(seq 1 "$RUNS"); do
 	"$BUILD/tests/storebench" "$T_DIR/raw1.$r" "$SECS" 1 1 100 >>"$T_DIR/raw1"
 	"$BUILD/tests/storebench" "$T_DIR/raw16.$r" "$SECS" 16 1 100 >>"$T_DIR/raw16"
@@ -60,8 +60,8 @@ echo
 echo "anti-entropy: two replicas of 100,000 keys (200-byte values) differing in 100 keys"
 start a
 start b
-A=$T_DIR/a/run/statestore.sock
-B=$T_DIR/b/run/statestore.sock
+A=$T_DIR/a/run/statestore/statestore.sock
+B=$T_DIR/b/run/statestore/statestore.sock
 "$SS" "$A" fill 100000 200 1000000
 "$SS" "$B" fill 100000 200 1000000
 for i in $(seq 1 100); do "$SS" "$B" put "k/$(printf '%09d' $((RANDOM * 3 % 100000)))" changed-value-$i; done

@@ -20,18 +20,18 @@ run=$(g_run 1)
 log=$MTS_CLUSTER_DIR/n1/log
 
 # Every socket in the run dir, so that a new agent's listener is covered:
-# AGENT.sock is an ipc_server, AGENT.pub an nng PUB feed (admin.sock: init).
+# AGENT/AGENT.sock is an ipc_server, AGENT/AGENT.pub an nng PUB feed
+# (init/admin.sock: init).
 declare -A agent
-for f in "$run"/*.sock "$run"/*.pub; do
+for f in "$run"/*/*.sock "$run"/*/*.pub; do
 	[ -S "$f" ] || continue
-	s=${f##*/} a=${s%.*}
-	[ "$a" = admin ] && a=init
-	agent[$s]=$a
+	s=${f#"$run"/}
+	agent[$s]=${s%%/*}
 done
 proto() { case $1 in *.pub) echo sub ;; *) echo req ;; esac; }
 socks=("${!agent[@]}")
 want=5
-[ -S "$run/shim.sock" ] && want=6
+[ -S "$run/shim/shim.sock" ] && want=6
 check "node 1 serves $want listeners (${socks[*]})" [ "${#socks[@]}" -eq $want ]
 
 pids() { g_ctl 1 agent ls | awk 'NR > 1 {print $1, $3, $5}' | sort; }
@@ -60,7 +60,7 @@ for round in 1 2; do
 		case $s in *.pub) continue ;; esac
 		# ipc_server closes a peer that never says hello after 5 s
 		python3 "$PEER" idle "$run/$s" 9 &
-		eval "idle_${s%.sock}=$!"
+		eval "idle_${agent[$s]}=$!"
 	done
 	for s in "${socks[@]}"; do
 		case $s in *.pub) ;; *) continue ;; esac
@@ -69,7 +69,7 @@ for round in 1 2; do
 	done
 	for s in "${socks[@]}"; do
 		case $s in *.pub) continue ;; esac
-		eval "p=\$idle_${s%.sock}"
+		eval "p=\$idle_${agent[$s]}"
 		check "round $round: ${agent[$s]} closed a silent connection to $s" wait "$p"
 	done
 done
@@ -88,17 +88,17 @@ check "gossipd.sock: node ls shows 2 alive members" wait_for 10 g_all_alive 2 1
 check "statestore.sock + gossipd: a write on node 1 reaches node 2" eval '
 	g_ctl 1 state put listeners/k v1 >/dev/null &&
 	wait_for 10 bash -c "[ \"\$('"$GOSSIP_CLUSTER"' ctl 2 state get --value listeners/k 2>/dev/null)\" = v1 ]"'
-"$BUILD/tests/sstool" "$run/statestore.sock" watch listeners/w 1 >"$T_DIR/watch" 2>&1 &
+"$BUILD/tests/sstool" "$run/statestore/statestore.sock" watch listeners/w 1 >"$T_DIR/watch" 2>&1 &
 w=$!
 wait_for 5 grep -q watching "$T_DIR/watch"
 g_ctl 1 state put listeners/w v2 >/dev/null
 check "statestore.pub: a subscriber sees the next write" wait "$w"
-python3 "$PEER" sub "$run/gossipd.pub" "" 20 >"$T_DIR/sub" 2>&1 &
+python3 "$PEER" sub "$run/gossipd/gossipd.pub" "" 20 >"$T_DIR/sub" 2>&1 &
 w=$!
 wait_for 5 grep -q subscribed "$T_DIR/sub"
 "$GOSSIP_CLUSTER" stop 2 >/dev/null
 check "gossipd.pub: a subscriber sees node 2 go" wait "$w"
-if [ -n "${agent[shim.sock]:-}" ]; then
+if [ -n "${agent[shim/shim.sock]:-}" ]; then
 	check "shim.sock: task ls answers" eval 'g_ctl 1 task ls >/dev/null'
 fi
 t_done

@@ -132,7 +132,8 @@ main(int argc, char **argv)
 
 	parse(&o, argc, argv);
 	for (i = 0; i < o.nput; i++) {
-		snprintf(path, sizeof(path), "%s/statestore.sock", o.put[i]);
+		mts_ipc_sock_path(path, sizeof(path), o.put[i], "statestore",
+		    NULL);
 		if ((cl[i] = mts_ipc_client_open(path, 10000, err,
 			 sizeof(err))) == NULL) {
 			fprintf(stderr, "gossip_load: %s\n", err);
@@ -140,7 +141,8 @@ main(int argc, char **argv)
 		}
 	}
 	for (w = 0; w < o.nwatch; w++) {
-		snprintf(path, sizeof(path), "%s/statestore.pub", o.watch[w]);
+		mts_ipc_sock_path(path, sizeof(path), o.watch[w], "statestore",
+		    "statestore.pub");
 		if (mts_sub_open(path, o.prefix, strlen(o.prefix), &subs[w],
 			err, sizeof(err)) < 0) {
 			fprintf(stderr, "gossip_load: %s\n", err);

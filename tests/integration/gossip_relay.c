@@ -90,7 +90,7 @@ main(int argc, char **argv)
 			    strlen(argv[2])) < 0)
 		usage();
 	payload = pack_req(argc, argv, &len);
-	snprintf(path, sizeof(path), "%s/gossipd.sock", argv[1]);
+	mts_ipc_sock_path(path, sizeof(path), argv[1], "gossipd", NULL);
 	if ((c = mts_ipc_client_open(path, 10000, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "gossip_relay: %s\n", err);
 		return 1;

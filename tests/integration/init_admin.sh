@@ -28,8 +28,8 @@ check "admin group member is served" test $? -eq 0
 check "member sees the agent" grep -q '^alpha ' "$T_DIR/out"
 
 # With the file modes opened up, init itself must refuse by peer uid.
-chmod 0777 "$RUN"
-chmod 0666 "$RUN/admin.sock"
+chmod 0755 "$RUN" "$RUN/init"
+chmod 0666 "$RUN/init/admin.sock"
 as 64199 "$CTL" agent stop alpha >"$T_DIR/out" 2>"$T_DIR/err"
 check "outsider past the file mode: exit 4" test $? -eq 4
 check "refused by init: permission denied" grep -q 'permission denied: uid 64199 is not allowed' "$T_DIR/err"

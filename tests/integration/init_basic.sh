@@ -49,16 +49,20 @@ done
 check "agent ls shows seccomp on" test "$(it_field alpha seccomp)" = on
 check "agent ls shows user" test "$(it_field beta user)" = 64102
 check "state dir owned by the agent, 0700" test "$(stat -c %u:%a "$STATE/alpha")" = 64101:700
-check "admin.sock 0660 root:admin group" test "$(stat -c %a:%u:%g "$RUN/admin.sock")" = "660:0:$ADMIN_GID"
-check "run dir setgid+sticky, admin group" test "$(stat -c %a:%g "$RUN")" = "3770:$ADMIN_GID"
+check "admin.sock 0660 root:admin group" test "$(stat -c %a:%u:%g "$RUN/init/admin.sock")" = "660:0:$ADMIN_GID"
+check "run dir root's alone, admin group may enter" test "$(stat -c %a:%u:%g "$RUN")" = "750:0:$ADMIN_GID"
+check "agent's socket dir its own, setgid admin group" test "$(stat -c %a:%u:%g "$RUN/alpha")" = "2750:64101:$ADMIN_GID"
+check "init's socket dir root's" test "$(stat -c %a:%u:%g "$RUN/init")" = "2750:0:$ADMIN_GID"
 env=$(tr "\0" "\n" <"/proc/$pa/environ" | cut -d= -f1 | grep -v "^ASAN_OPTIONS$" | sort | tr "\n" " ")
 check "clean environment" test "$env" = "MTS_AGENT MTS_CONFIG MTS_NODE MTS_NODE_ID MTS_NOTIFY_FD MTS_RUNDIR MTS_SECCOMP_FD MTS_STATEDIR PATH "
 check "no fd of init leaked (admin.sock, signalfd, timerfd)" bash -c "! ls -l /proc/$pa/fd | grep -qE 'admin.sock|signalfd|timerfd'"
 check "seccomp fd closed after use" bash -c "! ls -l /proc/$pa/fd | grep -q memfd"
 
 # SIGKILL: back and serving within 1 s.
-$CTL state put k v >/dev/null
-serving() { [ "$(it_field alpha pid)" != "$pa" ] && [ "$(it_field alpha state)" = up ] && $CTL -t 200 state root >/dev/null 2>&1; }
+# (alpha plays a statestore in its own socket directory)
+SS=$BUILD/tests/sstool
+"$SS" "$RUN/alpha/statestore.sock" put k v >/dev/null
+serving() { [ "$(it_field alpha pid)" != "$pa" ] && [ "$(it_field alpha state)" = up ] && "$SS" "$RUN/alpha/statestore.sock" root >/dev/null 2>&1; }
 t0=$(date +%s%N)
 kill -9 "$pa"
 wait_for 3 serving
@@ -84,5 +88,5 @@ check "the escaped grandchild of gamma is gone too (subreaper)" bash -c "! pgrep
 eb=$(grep -n 'beta: pid .* exited' "$T_DIR/init.log" | cut -d: -f1)
 ea=$(grep -n 'alpha: pid .* exited' "$T_DIR/init.log" | tail -1 | cut -d: -f1)
 check "beta stopped before alpha" test "${eb:-9999}" -lt "${ea:-0}"
-check "admin.sock removed" test ! -e "$RUN/admin.sock"
+check "admin.sock removed" test ! -e "$RUN/init/admin.sock"
 t_done

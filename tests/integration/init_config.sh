@@ -23,7 +23,7 @@ bad_case() {
 	local rc=$?
 	check "$name: init refuses to start (exit 64)" test $rc -eq 64
 	check "$name: reported as FILE:LINE" grep -qE "^mts-init: $want" "$T_DIR/init.log"
-	check "$name: nothing started" bash -c "! grep -q 'started pid' $T_DIR/init.log && [ ! -e $RUN/admin.sock ]"
+	check "$name: nothing started" bash -c "! grep -q 'started pid' $T_DIR/init.log && [ ! -e $RUN/init/admin.sock ]"
 	"$CTL" config check "$T_DIR/mts.conf" >/dev/null 2>"$T_DIR/check.err"
 	check "$name: mtsctl config check exits 1 with the same message" bash -c "[ $? -eq 1 ] && grep -qE \"^$want\" $T_DIR/check.err"
 }
@@ -79,7 +79,7 @@ sed -i 's/^args = -s other.sock$/args = -s other2.sock/' "$c"
 printf '[third]\nexecutable = %s\nuser = 64145\nargs = -s third.sock\n' "$TA" >>"$c"
 kill -HUP "$INIT_PID"
 check "reload: added agent starts" wait_for 10 it_state_is third up
-check "reload: changed agent restarted" wait_for 10 bash -c "p=\$($CTL agent ls | awk '\$1==\"other\"{print \$3}'); [ -n \"\$p\" ] && [ \"\$p\" != $po ] && [ -S $RUN/other2.sock ]"
+check "reload: changed agent restarted" wait_for 10 bash -c "p=\$($CTL agent ls | awk '\$1==\"other\"{print \$3}'); [ -n \"\$p\" ] && [ \"\$p\" != $po ] && [ -S $RUN/other/other2.sock ]"
 check "reload: unchanged agent untouched" test "$(it_field good pid)" = "$pg"
 check "reload logged" grep -q 'reloaded .*: 1 restarted, 1 added, 0 removed' "$T_DIR/init.log"
 cp "$c" "$T_DIR/keep.conf"

@@ -29,12 +29,12 @@ shim_config() {
 
 # shim_start: starts mts-shim and waits for its socket.
 shim_start() {
-	rm -f "$RUN/shim.sock"
+	rm -f "$RUN/shim/shim.sock"
 	"$BIN/mts-shim" -c "$T_DIR/mts.conf" >>"$T_DIR/shim.log" 2>&1 &
 	SHIM_PID=$!
 	disown "$SHIM_PID" # no "Killed" job notice when a test kills it
 	T_PIDS+=("$SHIM_PID")
-	wait_for 10 test -S "$RUN/shim.sock" || { fail "shim socket appears"; cat "$T_DIR/shim.log"; t_done; }
+	wait_for 10 test -S "$RUN/shim/shim.sock" || { fail "shim socket appears"; cat "$T_DIR/shim.log"; t_done; }
 	wait_for 10 "$CTL" task ls >/dev/null || { fail "shim answers"; t_done; }
 }
 

@@ -9,7 +9,7 @@ printf '[node]\nrundir = %s\nstatedir = %s\n' "$RUN" "$T_DIR" >"$T_DIR/mts.conf"
 "$BUILD/tests/mts-testagent" -c "$T_DIR/mts.conf" 2>"$T_DIR/agent.log" &
 T_PIDS+=($!)
 export MTS_RUNDIR=$RUN
-check "agent socket appears" wait_for 5 test -S "$RUN/statestore.sock"
+check "agent socket appears" wait_for 5 test -S "$RUN/statestore/statestore.sock"
 
 out=$($CTL state put c/motd hello 2>&1)
 check "put prints the record" grep -q '^key: *c/motd' <<<"$out"
@@ -49,7 +49,7 @@ check "every command has a manual" bash -c "for c in version 'agent ls' 'agent s
 $CTL -o yaml state root 2>/dev/null; check "bad -o exits 2" test $? -eq 2
 
 # Not root: the test agent refuses, and mtsctl says so.
-chmod 755 "$T_DIR" "$RUN"; chmod 666 "$RUN/statestore.sock"
+chmod 755 "$T_DIR" "$RUN" "$RUN/statestore"; chmod 666 "$RUN/statestore/statestore.sock"
 setpriv --reuid 64999 --regid 64999 --clear-groups $CTL state put x y 2>"$T_DIR/err"
 check "refused caller exits 4" test $? -eq 4
 check "refusal says permission denied" grep -q 'permission denied' "$T_DIR/err"

@@ -19,10 +19,10 @@ echo "cgroup mode: $mode; crun: ${CRUN:-not installed}"
 # "up" when it came up; it is then stopped).
 shim_try() {
 	shim_config "runtime = $1"
-	rm -f "$RUN/shim.sock"
+	rm -f "$RUN/shim/shim.sock"
 	"$BIN/mts-shim" -c "$T_DIR/mts.conf" >"$T_DIR/try.log" 2>&1 &
 	local p=$!
-	if wait_for 10 bash -c "test -S '$RUN/shim.sock' || ! kill -0 $p"; then :; fi
+	if wait_for 10 bash -c "test -S '$RUN/shim/shim.sock' || ! kill -0 $p"; then :; fi
 	if kill -0 $p 2>/dev/null; then
 		TRY_RC=up
 		kill $p

@@ -5,11 +5,11 @@ shim_setup
 NODE=0123456789abcdef0123456789abcdef
 export MTS_NODE_ID=$NODE
 ss_start() {
-	rm -f "$RUN/statestore.sock"
+	rm -f "$RUN/statestore/statestore.sock"
 	MTS_NODE=$NODE "$BIN/mts-statestore" -c "$T_DIR/mts.conf" -r "$RUN" -s "$T_DIR/ss" >>"$T_DIR/ss.log" 2>&1 &
 	SS_PID=$!
 	T_PIDS+=("$SS_PID")
-	wait_for 10 test -S "$RUN/statestore.sock"
+	wait_for 10 test -S "$RUN/statestore/statestore.sock"
 }
 mkdir -p "$T_DIR/ss"
 record() { "$CTL" state get --value "t/$NODE/$1" 2>/dev/null | tr -c '[:print:]' ' '; }
@@ -20,9 +20,9 @@ shim_start
 $CTL image import "$T_DIR/busybox-oci" >/dev/null
 $CTL task run --name early busybox -- sh -c 'exit 4' >/dev/null
 wait_for 10 task_is early state exited
-check "statestore not running yet" test ! -S "$RUN/statestore.sock"
+check "statestore not running yet" test ! -S "$RUN/statestore/statestore.sock"
 ss_start
-check "statestore up" test -S "$RUN/statestore.sock"
+check "statestore up" test -S "$RUN/statestore/statestore.sock"
 check "the pending record is written once it is up" wait_for 15 record_has early exited
 
 $CTL task run --name live busybox -- sleep 1000 >/dev/null

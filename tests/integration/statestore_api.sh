@@ -4,7 +4,7 @@
 t_tmpdir
 SS=$BUILD/tests/sstool
 RUN=$T_DIR/run
-SOCK=$RUN/statestore.sock
+SOCK=$RUN/statestore/statestore.sock
 NODE=0123456789abcdef0123456789abcdef
 OTHER=fedcba9876543210fedcba9876543210
 
@@ -94,7 +94,7 @@ check "deleting an absent key is NOT_FOUND" bash -c "'$SS' '$SOCK' del never | g
 check "tree walk matches root counts" "$SS" "$SOCK" pages
 
 # Authorization by peer uid: make the socket reachable, then ask as others.
-chmod 0755 "$T_DIR" "$RUN"
+chmod 0755 "$T_DIR" "$RUN" "$RUN/statestore"
 chmod 0666 "$SOCK"
 out=$(setpriv --reuid=4243 --regid=4243 --clear-groups "$SS" "$SOCK" get k1 2>&1)
 check "uid outside every ACL refused" grep -q "uid 4243 is not allowed to call get" <<<"$out"

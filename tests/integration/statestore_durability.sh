@@ -4,7 +4,7 @@
 t_tmpdir
 printf '[node]\nrundir = %s/run\nstatedir = %s/state\n' "$T_DIR" "$T_DIR" >"$T_DIR/mts.conf"
 SS=$BUILD/tests/sstool
-SOCK=$T_DIR/run/statestore.sock
+SOCK=$T_DIR/run/statestore/statestore.sock
 KILLS=${KILLS:-24}
 
 start() {

@@ -340,7 +340,10 @@ main(int argc, char **argv)
 	signal(SIGINT, on_term);
 	if (mts_crypto_init() < 0 || mts_agent_sandbox(&a) < 0)
 		exit(MTS_EXIT_FAILURE);
-	if (mts_path_join(path, sizeof(path), a.rundir, t.sock) < 0)
+	/* Under init its socket goes in its own directory; run by hand it
+	 * plays the statestore (the default socket) in the statestore's. */
+	if (mts_ipc_sock_path(path, sizeof(path), a.rundir,
+		getenv("MTS_AGENT") ? a.name : "statestore", t.sock) < 0)
 		fatalx("socket path too long");
 	if ((srv = mts_ipc_server_open(path, &svc, &t, err, sizeof(err))) ==
 	    NULL)

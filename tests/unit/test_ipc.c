@@ -1,4 +1,4 @@
-/* test_ipc.c: the generic IPC server/client — dispatch, authorization, error replies, bad input, peers speaking broken SP, clients outliving servers, the asynchronous client on a loop (many calls, slow, restarting and silent servers, cancel and close), change feed. */
+/* test_ipc.c: the generic IPC server/client — dispatch, authorization, error replies, bad input, peers speaking broken SP, clients outliving servers, the asynchronous client on a loop (many calls, slow, restarting and silent servers, cancel and close), change feed, clients refusing a server that is not the socket directory's owner. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,7 +31,7 @@
 #define CLASS_READ 1u
 #define CLASS_WRITE 2u
 
-static char sock_path[128], pub_path[128];
+static char tdir[64], sock_path[128], pub_path[128];
 static volatile int stop_server;
 
 static uint32_t
@@ -86,10 +87,12 @@ setup(void **state)
 {
 	char err[256];
 
-	snprintf(sock_path, sizeof(sock_path), "/tmp/mts-ipc-test-%d.sock",
-	    (int)getpid());
-	snprintf(pub_path, sizeof(pub_path), "/tmp/mts-ipc-test-%d.pub",
-	    (int)getpid());
+	/* A directory of our own: clients trust its owner (ipc_path.c). */
+	snprintf(tdir, sizeof(tdir), "/tmp/mts-ipc.XXXXXX");
+	if (mkdtemp(tdir) == NULL)
+		return -1;
+	snprintf(sock_path, sizeof(sock_path), "%s/test.sock", tdir);
+	snprintf(pub_path, sizeof(pub_path), "%s/test.pub", tdir);
 	srv = mts_ipc_server_open(sock_path, &svc, NULL, err, sizeof(err));
 	if (srv == NULL)
 		fail_msg("%s", err);
@@ -104,6 +107,8 @@ teardown(void **state)
 	stop_server = 1;
 	pthread_join(thr, NULL);
 	mts_ipc_server_close(srv);
+	unlink(pub_path);
+	rmdir(tdir);
 	return 0;
 }
 
@@ -466,8 +471,7 @@ test_client_lifecycle(void **state)
 	int64_t t0;
 	int delay = 300, r;
 
-	snprintf(alt_path, sizeof(alt_path), "/tmp/mts-ipc-alt-%d.sock",
-	    (int)getpid());
+	snprintf(alt_path, sizeof(alt_path), "%s/alt.sock", tdir);
 	unlink(alt_path);
 	/* No server at all: a timeout that names the socket, on time. */
 	c = mts_ipc_client_open(alt_path, 300, err, sizeof(err));
@@ -599,8 +603,7 @@ fd_child(void)
 	int cl[8], i, k;
 	char err[256];
 
-	snprintf(alt_path, sizeof(alt_path), "/tmp/mts-ipc-fd-%d.sock",
-	    (int)getpid());
+	snprintf(alt_path, sizeof(alt_path), "%s/fd.sock", tdir);
 	if ((s = mts_ipc_server_open(alt_path, &svc, NULL, err,
 		 sizeof(err))) == NULL)
 		return 1;
@@ -706,8 +709,7 @@ test_nng_interop(void **state)
 	nng_close(s);
 
 	/* mts client -> nng REP */
-	snprintf(alt_path, sizeof(alt_path), "/tmp/mts-ipc-alt-%d.sock",
-	    (int)getpid());
+	snprintf(alt_path, sizeof(alt_path), "%s/alt.sock", tdir);
 	snprintf(url, sizeof(url), "ipc://%s", alt_path);
 	assert_int_equal(nng_rep0_open(&s), 0);
 	assert_int_equal(nng_listen(s, url, NULL, 0), 0);
@@ -834,8 +836,7 @@ aserver_open(struct mts_loop *loop)
 	struct mts_ipc_server *s;
 	char err[256];
 
-	snprintf(async_path, sizeof(async_path), "/tmp/mts-ipc-async-%d.sock",
-	    (int)getpid());
+	snprintf(async_path, sizeof(async_path), "%s/async.sock", tdir);
 	s = mts_ipc_server_open(async_path, &asvc, &asrv, err, sizeof(err));
 	if (s == NULL)
 		fail_msg("%s", err);
@@ -926,8 +927,7 @@ a_client(struct mts_loop *loop, int tmo)
 	char err[256];
 	struct mts_ipc_async *c;
 
-	snprintf(async_path, sizeof(async_path), "/tmp/mts-ipc-async-%d.sock",
-	    (int)getpid());
+	snprintf(async_path, sizeof(async_path), "%s/async.sock", tdir);
 	c = mts_ipc_async_open(loop, async_path, tmo, err, sizeof(err));
 	if (c == NULL)
 		fail_msg("%s", err);
@@ -1192,6 +1192,183 @@ test_async_cancel_close(void **state)
 	mts_loop_free(loop);
 }
 
+/* --- who may serve a socket ------------------------------------------------ */
+
+static void
+test_sock_path(void **state)
+{
+	char p[64];
+
+	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/run/mts",
+			     "statestore", NULL), 0);
+	assert_string_equal(p, "/run/mts/statestore/statestore.sock");
+	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/run/mts", "init",
+			     NULL), 0);
+	assert_string_equal(p, "/run/mts/init/admin.sock");
+	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "gossipd",
+			     "gossipd.pub"), 0);
+	assert_string_equal(p, "/r/gossipd/gossipd.pub");
+	/* names from the network must not leave the run directory */
+	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "..", NULL),
+	    -MTS_ERR_INVAL);
+	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "a/b", NULL),
+	    -MTS_ERR_INVAL);
+	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "", NULL),
+	    -MTS_ERR_INVAL);
+	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "Shim", NULL),
+	    -MTS_ERR_INVAL);
+	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "x", "../y"),
+	    -MTS_ERR_INVAL);
+	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "x", ".."),
+	    -MTS_ERR_INVAL);
+	assert_int_equal(mts_ipc_sock_path(p, 12, "/run/mts", "statestore",
+			     NULL), -MTS_ERR_TOOBIG);
+}
+
+/* mkdir tdir/name with mode; returns the path (static). */
+static const char *
+subdir(const char *name, mode_t mode)
+{
+	static char d[128];
+
+	snprintf(d, sizeof(d), "%s/%s", tdir, name);
+	assert_true(mkdir(d, 0700) == 0);
+	assert_true(chmod(d, mode) == 0);
+	return d;
+}
+
+static void
+test_trust_rule(void **state)
+{
+	char p[160], err[512];
+	uid_t u = 12345;
+
+	/* our own directory in a sticky /tmp: ours */
+	assert_int_equal(mts_ipc_expected_uid(sock_path, &u, err,
+			     sizeof(err)), 0);
+	assert_int_equal(u, geteuid());
+	/* a socket directory others can write to says nothing */
+	snprintf(p, sizeof(p), "%s/x.sock", subdir("open", 0770));
+	assert_int_equal(mts_ipc_expected_uid(p, &u, err, sizeof(err)),
+	    -MTS_ERR_IO);
+	assert_non_null(strstr(err, "only its owner can write"));
+	/* nor one whose parent others can write to (they could swap it) */
+	subdir("par", 0777);
+	subdir("par/d", 0700);
+	snprintf(p, sizeof(p), "%s/par/d/x.sock", tdir);
+	assert_int_equal(mts_ipc_expected_uid(p, &u, err, sizeof(err)),
+	    -MTS_ERR_IO);
+	assert_non_null(strstr(err, "lets others than root create entries"));
+	/* a missing directory is no answer either */
+	snprintf(p, sizeof(p), "%s/none/x.sock", tdir);
+	assert_int_equal(mts_ipc_expected_uid(p, &u, err, sizeof(err)),
+	    -MTS_ERR_IO);
+	snprintf(p, sizeof(p), "%s/open", tdir);
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/par/d", tdir);
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/par", tdir);
+	rmdir(p);
+}
+
+/*
+ * An impostor: a socket in a directory that belongs to someone else than
+ * the process serving it (here: root serving in uid 65534's directory, as
+ * a socket planted there would be). The client must hang up before it
+ * sends a single byte, and say who serves it.
+ */
+static void
+test_impostor_refused(void **state)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct mts_ipc_client *c;
+	uint8_t *out, buf[64];
+	char dir[80], err[512];
+	size_t outlen;
+	ssize_t n;
+	int lfd, fd;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(dir, sizeof(dir), "%s", subdir("agent", 0750));
+	assert_true(chown(dir, 65534, 65534) == 0);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/agent.sock", dir);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(lfd >= 0);
+	assert_true(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == 0);
+	assert_true(listen(lfd, 4) == 0);
+
+	c = mts_ipc_client_open(sun.sun_path, 2000, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(mts_ipc_client_call_raw(c, "x", 1, &out, &outlen),
+	    -MTS_ERR_IO);
+	mts_ipc_client_close(c);
+	/* it connected, and sent nothing before hanging up */
+	fd = accept(lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf));
+	assert_int_equal(n, 0);
+	close(fd);
+	/* the error names both uids */
+	c = mts_ipc_client_open(sun.sun_path, 2000, err, sizeof(err));
+	Mts__Statestore__Request rq = MTS__STATESTORE__REQUEST__INIT;
+	ProtobufCMessage *rep;
+	assert_int_equal(mts_ipc_client_call(c, &rq.base,
+			     &mts__statestore__reply__descriptor, &rep, err,
+			     sizeof(err)), -MTS_ERR_IO);
+	assert_string_equal(err, "agent.sock is served by uid 0, expected "
+				 "65534: refusing to talk to an impostor");
+	mts_ipc_client_close(c);
+	close(lfd);
+	unlink(sun.sun_path);
+	rmdir(dir);
+}
+
+/* The same for a change feed: a subscriber hangs up on a publisher that
+ * is not its directory's owner, and gets nothing from it. */
+static void
+test_feed_impostor_refused(void **state)
+{
+	Mts__Statestore__Change ch = MTS__STATESTORE__CHANGE__INIT, *got;
+	char dir[128], path[160], err[256];
+	struct mts_pub *pub;
+	nng_socket sub;
+	int i, r = -1, owner;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(dir, sizeof(dir), "%s", subdir("feed", 0750));
+	snprintf(path, sizeof(path), "%s/feed.pub", dir);
+	ch.key.data = (uint8_t *)"t/1";
+	ch.key.len = 3;
+	/* served by root: refused while the directory is 65534's, taken
+	 * once it is root's */
+	for (owner = 65534; owner >= 0; owner -= 65534) {
+		assert_true(chown(dir, (uid_t)owner, 0) == 0);
+		pub = mts_pub_open(path, err, sizeof(err));
+		assert_non_null(pub);
+		assert_int_equal(mts_sub_open(path, "t/", 2, &sub, err,
+				     sizeof(err)), 0);
+		nng_socket_set_ms(sub, NNG_OPT_RECVTIMEO, 50);
+		for (i = 0, r = -1; i < 20 && r != 0; i++) {
+			mts_pub_send(pub, "t/1", 3, &ch.base);
+			r = mts_sub_recv(sub,
+			    &mts__statestore__change__descriptor,
+			    (ProtobufCMessage **)&got, 0);
+		}
+		if (owner != 0)
+			assert_int_equal(r, -MTS_ERR_TIMEOUT);
+		else
+			assert_int_equal(r, 0);
+		if (r == 0)
+			protobuf_c_message_free_unpacked(&got->base, NULL);
+		nng_close(sub);
+		mts_pub_close(pub);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -1210,6 +1387,10 @@ main(void)
 		cmocka_unit_test(test_async_restart),
 		cmocka_unit_test(test_async_no_answer),
 		cmocka_unit_test(test_async_cancel_close),
+		cmocka_unit_test(test_sock_path),
+		cmocka_unit_test(test_trust_rule),
+		cmocka_unit_test(test_impostor_refused),
+		cmocka_unit_test(test_feed_impostor_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
