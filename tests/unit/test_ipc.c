@@ -1296,7 +1296,7 @@ test_impostor_refused(void **state)
 	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	assert_true(lfd >= 0);
 	assert_true(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == 0);
-	assert_true(listen(lfd, 4) == 0);
+	assert_true(listen(lfd, 64) == 0);
 
 	c = mts_ipc_client_open(sun.sun_path, 2000, err, sizeof(err));
 	assert_non_null(c);
@@ -1319,6 +1319,26 @@ test_impostor_refused(void **state)
 	assert_string_equal(err, "agent.sock is served by uid 0, expected "
 				 "65534: refusing to talk to an impostor");
 	mts_ipc_client_close(c);
+	/* the asynchronous client the same: its call fails at its deadline,
+	 * saying why */
+	struct mts_loop *loop = mts_loop_new();
+	struct mts_ipc_async *ac;
+	struct aresult ar;
+
+	memset(&ar, 0, sizeof(ar));
+	ac = mts_ipc_async_open(loop, sun.sun_path, 300, err, sizeof(err));
+	assert_non_null(ac);
+	(void)a_get(ac, "k", 0, &ar);
+	a_run(loop, &ar, 1, 2000);
+	assert_int_equal(ar.rc, -MTS_ERR_TIMEOUT);
+	assert_non_null(strstr(ar.err, "agent.sock is served by uid 0, "
+				       "expected 65534: refusing"));
+	mts_ipc_async_close(ac);
+	mts_loop_free(loop);
+	while ((fd = accept(lfd, NULL, NULL)) >= 0) {
+		assert_int_equal(read(fd, buf, sizeof(buf)), 0);
+		close(fd);
+	}
 	close(lfd);
 	unlink(sun.sun_path);
 	rmdir(dir);
