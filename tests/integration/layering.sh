@@ -1,5 +1,5 @@
+#!/usr/bin/env bash
 # layering.sh: agents share only common/ and proto/ — no file includes a header of another agent (agents/X), of init/ or of cli/, and common/ depends on nothing above it (the check first proves on a scratch tree that it catches each case).
-# layering.sh: agents share only common/ and proto/ — no file under agents/X includes a header of agents/Y, and common/, init/ and cli/ include no agent's header (the check first proves on a scratch tree that it catches one).
 . "$(dirname "$0")/../lib.sh"
 t_tmpdir
 
