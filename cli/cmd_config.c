@@ -1,13 +1,17 @@
-/* cmd_config.c: `mtsctl config check|print FILE` (validate mts.conf exactly as mts-init would, no node needed) and `config reload`. */
+/* cmd_config.c: `mtsctl config check|print FILE` (check runs `mts-init -n`, so mts-init itself judges the file; no node needed) and `config reload`. */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "admin.pb-c.h"
 #include "cfg.h"
-#include "init/init_conf.h"
 #include "mtsctl.h"
+#include "xmalloc.h"
 
 /* 0 if path can be read; else says why and returns the exit status (5 no
  * such file, 4 permission denied). */
@@ -21,46 +25,175 @@ conf_readable(const char *path)
 	return errno == ENOENT ? MTSCTL_ENOTFOUND : MTSCTL_EDENIED;
 }
 
+/* Where mts-init is: next to this mtsctl (the build and `make install` put
+ * them side by side), else the first on PATH. */
+static void
+init_path(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		snprintf(buf, len, "%s/mts-init", dirname(self));
+		if (access(buf, X_OK) == 0)
+			return;
+	}
+	snprintf(buf, len, "mts-init");
+}
+
+/* Reads all of fd from its start; the caller frees the text. */
+static char *
+read_all(int fd)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+
+	(void)lseek(fd, 0, SEEK_SET);
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = xreallocarray(buf, cap + 1, 1);
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Runs `mts-init -n -c path` (as `sshd -t` checks sshd's file: the program
+ * that will run the file judges it) with its output in *out and *err.
+ * Returns its exit status, or -1 if it could not be run (err says why). */
+static int
+run_init_check(const char *path, char **out, char **err)
+{
+	char init[PATH_MAX + 16];
+	int ofd, efd, status = -1;
+	FILE *o = tmpfile(), *e = tmpfile();
+	pid_t pid;
+
+	*out = *err = NULL;
+	if (o == NULL || e == NULL)
+		goto out;
+	ofd = fileno(o);
+	efd = fileno(e);
+	init_path(init, sizeof(init));
+	if ((pid = fork()) == 0) {
+		if (dup2(ofd, 1) < 0 || dup2(efd, 2) < 0)
+			_exit(127);
+		execlp(init, init, "-n", "-c", path, (char *)NULL);
+		dprintf(2, "cannot run %s: %s\n", init, strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		status = -1;
+	*out = read_all(ofd);
+	*err = read_all(efd);
+out:
+	if (o != NULL)
+		fclose(o);
+	if (e != NULL)
+		fclose(e);
+	if (status == -1)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* mts-init's complaint, as mtsctl reports it: its lines without the
+ * "mts-init: " prefix and without the closing "nothing started". */
+static void
+relay_refusal(const char *text)
+{
+	const char *p = text, *nl;
+	size_t n;
+
+	for (; *p != '\0'; p = nl ? nl + 1 : p + n) {
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n >= 10 && strncmp(p, "mts-init: ", 10) == 0)
+			p += 10, n -= 10;
+		if (n == 0 || strncmp(p, "configuration refused", 21) == 0)
+			continue;
+		fprintf(stderr, "%.*s\n", (int)n, p);
+	}
+}
+
+/* One row per agent mts-init would start, from its effective config. */
+static json_t *
+agent_rows(const struct mts_cfg *cfg)
+{
+	json_t *rows = json_array(), *after;
+	const char *s, *v;
+	char **l;
+	size_t i, j;
+
+	for (i = 0; i < cfg->nsections; i++) {
+		s = cfg->sections[i];
+		if (strcmp(s, "node") == 0 || strcmp(s, "init") == 0 ||
+		    !mts_cfg_bool(cfg, s, "enabled"))
+			continue;
+		after = json_array();
+		l = mts_cfg_list(cfg, s, "after");
+		for (j = 0; l[j] != NULL; j++)
+			json_array_append_new(after, json_string(l[j]));
+		mts_cfg_list_free(l);
+		v = mts_cfg_str(cfg, s, "capabilities");
+		json_array_append_new(rows, json_pack("{ss ss ss ss ss ss so}",
+		    "name", s, "executable", mts_cfg_str(cfg, s, "executable"),
+		    "user", mts_cfg_str(cfg, s, "user"),
+		    "group", mts_cfg_str(cfg, s, "group") ?: "-",
+		    "capabilities", v && *v ? v : "-",
+		    "seccomp", *mts_cfg_str(cfg, s, "seccomp") ?
+			mts_cfg_str(cfg, s, "seccomp") : "-",
+		    "after", after));
+	}
+	return rows;
+}
+
 static int
 cmd_check(struct mtsctl *ctx, int argc, char **argv)
 {
 	static const struct mtsctl_col cols[] = {{"name", "AGENT"},
-	    {"executable", "EXECUTABLE"}, {"uid", "UID"}, {"gid", "GID"},
-	    {"capabilities", "CAPS"}, {"seccomp", "SECCOMP"},
-	    {"after", "AFTER"}, {NULL, NULL}};
-	struct init_conf *c;
-	char err[1024];
-	json_t *rows, *after;
-	size_t i, j;
+	    {"executable", "EXECUTABLE"}, {"user", "USER"},
+	    {"group", "GROUP"}, {"capabilities", "CAPS"},
+	    {"seccomp", "SECCOMP"}, {"after", "AFTER"}, {NULL, NULL}};
+	struct mts_cfg *cfg = NULL;
+	char *out = NULL, *err = NULL, msg[1024];
+	json_t *rows;
 	int rc;
 
 	if (argc != 2)
 		return mtsctl_usage(ctx);
 	if ((rc = conf_readable(argv[1])) != 0)
 		return rc;
-	if (mts_init_conf_load(argv[1], &c, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		return MTSCTL_EFAIL;
+	rc = run_init_check(argv[1], &out, &err);
+	if (rc != 0) {
+		if (rc < 0)
+			mtsctl_err("cannot run mts-init: %s", strerror(errno));
+		else
+			relay_refusal(err);
+		rc = MTSCTL_EFAIL;
+		goto done;
 	}
-	rows = json_array();
-	for (i = 0; i < c->n; i++) {
-		after = json_array();
-		for (j = 0; c->a[i].after[j]; j++)
-			json_array_append_new(after,
-			    json_string(c->a[i].after[j]));
-		json_array_append_new(rows, json_pack("{ss ss sI sI ss ss so}",
-		    "name", c->a[i].name, "executable", c->a[i].exec, "uid",
-		    (json_int_t)c->a[i].uid, "gid", (json_int_t)c->a[i].gid,
-		    "capabilities", *c->a[i].caps_text ? c->a[i].caps_text
-						       : "-",
-		    "seccomp", c->a[i].seccomp ? c->a[i].seccomp : "-",
-		    "after", after));
+	if (mts_cfg_parse(out, argv[1], mts_conf_schema(), &cfg, msg,
+	    sizeof(msg)) < 0) {
+		mtsctl_err("mts-init's effective configuration does not parse "
+		    "here (another version?): %s", msg);
+		rc = MTSCTL_EFAIL;
+		goto done;
 	}
+	rows = agent_rows(cfg);
 	if (ctx->fmt == MTSCTL_FMT_TABLE)
-		printf("%s: ok, %zu agents\n", argv[1], c->n);
+		printf("%s: ok, %zu agents\n", argv[1], json_array_size(rows));
 	mtsctl_print_rows(ctx, rows, cols);
-	mts_init_conf_free(c);
-	return 0;
+done:
+	mts_cfg_free(cfg);
+	free(out);
+	free(err);
+	return rc;
 }
 
 /* The effective configuration as JSON: {"section": {"key": "value"}} in
@@ -146,7 +279,7 @@ cmd_reload(struct mtsctl *ctx, int argc, char **argv)
 		return mtsctl_usage(ctx);
 	req.body_case = MTS__ADMIN__REQUEST__BODY_RELOAD;
 	req.reload = &rr;
-	rc = mtsctl_call(ctx, "init", &req.base,
+	rc = mtsctl_call(ctx, "admin.sock", &req.base,
 	    &mts__admin__reply__descriptor, (ProtobufCMessage **)&rep);
 	if (rc != 0)
 		return rc;
@@ -175,13 +308,15 @@ cmd_reload(struct mtsctl *ctx, int argc, char **argv)
 static const struct mtsctl_cmd cmds[] = {
 	{"check", cmd_check, "FILE", "check a config file as mts-init would",
 	    "DESCRIPTION\n"
-	    "    Checks FILE with the code mts-init itself uses: the schema\n"
-	    "    (unknown keys, wrong types), each agent's executable, user,\n"
-	    "    groups, capabilities, dependencies (unknown names, cycles)\n"
-	    "    and seccomp policy (unknown syscalls, bad conditions; the\n"
-	    "    policy is compiled). The first problem is reported as\n"
-	    "    FILE:LINE: what, with exit status 1. A valid file prints\n"
-	    "    \"FILE: ok\" and the agents it would start.\n"
+	    "    Runs `mts-init -n -c FILE` (the mts-init next to mtsctl, else\n"
+	    "    the one on PATH), so FILE is judged by the program that will\n"
+	    "    run it: the schema (unknown keys, wrong types, values out of\n"
+	    "    range), each agent's executable, user, groups, capabilities,\n"
+	    "    dependencies (unknown names, cycles) and seccomp policy\n"
+	    "    (unknown syscalls, bad conditions; the policy is compiled).\n"
+	    "    The first problem is reported as FILE:LINE: what, with exit\n"
+	    "    status 1. A valid file prints \"FILE: ok\" and the agents it\n"
+	    "    would start (user and group as written).\n"
 	    "    Users and groups are looked up on this machine, so check on\n"
 	    "    the node that will run the file.\n"
 	    "\nEXAMPLES\n"
