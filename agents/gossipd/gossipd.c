@@ -324,7 +324,8 @@ setup(struct gossipd *g)
 		return -1;
 	if (gd_load_cluster(g, now) < 0)
 		log_warnx("could not read the member list; continuing");
-	if (gd_api_open(g) < 0 || mts_loop_add_server(g->loop, g->api) < 0 ||
+	if (gd_relay_open(g) < 0 || gd_api_open(g) < 0 ||
+	    mts_loop_add_server(g->loop, g->api) < 0 ||
 	    mts_loop_add_pub(g->loop, g->pub_feed) < 0)
 		return -1;
 	mts_timer_init(&g->tick, "gossip tick", on_tick, g);

@@ -33,6 +33,9 @@
 
 struct gossipd;
 struct peer;
+struct relay_extra;
+struct relay_serving;
+struct relay_client;
 
 enum link_kind {
 	LINK_IN,       /* accepted, protocol not known yet */
@@ -194,6 +197,12 @@ struct gossipd {
 	size_t nrelays;
 	struct relay_done done[GD_MAX_RELAYS];
 	size_t ndone;
+	struct relay_extra *relay_extra; /* [gossipd] relay_allow */
+	size_t nrelay_extra;
+	int64_t relay_inflight;		  /* per peer, [gossipd] relay_inflight */
+	struct relay_serving *serving;	  /* relayed calls being served */
+	struct relay_client *relay_clients; /* one per local agent reached */
+	size_t nrelay_clients;
 	struct gd_stats stats;
 	uint64_t rng; /* seeds cores */
 };
@@ -273,6 +282,17 @@ void gd_publish(struct gossipd *, const struct mts_swim_update *,
 int gd_api_open(struct gossipd *);
 void gd_relay_tick(struct gossipd *, mts_time_t now);
 void gd_relay_reply(struct gossipd *, const Mts__Gossip__RelayRep *);
+
+/* relay.c: serving relayed calls */
+/* Reads [gossipd] relay_allow and relay_inflight; 0 or -1 (logged). */
+int gd_relay_open(struct gossipd *);
+/* Checks a relayed request against the agent table and the per-peer
+ * bound, then calls the agent asynchronously; the reply (or the refusal,
+ * at once) goes back to `from`. */
+void gd_relay_serve(struct gossipd *, const uint8_t from[MTS_NODE_ID_LEN],
+    const Mts__Gossip__RelayReq *, mts_time_t now);
+/* The oneof case of a packed Request, from its envelope only. */
+int gd_relay_request_type(const uint8_t *buf, size_t len, uint32_t *type);
 
 /* sync.c: delta push and anti-entropy */
 void gd_push_local(struct gossipd *, Mts__KeyRecord **recs, size_t n,

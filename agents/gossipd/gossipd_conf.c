@@ -49,6 +49,11 @@ static const struct mts_cfg_schema keys[] = {
 	    "interval, then a count of the lines left out"},
 	{"gossipd", "acl_relay", MTS_CFG_LIST, "0",
 	    "users (names or uids) allowed to relay to other nodes"},
+	{"gossipd", "relay_allow", MTS_CFG_LIST, "",
+	    "AGENT:REQUEST pairs other nodes may relay here, beyond the "
+	    "built-in table (shim: list, inspect, logs, exec)"},
+	{"gossipd", "relay_inflight", MTS_CFG_INT, "16",
+	    "relayed calls from one node served at once; more are refused"},
 	{NULL, NULL, 0, NULL, NULL},
 };
 

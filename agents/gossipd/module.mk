@@ -12,7 +12,7 @@ $(eval $(call unittest,test_ae,tests/unit/test_ae.c $(GOSSIPD_CORE) agents/state
 MTS_CONF_SRCS += agents/gossipd/gossipd_conf.c
 GOSSIPD_SRCS := agents/gossipd/gossipd_conf.c agents/gossipd/gossipd.c agents/gossipd/net.c agents/gossipd/msg.c \
 	agents/gossipd/store.c agents/gossipd/cluster.c agents/gossipd/api.c \
-	agents/gossipd/sync.c agents/gossipd/token_core.c
+	agents/gossipd/sync.c agents/gossipd/relay.c agents/gossipd/token_core.c
 $(eval $(call program,mts-gossipd,$(GOSSIPD_SRCS) $(GOSSIPD_CORE),-lm))
 $(eval $(call unittest,test_token,tests/unit/test_token.c agents/gossipd/token_core.c))
 $(eval $(call fuzzer,fuzz_gossip_frame,tests/fuzz/fuzz_gossip_frame.c agents/gossipd/noise.c agents/gossipd/conn_core.c agents/gossipd/token_core.c))

@@ -1,4 +1,4 @@
-/* msg.c: dispatch of messages from peers — a table from Msg body to handler; membership updates applied first; relay requests served. */
+/* msg.c: dispatch of messages from peers — a table from Msg body to handler; membership updates applied first; relay requests handed to relay.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,9 +7,6 @@
 #include "log.h"
 #include "mtserr.h"
 #include "xmalloc.h"
-
-#define RELAY_DONE_TTL 60000
-#define RELAY_MAX_TIMEOUT 2000
 
 typedef void (*msg_fn)(struct gossipd *, struct link *, const Mts__Gossip__Msg *,
     mts_time_t now);
@@ -69,123 +66,11 @@ on_bye(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m,
 	l->closing = 1;
 }
 
-/* --- relay, serving side ---------------------------------------------------- */
-
-static int
-valid_agent(const char *a)
-{
-	size_t i, n = strlen(a);
-
-	if (n == 0 || n > 32)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((a[i] >= 'a' && a[i] <= 'z') ||
-			(a[i] >= '0' && a[i] <= '9') || a[i] == '-' ||
-			a[i] == '_'))
-			return 0;
-	return 1;
-}
-
-static struct relay_done *
-done_find(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN], uint64_t id,
-    mts_time_t now)
-{
-	size_t i;
-
-	for (i = 0; i < g->ndone;) {
-		if (g->done[i].expires <= now) {
-			free(g->done[i].payload);
-			g->done[i] = g->done[--g->ndone];
-			continue;
-		}
-		if (g->done[i].request_id == id &&
-		    memcmp(g->done[i].from, from, MTS_NODE_ID_LEN) == 0)
-			return &g->done[i];
-		i++;
-	}
-	return NULL;
-}
-
-static void
-done_add(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN], uint64_t id,
-    uint32_t err, const uint8_t *p, size_t len, mts_time_t now)
-{
-	struct relay_done *d;
-
-	if (g->ndone == GD_MAX_RELAYS) {
-		free(g->done[0].payload);
-		g->done[0] = g->done[--g->ndone];
-	}
-	d = &g->done[g->ndone++];
-	memcpy(d->from, from, MTS_NODE_ID_LEN);
-	d->request_id = id;
-	d->error = err;
-	d->payload = len ? xmemdup(p, len) : NULL;
-	d->len = len;
-	d->expires = now + RELAY_DONE_TTL;
-}
-
-/* Calls the local agent (bounded by the request's timeout). */
-static uint32_t
-call_agent(struct gossipd *g, const Mts__Gossip__RelayReq *rq, uint8_t **out,
-    size_t *outlen, char *err, size_t errlen)
-{
-	struct mts_ipc_client *c;
-	char path[512];
-	int tmo = rq->timeout_ms ? (int)rq->timeout_ms : RELAY_MAX_TIMEOUT;
-	int rc;
-
-	if (tmo > RELAY_MAX_TIMEOUT)
-		tmo = RELAY_MAX_TIMEOUT;
-	if ((rc = mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
-		 rq->agent, NULL)) < 0) {
-		snprintf(err, errlen, "no agent named '%s'", rq->agent);
-		return (uint32_t)-rc;
-	}
-	if ((c = mts_ipc_client_open(path, tmo, err, errlen)) == NULL)
-		return MTS_ERR_NOTFOUND;
-	rc = mts_ipc_client_call_raw(c, rq->payload.data, rq->payload.len, out,
-	    outlen);
-	mts_ipc_client_close(c);
-	if (rc < 0) {
-		snprintf(err, errlen, "agent %s: %s", rq->agent,
-		    mts_strerror(-rc));
-		return (uint32_t)-rc;
-	}
-	return 0;
-}
-
 static void
 on_relay_req(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m,
     mts_time_t now)
 {
-	const Mts__Gossip__RelayReq *rq = m->relay_req;
-	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
-	Mts__Gossip__RelayRep rep = MTS__GOSSIP__RELAY_REP__INIT;
-	struct relay_done *d;
-	uint8_t *out = NULL;
-	size_t outlen = 0;
-	char err[256] = "";
-
-	rep.id = rq->id;
-	if ((d = done_find(g, l->id, rq->id, now)) != NULL) {
-		rep.error = d->error;
-		rep.payload.data = d->payload;
-		rep.payload.len = d->len;
-	} else if (!valid_agent(rq->agent)) {
-		rep.error = MTS_ERR_INVAL;
-		snprintf(err, sizeof(err), "relay: bad agent name");
-	} else {
-		rep.error = call_agent(g, rq, &out, &outlen, err, sizeof(err));
-		rep.payload.data = out;
-		rep.payload.len = outlen;
-		done_add(g, l->id, rq->id, rep.error, out, outlen, now);
-	}
-	rep.message = err;
-	msg.body_case = MTS__GOSSIP__MSG__BODY_RELAY_REP;
-	msg.relay_rep = &rep;
-	(void)gd_send_on_link(g, l, &msg);
-	free(out);
+	gd_relay_serve(g, l->id, m->relay_req, now);
 }
 
 /* --- dispatch --------------------------------------------------------------- */

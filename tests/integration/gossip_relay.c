@@ -1,4 +1,4 @@
-/* gossip_relay.c: test helper — sends a statestore request to another node's statestore through the local gossipd relay and prints what came back. */
+/* gossip_relay.c: test helper — sends a statestore.proto request to an agent of another node (the statestore, or the test agent) through the local gossipd relay and prints what came back. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,9 @@ usage(void)
 	fprintf(stderr,
 	    "usage: gossip_relay RUNDIR NODE_ID REQUEST_ID root\n"
 	    "       gossip_relay RUNDIR NODE_ID REQUEST_ID put KEY VALUE\n"
-	    "  prints the remote reply: 'root HEX' or 'hlc N'\n");
+	    "       gossip_relay RUNDIR NODE_ID REQUEST_ID get KEY\n"
+	    "  prints the remote reply: 'root HEX', 'hlc N' or 'value V'\n"
+	    "  env: RELAY_AGENT (default statestore), RELAY_TIMEOUT_MS (5000)\n");
 	exit(2);
 }
 
@@ -26,6 +28,7 @@ pack_req(int argc, char **argv, size_t *len)
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__RootReq rr = MTS__STATESTORE__ROOT_REQ__INIT;
 	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
+	Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
 	uint8_t *buf;
 
 	req.version = 1;
@@ -39,6 +42,11 @@ pack_req(int argc, char **argv, size_t *len)
 		put.value.len = strlen(argv[6]);
 		req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
 		req.put = &put;
+	} else if (strcmp(argv[4], "get") == 0 && argc == 6) {
+		get.key.data = (uint8_t *)argv[5];
+		get.key.len = strlen(argv[5]);
+		req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
+		req.get = &get;
 	} else {
 		usage();
 	}
@@ -59,11 +67,18 @@ print_reply(const ProtobufCBinaryData *p)
 		fprintf(stderr, "gossip_relay: undecodable statestore reply\n");
 		return 1;
 	}
-	if (r->root && r->root->hash.len == MTS_HASH_LEN) {
+	/* root, put and get share the oneof's union: look at the case */
+	if (r->body_case == MTS__STATESTORE__REPLY__BODY_ROOT &&
+	    r->root->hash.len == MTS_HASH_LEN) {
 		mts_hex(hex, r->root->hash.data, MTS_HASH_LEN);
 		printf("root %s\n", hex);
-	} else if (r->put && r->put->record) {
+	} else if (r->body_case == MTS__STATESTORE__REPLY__BODY_PUT &&
+	    r->put->record) {
 		printf("hlc %llu\n", (unsigned long long)r->put->record->hlc);
+	} else if (r->body_case == MTS__STATESTORE__REPLY__BODY_GET) {
+		printf("value %.*s\n", r->get->record ?
+		    (int)r->get->record->value.len : 0,
+		    r->get->record ? (char *)r->get->record->value.data : "");
 	} else {
 		fprintf(stderr, "gossip_relay: reply carries %s\n",
 		    r->error ? r->error->message : "nothing expected");
@@ -91,17 +106,19 @@ main(int argc, char **argv)
 		usage();
 	payload = pack_req(argc, argv, &len);
 	mts_ipc_sock_path(path, sizeof(path), argv[1], "gossipd", NULL);
-	if ((c = mts_ipc_client_open(path, 10000, err, sizeof(err))) == NULL) {
+	if ((c = mts_ipc_client_open(path, 20000, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "gossip_relay: %s\n", err);
 		return 1;
 	}
 	rr.to_node.data = node;
 	rr.to_node.len = sizeof(node);
-	rr.agent = "statestore";
+	rr.agent = getenv("RELAY_AGENT") ? getenv("RELAY_AGENT") :
+					   "statestore";
 	rr.payload.data = payload;
 	rr.payload.len = len;
 	rr.request_id = strtoull(argv[3], NULL, 10);
-	rr.timeout_ms = 5000;
+	rr.timeout_ms = getenv("RELAY_TIMEOUT_MS") ?
+	    (uint32_t)strtoul(getenv("RELAY_TIMEOUT_MS"), NULL, 10) : 5000;
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_RELAY;
 	req.relay = &rr;
 	rc = mts_ipc_client_call(c, &req.base, &mts__gossipd__reply__descriptor,

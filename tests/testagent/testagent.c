@@ -1,4 +1,4 @@
-/* testagent.c: an agent built only for tests — a tiny in-memory statestore.proto server that can misbehave on request (crash, exit codes, forbidden syscalls). */
+/* testagent.c: an agent built only for tests — a tiny in-memory statestore.proto server that can misbehave on request (crash, exit codes, forbidden syscalls, slow gets). */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -36,6 +36,8 @@ struct ta {
 	const char *sock;  /* -s: socket name in the run directory */
 	const char *fault; /* -x: misbehaviour after ready */
 	int delay_ms;	   /* -w: wait before misbehaving */
+	int get_ms;	   /* -g: every get answers after this long */
+	int open;	   /* -o: any uid may call (a relay target) */
 };
 
 static const uint8_t origin[16] = {0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa,
@@ -117,6 +119,9 @@ h_get(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	struct ta *t = ctx;
 	int found;
 	size_t i = find(t, req->get->key.data, req->get->key.len, &found);
+
+	if (t->get_ms > 0) /* a slow agent: its loop stalls too */
+		usleep((useconds_t)t->get_ms * 1000);
 
 	if (found) {
 		fill(&r, &t->e[i]);
@@ -246,7 +251,9 @@ static const struct mts_ipc_route routes[] = {
 static uint32_t
 classify(void *ctx, uid_t uid, gid_t gid)
 {
-	return uid == 0 ? MTS_IPC_ANY : 0;
+	const struct ta *t = ctx;
+
+	return uid == 0 || t->open ? MTS_IPC_ANY : 0;
 }
 
 static const struct mts_ipc_service svc = {
@@ -269,6 +276,10 @@ opt(void *arg, int c, const char *val)
 		t->fault = val;
 	else if (c == 'w')
 		t->delay_ms = atoi(val);
+	else if (c == 'g')
+		t->get_ms = atoi(val);
+	else if (c == 'o')
+		t->open = 1;
 	else
 		return -1;
 	return 0;
@@ -335,7 +346,7 @@ main(int argc, char **argv)
 	char path[512], err[256];
 	mts_time_t start, last_check = 0;
 
-	mts_agent_init(&a, "testagent", argc, argv, "s:x:w:", opt, &t);
+	mts_agent_init(&a, "testagent", argc, argv, "s:x:w:g:o", opt, &t);
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	if (mts_crypto_init() < 0 || mts_agent_sandbox(&a) < 0)
