@@ -14,6 +14,7 @@
 #include "cfg.h"
 #include "hash.h"
 #include "hlc.h"
+#include "rendezvous.h"
 #include "mtserr.h"
 
 static void
@@ -291,6 +292,43 @@ test_real_schema_defaults_parse(void **state)
 	free(out);
 }
 
+/* The owner is the highest weight whatever the order of the nodes; taking
+ * away another node keeps it, taking the owner away moves it to the next
+ * in weight order; 1,000 services spread over 5 nodes. */
+static void
+test_rendezvous(void **state)
+{
+	uint8_t nodes[5][MTS_NODE_ID_LEN], rev[5][MTS_NODE_ID_LEN];
+	int per[5] = {0}, i, j;
+	char name[32];
+	long o;
+
+	for (i = 0; i < 16; i++)
+		nodes[0][i] = (uint8_t)i;
+	/* the same weight as BLAKE2b-256("shop_web" || 00 01 .. 0f) */
+	assert_true(mts_rendezvous_weight("shop_web", nodes[0]) ==
+	    0xa10ecd1b3e4adfcfull);
+	for (i = 0; i < 5; i++)
+		for (j = 0; j < MTS_NODE_ID_LEN; j++)
+			nodes[i][j] = (uint8_t)(i * 37 + j);
+	for (i = 0; i < 5; i++)
+		memcpy(rev[i], nodes[4 - i], MTS_NODE_ID_LEN);
+	assert_int_equal(mts_rendezvous_owner("x", NULL, 0), -1);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "stack_svc%d", i);
+		o = mts_rendezvous_owner(name, (const uint8_t(*)[16])nodes, 5);
+		assert_int_equal(4 - o, mts_rendezvous_owner(name,
+		    (const uint8_t(*)[16])rev, 5));
+		per[o]++;
+		/* without the owner: the next one; without another: the same */
+		if (o != 4)
+			assert_int_equal(mts_rendezvous_owner(name,
+			    (const uint8_t(*)[16])nodes, 4), o);
+	}
+	for (i = 0; i < 5; i++)
+		assert_true(per[i] > 120 && per[i] < 280);
+}
+
 int
 main(void)
 {
@@ -304,6 +342,7 @@ main(void)
 		cmocka_unit_test(test_cfg_print_roundtrip),
 		cmocka_unit_test(test_parse_units),
 		cmocka_unit_test(test_acl),
+		cmocka_unit_test(test_rendezvous),
 		cmocka_unit_test(test_real_schema_defaults_parse),
 	};
 
