@@ -1,227 +1,22 @@
 /* cmd_stack.c: `mtsctl stack config` — loads Compose files as `docker stack deploy` reads them (merged in order, interpolated from the environment and .env, env_file read) and prints the stack mts would deploy, with one warning line per key mts does not run. */
-#include <errno.h>
-#include <getopt.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "compose/compose.h"
 #include "mtsctl.h"
-#include "xmalloc.h"
-
-#define MAX_FILES 16
-#define MAX_FILE_SIZE (4u << 20)
-
-/* Reads a whole file of at most MAX_FILE_SIZE bytes; NULL with errno set
- * (EFBIG when too large). The caller frees it. */
-static char *
-read_text(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	struct stat st;
-	char *buf = NULL;
-
-	if (f == NULL)
-		return NULL;
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
-		errno = errno ? errno : EINVAL;
-		goto out;
-	}
-	if (st.st_size > MAX_FILE_SIZE) {
-		errno = EFBIG;
-		goto out;
-	}
-	buf = xmalloc((size_t)st.st_size + 1);
-	*len = fread(buf, 1, (size_t)st.st_size, f);
-	buf[*len] = '\0';
-	if (ferror(f)) {
-		free(buf);
-		buf = NULL;
-		errno = EIO;
-	}
-out:
-	fclose(f);
-	return buf;
-}
-
-static const char *
-shell_env(void *arg, const char *name)
-{
-	return getenv(name);
-}
-
-/* The first of Compose's default file names present in the directory. */
-static const char *
-default_file(void)
-{
-	static const char *const names[] = {"compose.yaml", "compose.yml",
-	    "docker-compose.yaml", "docker-compose.yml", NULL};
-	struct stat st;
-	size_t i;
-
-	for (i = 0; names[i]; i++)
-		if (stat(names[i], &st) == 0)
-			return names[i];
-	return NULL;
-}
-
-/* env_file entries come first; the service's own environment wins. */
-static int
-apply_env_files(struct mts_service *s, const char *dir)
-{
-	struct mts_kvlist merged = {NULL, 0};
-	char path[PATH_MAX], err[512];
-	size_t i, len;
-	char *text;
-
-	if (s->env_file.n == 0)
-		return 0;
-	for (i = 0; i < s->env_file.n; i++) {
-		const char *p = s->env_file.v[i];
-
-		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", p[0] == '/' ?
-		    "" : dir, p[0] == '/' ? "" : "/", p) >= sizeof(path)) {
-			mtsctl_err("service \"%s\": env_file %s: path too long",
-			    s->name, p);
-			mts_kvlist_clear(&merged);
-			return MTSCTL_EFAIL;
-		}
-		if ((text = read_text(path, &len)) == NULL) {
-			mtsctl_err("service \"%s\": env_file %s: %s", s->name,
-			    path, strerror(errno));
-			mts_kvlist_clear(&merged);
-			return MTSCTL_ENOTFOUND;
-		}
-		if (mts_compose_env_parse(path, text, &merged, err,
-		    sizeof(err)) < 0) {
-			mtsctl_err("%s", err);
-			free(text);
-			mts_kvlist_clear(&merged);
-			return MTSCTL_EFAIL;
-		}
-		free(text);
-	}
-	for (i = 0; i < s->environment.n; i++)
-		mts_kvlist_set(&merged, s->environment.v[i].key,
-		    s->environment.v[i].value);
-	mts_kvlist_clear(&s->environment);
-	s->environment = merged;
-	return 0;
-}
-
-struct stack_args {
-	const char *files[MAX_FILES];
-	size_t nfiles;
-	const char *stack;
-	int quiet;
-};
-
-static int
-stack_args(struct mtsctl *ctx, int argc, char **argv, struct stack_args *a)
-{
-	static const struct option lo[] = {
-		{"compose-file", required_argument, NULL, 'c'},
-		{"file", required_argument, NULL, 'c'},
-		{"stack", required_argument, NULL, 's'},
-		{"quiet", no_argument, NULL, 'q'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-
-	memset(a, 0, sizeof(*a));
-	while ((c = getopt_long(argc, argv, "c:f:q", lo, NULL)) != -1) {
-		if (c == 'f')
-			c = 'c'; /* docker compose's -f, docker stack's -c */
-		if (c == 'c' && a->nfiles < MAX_FILES)
-			a->files[a->nfiles++] = optarg;
-		else if (c == 'c') {
-			mtsctl_err("at most %d Compose files", MAX_FILES);
-			return MTSCTL_EUSAGE;
-		} else if (c == 's')
-			a->stack = optarg;
-		else if (c == 'q')
-			a->quiet = 1;
-		else
-			return mtsctl_usage(ctx);
-	}
-	if (optind != argc)
-		return mtsctl_usage(ctx);
-	if (a->nfiles == 0 && (a->files[a->nfiles++] = default_file()) == NULL) {
-		mtsctl_err("no Compose file given (-c FILE) and none of "
-		    "compose.yaml, compose.yml, docker-compose.yaml, "
-		    "docker-compose.yml here");
-		return MTSCTL_ENOTFOUND;
-	}
-	return 0;
-}
-
-/* Loads the stack the arguments name; *dir gets the project directory. */
-static int
-load_stack(const struct stack_args *a, struct mts_stack **st, char *dir,
-    size_t dirlen)
-{
-	struct mts_compose_file files[MAX_FILES];
-	struct mts_compose_input in = {.files = files, .nfiles = a->nfiles,
-	    .stack = a->stack, .getenv = shell_env, .dotenv_name = ".env"};
-	char path[PATH_MAX], err[1024], *dotenv = NULL, *copy;
-	size_t i, len;
-	int rc = MTSCTL_EFAIL;
-
-	memset(files, 0, sizeof(files));
-	for (i = 0; i < a->nfiles; i++) {
-		files[i].name = a->files[i];
-		if ((files[i].text = read_text(a->files[i], &files[i].len)) ==
-		    NULL) {
-			mtsctl_err("%s: %s", a->files[i], strerror(errno));
-			rc = errno == ENOENT ? MTSCTL_ENOTFOUND : MTSCTL_EFAIL;
-			goto out;
-		}
-	}
-	if (realpath(a->files[0], path) == NULL)
-		snprintf(path, sizeof(path), "%s", a->files[0]);
-	copy = xstrdup(path);
-	snprintf(dir, dirlen, "%s", dirname(copy));
-	free(copy);
-	copy = xstrdup(dir);
-	in.dirname = xstrdup(basename(copy));
-	free(copy);
-	if ((size_t)snprintf(path, sizeof(path), "%s/.env", dir) <
-	    sizeof(path))
-		in.dotenv = dotenv = read_text(path, &len);
-	if (mts_compose_load(&in, st, err, sizeof(err)) < 0) {
-		mtsctl_err("%s", err);
-		goto out;
-	}
-	rc = 0;
-out:
-	for (i = 0; i < a->nfiles; i++)
-		free((char *)files[i].text);
-	free(dotenv);
-	free((char *)in.dirname);
-	return rc;
-}
+#include "stack_load.h"
+#include "svc_spec.h"
 
 static int
 cmd_config(struct mtsctl *ctx, int argc, char **argv)
 {
-	struct stack_args a;
+	struct stack_args a = {.opts = "csq"};
 	struct mts_stack *st = NULL;
-	char dir[PATH_MAX];
-	size_t i;
 	int rc;
 
-	if ((rc = stack_args(ctx, argc, argv, &a)) != 0)
+	if ((rc = mtsctl_stack_args(ctx, argc, argv, &a)) != 0 ||
+	    (rc = mtsctl_stack_load(&a, &st)) != 0)
 		return rc;
-	if ((rc = load_stack(&a, &st, dir, sizeof(dir))) != 0)
-		return rc;
-	for (i = 0; i < st->nservices && rc == 0; i++)
-		rc = apply_env_files(&st->services[i], dir);
-	for (i = 0; i < st->warnings.n; i++)
-		fprintf(stderr, "mtsctl: warning: %s\n", st->warnings.v[i]);
-	if (rc == 0 && !a.quiet) {
+	if (!a.quiet) {
 		if (ctx->fmt == MTSCTL_FMT_JSON) {
 			json_t *j = mts_stack_json(st);
 
@@ -266,6 +61,20 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    mtsctl stack config -c stack.yml\n"
 	    "    mtsctl stack config -c base.yml -c prod.yml --stack shop\n"
 	    "    TAG=1.25 mtsctl -o json stack config -c stack.yml\n"},
+	{"ls", mtsctl_cmd_stack_ls, "", "list stacks and their number of services",
+	    "DESCRIPTION\n"
+	    "    Lists the stacks that have services in the replicated state.\n"},
+	{"services", mtsctl_cmd_stack_services, "STACK",
+	    "list a stack's services",
+	    "DESCRIPTION\n"
+	    "    As `mtsctl service ls`, for the services of STACK.\n"},
+	{"ps", mtsctl_cmd_stack_ps, "STACK", "list a stack's tasks",
+	    "DESCRIPTION\n"
+	    "    As `mtsctl service ps`, for every service of STACK.\n"},
+	{"rm", mtsctl_cmd_stack_rm, "STACK", "remove a stack's services",
+	    "DESCRIPTION\n"
+	    "    Deletes every service record of STACK; every node's\n"
+	    "    reconciled then stops their tasks.\n"},
 	{NULL, NULL, NULL, NULL, NULL},
 };
 

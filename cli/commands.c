@@ -14,6 +14,9 @@ extern const struct mtsctl_group mtsctl_group_image;
 extern const struct mtsctl_group mtsctl_group_logs;
 extern const struct mtsctl_group mtsctl_group_exec;
 extern const struct mtsctl_group mtsctl_group_stack;
+extern const struct mtsctl_group mtsctl_group_deploy;
+extern const struct mtsctl_group mtsctl_group_plan;
+extern const struct mtsctl_group mtsctl_group_service;
 
 const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_version,
@@ -26,6 +29,9 @@ const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_image,
 	&mtsctl_group_logs,
 	&mtsctl_group_exec,
+	&mtsctl_group_deploy,
+	&mtsctl_group_plan,
+	&mtsctl_group_service,
 	&mtsctl_group_stack,
 	NULL,
 };

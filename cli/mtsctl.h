@@ -111,6 +111,8 @@ void mtsctl_print_obj(const struct mtsctl *, json_t *obj,
 /* Bytes as text for people (tables): printable ASCII and valid UTF-8
  * kept, other bytes (controls, invalid sequences, a backslash) as \xNN. */
 json_t *mtsctl_json_bytes(const uint8_t *p, size_t len);
+/* Any protobuf-c message as a JSON object, by its descriptor (pbjson.c). */
+json_t *mtsctl_pb_json(const ProtobufCMessage *);
 /* Whether p holds only valid UTF-8 (RFC 3629). */
 int mtsctl_utf8_valid(const uint8_t *p, size_t len);
 /* Sets obj[field] to bytes: for -o json the exact text when they are valid

@@ -67,6 +67,21 @@ check "node ls: the table still marks this node with *" \
 printf 'services:\n  web:\n    image: nginx\n    deploy: {replicas: 2}\n' >"$T_DIR/stack.yml"
 jcheck "stack config" 1 stack config -c "$T_DIR/stack.yml" --stack demo
 check "stack config: the stack's name, service and replicas" jq_ 'j["name"] == "demo" and j["services"]["web"]["deploy"]["replicas"] == 2'
+printf '  db:\n    image: postgres\n' >>"$T_DIR/stack.yml"
+jcheck "deploy" 1 deploy -c "$T_DIR/stack.yml" --stack demo --detach
+check "deploy: one object per service" jq_ 'sorted(r["service"] for r in j) == ["demo_db", "demo_web"] and all(r["version"] == 1 for r in j)'
+jcheck "plan" 1 plan -c "$T_DIR/stack.yml" --stack demo
+check "plan: unchanged after the deploy" jq_ 'all(r["change"] == "unchanged" for r in j)'
+jcheck "service ls" 1 service ls
+check "service ls: name, mode, running, desired, image, owner" jq_ 'all(set(["name", "mode", "running", "desired", "image", "owner"]) <= set(r) for r in j) and len(j) == 2'
+jcheck "service ps" 1 service ps demo_web
+jcheck "service inspect" 1 service inspect demo_web
+jcheck "service scale" 1 service scale demo_web=3
+jcheck "stack ls" 1 stack ls
+jcheck "stack services" 1 stack services demo
+jcheck "stack ps" 1 stack ps demo
+jcheck "service rm" 1 service rm demo_db
+jcheck "stack rm" 1 stack rm demo
 
 # --- state: values are bytes ---
 jcheck "state put" 1 state put "json/clé" "café"
@@ -154,10 +169,6 @@ else
 	skip "image pull: -o json (no docker-registry or skopeo)"
 	jcheck "image rm" 1 image rm busybox:latest
 fi
-
-# --- stack (local: Compose files) ---
-printf 'services:\n  web:\n    image: busybox\n    command: sleep 1000\n' >"$T_DIR/stack.yml"
-jcheck "stack config" 1 stack config -c "$T_DIR/stack.yml" --stack demo
 
 # --- agents, then membership changes ---
 jcheck "agent restart" 3 agent restart statestore

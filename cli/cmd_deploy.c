@@ -1,0 +1,461 @@
+/* cmd_deploy.c: `mtsctl deploy` and `mtsctl plan` — a Compose stack written as service records s/<stack>_<service> (a version per change, the previous spec kept for rollback), or the changes a deploy would make, printed and not written. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mtstime.h"
+#include "shim.pb-c.h"
+#include "stack_load.h"
+#include "statestore.pb-c.h"
+#include "svc_spec.h"
+#include "xmalloc.h"
+
+#define WAIT_POLL_MS 500
+
+/* What a deploy does to one service. */
+enum change {
+	CH_NONE,
+	CH_NEW,
+	CH_CHANGED,
+	CH_REMOVED,
+};
+
+struct planned {
+	char *name;
+	enum change change;
+	uint64_t version;		 /* after the deploy */
+	Mts__Service__ServiceSpec *spec; /* the new spec (NULL: removed) */
+	struct svc_rec cur;		 /* what the replica holds */
+	char fields[512];		 /* CH_CHANGED: which fields */
+};
+
+static uint8_t *
+pack_spec(const Mts__Service__ServiceSpec *s, size_t *len)
+{
+	uint8_t *buf;
+
+	*len = mts__service__service_spec__get_packed_size(s);
+	buf = xmalloc(*len ? *len : 1);
+	mts__service__service_spec__pack(s, buf);
+	return buf;
+}
+
+/* The storage a field takes in the C struct (its value; for repeated
+ * fields also the count at quantifier_offset). */
+static size_t
+field_size(const ProtobufCFieldDescriptor *f)
+{
+	if (f->label == PROTOBUF_C_LABEL_REPEATED)
+		return sizeof(void *);
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_FIXED64:
+	case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_DOUBLE:
+		return 8;
+	case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
+		return sizeof(void *);
+	case PROTOBUF_C_TYPE_BYTES:
+		return sizeof(ProtobufCBinaryData);
+	default:
+		return 4;
+	}
+}
+
+/* A spec holding only field f of s (shallow: it is only packed). */
+static size_t
+pack_field(const Mts__Service__ServiceSpec *s,
+    const ProtobufCFieldDescriptor *f, uint8_t **out)
+{
+	Mts__Service__ServiceSpec one = MTS__SERVICE__SERVICE_SPEC__INIT;
+	size_t len;
+
+	memcpy((char *)&one + f->offset, (const char *)s + f->offset,
+	    field_size(f));
+	if (f->label == PROTOBUF_C_LABEL_REPEATED)
+		memcpy((char *)&one + f->quantifier_offset,
+		    (const char *)s + f->quantifier_offset, sizeof(size_t));
+	*out = pack_spec(&one, &len);
+	return len;
+}
+
+/* Names the top-level fields that differ, comma separated. */
+static void
+diff_fields(const Mts__Service__ServiceSpec *a,
+    const Mts__Service__ServiceSpec *b, char *out, size_t outlen)
+{
+	const ProtobufCMessageDescriptor *d =
+	    &mts__service__service_spec__descriptor;
+	unsigned i;
+
+	out[0] = '\0';
+	for (i = 0; i < d->n_fields; i++) {
+		uint8_t *pa, *pb;
+		size_t la = pack_field(a, &d->fields[i], &pa);
+		size_t lb = pack_field(b, &d->fields[i], &pb);
+
+		if (la != lb || memcmp(pa, pb, la) != 0)
+			snprintf(out + strlen(out), outlen - strlen(out),
+			    "%s%s", out[0] ? ", " : "", d->fields[i].name);
+		free(pa);
+		free(pb);
+	}
+}
+
+static int
+same_spec(const Mts__Service__ServiceSpec *a,
+    const Mts__Service__ServiceSpec *b)
+{
+	size_t la, lb;
+	uint8_t *pa = pack_spec(a, &la), *pb = pack_spec(b, &lb);
+	int same = la == lb && memcmp(pa, pb, la) == 0;
+
+	free(pa);
+	free(pb);
+	return same;
+}
+
+static void
+planned_free(struct planned *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(p[i].name);
+		if (p[i].spec)
+			protobuf_c_message_free_unpacked(&p[i].spec->base,
+			    NULL);
+		mtsctl_svc_rec_clear(&p[i].cur);
+	}
+	free(p);
+}
+
+/* Compares the stack with the replica: one entry per service of the
+ * file, then one per service of the stack that the file no longer has. */
+static int
+make_plan(struct mtsctl *ctx, const struct mts_stack *st, struct planned **out,
+    size_t *n)
+{
+	struct svc_rec *all = NULL;
+	size_t nall = 0, i, j;
+	int rc;
+
+	*out = xcalloc(st->nservices + 1, sizeof(**out));
+	*n = 0;
+	for (i = 0; i < st->nservices; i++) {
+		struct planned *p = &(*out)[(*n)++];
+
+		p->spec = mtsctl_svc_spec(st, &st->services[i]);
+		p->name = xstrdup(p->spec->name);
+		if ((rc = mtsctl_svc_get(ctx, p->name, &p->cur)) != 0)
+			return rc;
+		if (p->cur.rec == NULL)
+			p->change = CH_NEW;
+		else if (!same_spec(p->cur.rec->spec, p->spec)) {
+			p->change = CH_CHANGED;
+			diff_fields(p->cur.rec->spec, p->spec, p->fields,
+			    sizeof(p->fields));
+		}
+	}
+	if ((rc = mtsctl_svc_list(ctx, &all, &nall)) != 0)
+		return rc;
+	for (i = 0; i < nall; i++) {
+		int kept = 0;
+
+		if (strcmp(all[i].rec->spec->stack, st->name) != 0)
+			continue;
+		for (j = 0; j < st->nservices && !kept; j++)
+			kept = strcmp(all[i].name, (*out)[j].name) == 0;
+		if (kept)
+			continue;
+		*out = xreallocarray(*out, *n + 1, sizeof(**out));
+		memset(&(*out)[*n], 0, sizeof(**out));
+		(*out)[*n].name = xstrdup(all[i].name);
+		(*out)[*n].change = CH_REMOVED;
+		(*out)[*n].cur = all[i];
+		memset(&all[i], 0, sizeof(all[i]));
+		(*n)++;
+	}
+	mtsctl_svc_list_free(all, nall);
+	return 0;
+}
+
+/* --- writing -------------------------------------------------------------------- */
+
+static int
+write_service(struct mtsctl *ctx, struct planned *p)
+{
+	Mts__Service__ServiceRecord rec = MTS__SERVICE__SERVICE_RECORD__INIT;
+	char host[256] = "";
+	int rc;
+
+	gethostname(host, sizeof(host) - 1);
+	rec.format = 1;
+	rec.version = p->cur.rec ? p->cur.rec->version + 1 : 1;
+	rec.spec = p->spec;
+	rec.previous = p->cur.rec ? p->cur.rec->spec : NULL;
+	rec.updated_at_ms = mts_wall_ms();
+	rec.updated_on = host;
+	p->version = rec.version;
+	if ((rc = mtsctl_svc_put(ctx, p->name, &rec, &p->cur)) != 0)
+		mtsctl_err("%s: not written (another deploy changed it "
+		    "meanwhile? run deploy again)", p->name);
+	else if (ctx->fmt != MTSCTL_FMT_JSON)
+		printf("%s service %s (version %llu)\n", p->change == CH_NEW ?
+		    "Creating" : "Updating", p->name,
+		    (unsigned long long)rec.version);
+	return rc;
+}
+
+/* --- waiting -------------------------------------------------------------------- */
+
+struct progress {
+	uint32_t running, done, desired;
+};
+
+struct count_arg {
+	struct planned *p;
+	size_t n;
+	struct progress *pr;
+};
+
+static void
+count_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
+{
+	struct count_arg *c = arg;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		if (t->spec == NULL || strcmp(t->spec->service, c->p[i].name))
+			continue;
+		c->pr[i].running += strcmp(t->state, "running") == 0;
+		c->pr[i].done += strcmp(t->state, "exited") == 0 &&
+		    t->exit_code == 0;
+	}
+}
+
+/* Counts the running (and, for jobs, exited-0) tasks of each planned
+ * service from the t/ records of every node. */
+static int
+count_tasks(struct mtsctl *ctx, struct planned *p, size_t n,
+    struct progress *pr)
+{
+	struct count_arg c = {p, n, pr};
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		pr[i].running = pr[i].done = 0;
+	return mtsctl_task_scan(ctx, count_one, &c);
+}
+
+static int
+is_job(const Mts__Service__ServiceSpec *s)
+{
+	return strstr(s->mode, "job") != NULL;
+}
+
+/* Waits until every service runs its desired count (jobs: completed),
+ * printing each change of the counts; MTSCTL_EFAIL after timeout_s. */
+static int
+wait_converged(struct mtsctl *ctx, struct planned *p, size_t n, long timeout_s)
+{
+	struct progress *pr = xcalloc(n ? n : 1, sizeof(*pr)), *last =
+	    xcalloc(n ? n : 1, sizeof(*last));
+	mts_time_t deadline = mts_now() + timeout_s * 1000;
+	int rc = 0, done = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		last[i].running = last[i].done = UINT32_MAX;
+	while (!done && rc == 0) {
+		if ((rc = count_tasks(ctx, p, n, pr)) != 0)
+			break;
+		done = 1;
+		for (i = 0; i < n; i++) {
+			uint32_t have, want;
+
+			if (p[i].spec == NULL || strncmp(p[i].spec->mode,
+			    "global", 6) == 0)
+				continue; /* global: one per node, not counted */
+			want = p[i].spec->replicas;
+			have = is_job(p[i].spec) ? pr[i].done : pr[i].running;
+			if (ctx->fmt != MTSCTL_FMT_JSON && have !=
+			    (is_job(p[i].spec) ? last[i].done :
+			    last[i].running))
+				printf("%s: %u/%u %s\n", p[i].name, have, want,
+				    is_job(p[i].spec) ? "completed" :
+				    "running");
+			last[i] = pr[i];
+			done &= have >= want;
+		}
+		fflush(stdout);
+		if (!done && mts_now() >= deadline) {
+			mtsctl_err("not converged after %ld s (mtsctl service "
+			    "ps shows why)", timeout_s);
+			rc = MTSCTL_EFAIL;
+		} else if (!done)
+			usleep(WAIT_POLL_MS * 1000);
+	}
+	free(pr);
+	free(last);
+	return rc;
+}
+
+/* --- the commands ---------------------------------------------------------------- */
+
+static const char *const change_names[] = {"unchanged", "new", "changed",
+    "removed"};
+
+/* -o json: what deploy did, one object per service. */
+static void
+print_result(struct mtsctl *ctx, const struct planned *p, size_t n, int prune)
+{
+	json_t *rows = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(rows, json_pack("{ss ss sI sb}",
+		    "service", p[i].name, "change", change_names[p[i].change],
+		    "version", (json_int_t)(p[i].version ? p[i].version :
+		    p[i].cur.rec ? p[i].cur.rec->version : 0), "removed",
+		    p[i].change == CH_REMOVED && prune));
+	mtsctl_print_rows(ctx, rows, NULL);
+}
+
+static int
+cmd_deploy(struct mtsctl *ctx, int argc, char **argv)
+{
+	struct stack_args a = {.opts = "csdpT", .timeout_s = 300};
+	struct mts_stack *st = NULL;
+	struct planned *p = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	if ((rc = mtsctl_stack_args(ctx, argc, argv, &a)) != 0 ||
+	    (rc = mtsctl_stack_load(&a, &st)) != 0)
+		return rc;
+	if ((rc = make_plan(ctx, st, &p, &n)) != 0)
+		goto out;
+	for (i = 0; i < n && rc == 0; i++) {
+		int table = ctx->fmt != MTSCTL_FMT_JSON;
+
+		if (p[i].change == CH_NEW || p[i].change == CH_CHANGED)
+			rc = write_service(ctx, &p[i]);
+		else if (p[i].change == CH_REMOVED && a.prune) {
+			if ((rc = mtsctl_svc_delete(ctx, p[i].name)) == 0 &&
+			    table)
+				printf("Removing service %s\n", p[i].name);
+		} else if (p[i].change == CH_REMOVED && table)
+			printf("Keeping service %s: no longer in the file "
+			    "(--prune removes it)\n", p[i].name);
+	}
+	if (rc == 0 && !a.detach)
+		rc = wait_converged(ctx, p, st->nservices, a.timeout_s);
+	if (rc == 0 && ctx->fmt == MTSCTL_FMT_JSON)
+		print_result(ctx, p, n, a.prune);
+out:
+	planned_free(p, n);
+	mts_stack_free(st);
+	return rc;
+}
+
+static int
+cmd_plan(struct mtsctl *ctx, int argc, char **argv)
+{
+	struct stack_args a = {.opts = "cs"};
+	struct mts_stack *st = NULL;
+	struct planned *p = NULL;
+	size_t n = 0, i, changes = 0;
+	json_t *rows = json_array();
+	int rc;
+
+	if ((rc = mtsctl_stack_args(ctx, argc, argv, &a)) != 0 ||
+	    (rc = mtsctl_stack_load(&a, &st)) != 0) {
+		json_decref(rows);
+		return rc;
+	}
+	if ((rc = make_plan(ctx, st, &p, &n)) != 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		const Mts__Service__ServiceSpec *now = p[i].cur.rec ?
+		    p[i].cur.rec->spec : NULL;
+
+		changes += p[i].change != CH_NONE;
+		json_array_append_new(rows, json_pack("{ss ss ss sI sI}",
+		    "service", p[i].name, "change", change_names[p[i].change],
+		    "fields", p[i].fields,
+		    "replicas_now", (json_int_t)(now ? now->replicas : 0),
+		    "replicas", (json_int_t)(p[i].spec ? p[i].spec->replicas :
+		    0)));
+	}
+	{
+		static const struct mtsctl_col cols[] = {{"service", "SERVICE"},
+		    {"change", "CHANGE"}, {"replicas_now", "NOW"},
+		    {"replicas", "THEN"}, {"fields", "FIELDS"}, {NULL, NULL}};
+
+		mtsctl_print_rows(ctx, rows, cols);
+		rows = NULL;
+	}
+	rc = changes ? MTSCTL_EUSAGE : 0; /* 2: a deploy would change things */
+out:
+	json_decref(rows);
+	planned_free(p, n);
+	mts_stack_free(st);
+	return rc;
+}
+
+static const struct mtsctl_cmd deploy_cmds[] = {
+	{NULL, cmd_deploy,
+	    "[-c|-f FILE]... [--stack NAME] [--prune] [--detach] [--wait S]",
+	    "deploy a Compose stack from any node",
+	    "DESCRIPTION\n"
+	    "    Loads the Compose files (as `mtsctl stack config` shows them)\n"
+	    "    and writes one service record s/<stack>_<service> per service\n"
+	    "    into the replicated state, from which every node's reconciled\n"
+	    "    places and runs the tasks. A service is named\n"
+	    "    <stack>_<service> from then on, as in Swarm. A record is\n"
+	    "    written only when the spec changed; its version then grows by\n"
+	    "    one and the previous spec is kept for rollback. Services of\n"
+	    "    the stack that the files no longer name are kept unless\n"
+	    "    --prune is given (Swarm's rule).\n"
+	    "\n"
+	    "    Then deploy waits, printing `web: 6/9 running` as counts\n"
+	    "    change, until every replicated service runs its replicas (a\n"
+	    "    job: its completions), and exits 0; after --wait seconds it\n"
+	    "    exits 1. --detach returns once the records are written.\n"
+	    "\nOPTIONS\n"
+	    "    -c, -f FILE     a Compose file; repeat to merge several\n"
+	    "    --stack NAME    the stack's name (else name:, else the\n"
+	    "                    directory's)\n"
+	    "    --prune         remove the stack's services the files no\n"
+	    "                    longer have\n"
+	    "    --detach        do not wait for the tasks\n"
+	    "    --wait S        how long to wait (default 300)\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl deploy -c stack.yml --stack shop\n"
+	    "    mtsctl deploy -f base.yml -f prod.yml --prune --detach\n"},
+	{NULL, NULL, NULL, NULL, NULL},
+};
+
+static const struct mtsctl_cmd plan_cmds[] = {
+	{NULL, cmd_plan, "[-c|-f FILE]... [--stack NAME]",
+	    "show what a deploy would change, writing nothing",
+	    "DESCRIPTION\n"
+	    "    Compares the Compose files with the service records in the\n"
+	    "    replicated state and prints, per service, whether a deploy\n"
+	    "    would create it, change it (and which fields of its spec),\n"
+	    "    remove it (with --prune) or leave it, with the replica count\n"
+	    "    now and after. Nothing is written. Exits 0 when nothing\n"
+	    "    would change, 2 when something would, 1 on an invalid file\n"
+	    "    (as Nomad's job plan).\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl plan -c stack.yml --stack shop\n"
+	    "    mtsctl -o json plan -c stack.yml\n"},
+	{NULL, NULL, NULL, NULL, NULL},
+};
+
+const struct mtsctl_group mtsctl_group_deploy = {
+	"deploy", "deploy a Compose stack", deploy_cmds};
+const struct mtsctl_group mtsctl_group_plan = {
+	"plan", "what a deploy would change", plan_cmds};

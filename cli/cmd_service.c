@@ -1,0 +1,494 @@
+/* cmd_service.c: `mtsctl service ls|ps|inspect|scale|rm` and `mtsctl stack ls|services|ps|rm` — the service records of the replicated state, their tasks (t/ records) and their owner node (rendezvous hashing over the members this node sees alive). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gossipd.pb-c.h"
+#include "hash.h"
+#include "mtstime.h"
+#include "rendezvous.h"
+#include "shim.pb-c.h"
+#include "svc_spec.h"
+#include "xmalloc.h"
+
+/* --- members and owners ------------------------------------------------------------ */
+
+struct members {
+	uint8_t (*alive)[MTS_NODE_ID_LEN]; /* candidates for ownership */
+	size_t nalive;
+	char (*hex)[MTS_NODE_HEX_LEN + 1]; /* every member, with names */
+	char **names;
+	size_t n;
+};
+
+/* The members gossipd reports; empty (not an error) when gossipd cannot
+ * be reached, so the service commands still work on a lone statestore. */
+static void
+members_load(struct mtsctl *ctx, struct members *m)
+{
+	Mts__Gossipd__Request req = MTS__GOSSIPD__REQUEST__INIT;
+	Mts__Gossipd__MembersReq mr = MTS__GOSSIPD__MEMBERS_REQ__INIT;
+	Mts__Gossipd__Reply *rep = NULL;
+	char err[256];
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	req.body_case = MTS__GOSSIPD__REQUEST__BODY_MEMBERS;
+	req.members = &mr;
+	if (mtsctl_try_call(ctx, "gossipd.sock", &req.base,
+	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&rep, err,
+	    sizeof(err)) != 0 ||
+	    rep->body_case != MTS__GOSSIPD__REPLY__BODY_MEMBERS) {
+		if (rep)
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return;
+	}
+	m->n = rep->members->n_nodes;
+	m->alive = xcalloc(m->n + 1, sizeof(*m->alive));
+	m->hex = xcalloc(m->n + 1, sizeof(*m->hex));
+	m->names = xcalloc(m->n + 1, sizeof(*m->names));
+	for (i = 0; i < m->n; i++) {
+		const Mts__Gossipd__NodeInfo *n = rep->members->nodes[i];
+
+		if (n->node.len != MTS_NODE_ID_LEN)
+			continue;
+		mts_hex(m->hex[i], n->node.data, MTS_NODE_ID_LEN);
+		m->names[i] = xstrdup(n->name);
+		if (strcmp(n->state, "alive") == 0 && !n->removed)
+			memcpy(m->alive[m->nalive++], n->node.data,
+			    MTS_NODE_ID_LEN);
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void
+members_free(struct members *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		free(m->names[i]);
+	free(m->names);
+	free(m->alive);
+	free(m->hex);
+}
+
+static const char *
+member_name(const struct members *m, const char *hex)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (strcmp(m->hex[i], hex) == 0)
+			return m->names[i] ? m->names[i] : "";
+	return "";
+}
+
+static json_t *
+owner_of(const struct members *m, const char *service)
+{
+	long o = mts_rendezvous_owner(service,
+	    (const uint8_t(*)[MTS_NODE_ID_LEN])m->alive, m->nalive);
+	char hex[MTS_NODE_HEX_LEN + 1];
+
+	if (o < 0)
+		return json_string("");
+	mts_hex(hex, m->alive[o], MTS_NODE_ID_LEN);
+	return json_string(hex);
+}
+
+/* --- task counts ----------------------------------------------------------------- */
+
+struct counts {
+	struct svc_rec *svc;
+	size_t n;
+	uint32_t *running;
+};
+
+static void
+count_running(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
+{
+	struct counts *c = arg;
+	size_t i;
+
+	for (i = 0; t->spec && i < c->n; i++)
+		if (strcmp(t->spec->service, c->svc[i].name) == 0)
+			c->running[i] += strcmp(t->state, "running") == 0;
+}
+
+static int
+wanted(const char *filter_stack, const struct svc_rec *r)
+{
+	return filter_stack == NULL ||
+	    strcmp(r->rec->spec->stack, filter_stack) == 0;
+}
+
+/* service ls, and stack services STACK (filter_stack set). */
+static int
+list_services(struct mtsctl *ctx, const char *filter_stack)
+{
+	static const struct mtsctl_col cols[] = {{"name", "NAME"},
+	    {"mode", "MODE"}, {"replicas", "REPLICAS"}, {"image", "IMAGE"},
+	    {"owner", "OWNER"}, {NULL, NULL}};
+	struct counts c = {NULL, 0, NULL};
+	struct members m;
+	json_t *rows;
+	size_t i;
+	int rc;
+
+	if ((rc = mtsctl_svc_list(ctx, &c.svc, &c.n)) != 0)
+		return rc;
+	c.running = xcalloc(c.n + 1, sizeof(*c.running));
+	if ((rc = mtsctl_task_scan(ctx, count_running, &c)) != 0)
+		goto out;
+	members_load(ctx, &m);
+	rows = json_array();
+	for (i = 0; i < c.n; i++) {
+		const Mts__Service__ServiceSpec *s = c.svc[i].rec->spec;
+		int global = strncmp(s->mode, "global", 6) == 0;
+		char rep[64];
+
+		if (!wanted(filter_stack, &c.svc[i]))
+			continue;
+		snprintf(rep, sizeof(rep), "%u/%zu", c.running[i],
+		    global ? m.nalive : (size_t)s->replicas);
+		json_array_append_new(rows, json_pack("{ss ss ss sI sI ss so sI}",
+		    "name", s->name, "mode", s->mode, "replicas", rep,
+		    "running", (json_int_t)c.running[i],
+		    "desired", (json_int_t)(global ? m.nalive : s->replicas),
+		    "image", s->image, "owner", owner_of(&m, s->name),
+		    "version", (json_int_t)c.svc[i].rec->version));
+	}
+	mtsctl_print_rows(ctx, rows, cols);
+	members_free(&m);
+out:
+	free(c.running);
+	mtsctl_svc_list_free(c.svc, c.n);
+	return rc;
+}
+
+/* --- tasks of a service ---------------------------------------------------------- */
+
+struct ps {
+	const char *service; /* or NULL with stack set */
+	const char *stack;
+	const struct members *m;
+	json_t *rows;
+};
+
+static void
+ps_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
+{
+	struct ps *p = arg;
+	const char *svc = t->spec ? t->spec->service : "";
+	char age[32] = "";
+	size_t sl = p->stack ? strlen(p->stack) : 0;
+
+	if (p->service ? strcmp(svc, p->service) != 0 :
+	    strncmp(svc, p->stack, sl) != 0 || svc[sl] != '_')
+		return;
+	if (t->started_at)
+		mtsctl_fmt_duration(age, sizeof(age), mts_wall_ms() -
+		    t->started_at);
+	json_array_append_new(p->rows, json_pack(
+	    "{ss ss ss ss ss ss ss ss sI ss}", "task", t->id, "service", svc,
+	    "node", node, "node_name", member_name(p->m, node),
+	    "desired_state", t->desired, "state", t->state, "health",
+	    t->health, "error", t->error, "exit_code", (json_int_t)t->exit_code,
+	    "age", age));
+}
+
+static int
+list_tasks(struct mtsctl *ctx, const char *service, const char *stack)
+{
+	static const struct mtsctl_col cols[] = {{"task", "TASK"},
+	    {"node_name", "NODE"}, {"desired_state", "DESIRED"},
+	    {"state", "STATE"}, {"health", "HEALTH"}, {"age", "AGE"},
+	    {"error", "ERROR"}, {NULL, NULL}};
+	struct members m;
+	struct ps p = {service, stack, &m, json_array()};
+	int rc;
+
+	members_load(ctx, &m);
+	if ((rc = mtsctl_task_scan(ctx, ps_one, &p)) == 0)
+		mtsctl_print_rows(ctx, p.rows, cols);
+	else
+		json_decref(p.rows);
+	members_free(&m);
+	return rc;
+}
+
+/* --- the commands ---------------------------------------------------------------- */
+
+static int
+cmd_ls(struct mtsctl *ctx, int argc, char **argv)
+{
+	if (argc != 1)
+		return mtsctl_usage(ctx);
+	return list_services(ctx, NULL);
+}
+
+static int
+need_service(struct mtsctl *ctx, const char *name, struct svc_rec *r)
+{
+	int rc = mtsctl_svc_get(ctx, name, r);
+
+	if (rc == 0 && r->rec == NULL) {
+		mtsctl_err("%s: no such service", name);
+		rc = MTSCTL_ENOTFOUND;
+	}
+	if (rc != 0)
+		mtsctl_svc_rec_clear(r);
+	return rc;
+}
+
+static int
+cmd_ps(struct mtsctl *ctx, int argc, char **argv)
+{
+	struct svc_rec r;
+	int rc;
+
+	if (argc != 2)
+		return mtsctl_usage(ctx);
+	if ((rc = need_service(ctx, argv[1], &r)) != 0)
+		return rc;
+	mtsctl_svc_rec_clear(&r);
+	return list_tasks(ctx, argv[1], NULL);
+}
+
+static int
+cmd_inspect(struct mtsctl *ctx, int argc, char **argv)
+{
+	struct svc_rec r;
+	json_t *o;
+	int rc;
+
+	if (argc != 2)
+		return mtsctl_usage(ctx);
+	if ((rc = need_service(ctx, argv[1], &r)) != 0)
+		return rc;
+	o = mtsctl_pb_json(&r.rec->base);
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(o);
+	mtsctl_svc_rec_clear(&r);
+	return 0;
+}
+
+/* SVC=N: the service's record with N replicas, version + 1. */
+static int
+scale_one(struct mtsctl *ctx, const char *arg, json_t *done)
+{
+	Mts__Service__ServiceRecord rec = MTS__SERVICE__SERVICE_RECORD__INIT;
+	Mts__Service__ServiceSpec *now, *next;
+	const char *eq = strchr(arg, '=');
+	char *name, *end;
+	struct svc_rec r;
+	unsigned long n;
+	int rc;
+
+	if (eq == NULL || eq == arg || (n = strtoul(eq + 1, &end, 10),
+	    *end != '\0' || end == eq + 1 || n > 100000)) {
+		mtsctl_err("%s: expected SERVICE=REPLICAS", arg);
+		return MTSCTL_EUSAGE;
+	}
+	name = xmemdup(arg, (size_t)(eq - arg) + 1);
+	name[eq - arg] = '\0';
+	if ((rc = need_service(ctx, name, &r)) != 0)
+		goto out;
+	now = r.rec->spec;
+	if (strncmp(now->mode, "global", 6) == 0) {
+		mtsctl_err("%s: a global service runs one task per node and "
+		    "cannot be scaled", name);
+		rc = MTSCTL_EFAIL;
+	} else {
+		/* the new spec shares everything with the old but replicas */
+		next = xmemdup(now, sizeof(*now));
+		next->replicas = (uint32_t)n;
+		rec = *r.rec;
+		rec.version = r.rec->version + 1;
+		rec.spec = next;
+		rec.previous = now;
+		rec.updated_at_ms = mts_wall_ms();
+		if ((rc = mtsctl_svc_put(ctx, name, &rec, &r)) == 0 &&
+		    ctx->fmt != MTSCTL_FMT_JSON)
+			printf("%s scaled to %lu\n", name, n);
+		else if (rc == 0)
+			json_array_append_new(done, json_pack("{ss sI sI}",
+			    "service", name, "replicas", (json_int_t)n,
+			    "version", (json_int_t)rec.version));
+		free(next);
+	}
+	mtsctl_svc_rec_clear(&r);
+out:
+	free(name);
+	return rc;
+}
+
+static int
+cmd_scale(struct mtsctl *ctx, int argc, char **argv)
+{
+	json_t *done = json_array();
+	int i, rc = 0;
+
+	if (argc < 2) {
+		json_decref(done);
+		return mtsctl_usage(ctx);
+	}
+	for (i = 1; i < argc && rc == 0; i++)
+		rc = scale_one(ctx, argv[i], done);
+	if (ctx->fmt == MTSCTL_FMT_JSON)
+		mtsctl_print_rows(ctx, done, NULL);
+	else
+		json_decref(done);
+	return rc;
+}
+
+static int
+cmd_rm(struct mtsctl *ctx, int argc, char **argv)
+{
+	json_t *done = json_array();
+	struct svc_rec r;
+	int i, rc = 0;
+
+	for (i = 1; i < argc && rc == 0; i++) {
+		if ((rc = need_service(ctx, argv[i], &r)) != 0)
+			break;
+		mtsctl_svc_rec_clear(&r);
+		if ((rc = mtsctl_svc_delete(ctx, argv[i])) == 0)
+			json_array_append_new(done, json_string(argv[i]));
+	}
+	if (argc < 2)
+		rc = mtsctl_usage(ctx);
+	else if (ctx->fmt == MTSCTL_FMT_JSON)
+		mtsctl_print_rows(ctx, json_incref(done), NULL);
+	else
+		for (i = 0; i < (int)json_array_size(done); i++)
+			printf("%s\n", json_string_value(json_array_get(done,
+			    (size_t)i)));
+	json_decref(done);
+	return rc;
+}
+
+/* --- stacks ------------------------------------------------------------------------ */
+
+int
+mtsctl_cmd_stack_ls(struct mtsctl *ctx, int argc, char **argv)
+{
+	static const struct mtsctl_col cols[] = {{"name", "NAME"},
+	    {"services", "SERVICES"}, {NULL, NULL}};
+	struct svc_rec *l;
+	size_t n, i;
+	json_t *by = json_object(), *rows = json_array(), *v;
+	const char *k;
+	int rc;
+
+	if (argc != 1) {
+		json_decref(by);
+		json_decref(rows);
+		return mtsctl_usage(ctx);
+	}
+	if ((rc = mtsctl_svc_list(ctx, &l, &n)) == 0) {
+		for (i = 0; i < n; i++) {
+			const char *st = l[i].rec->spec->stack;
+			json_t *c = json_object_get(by, st);
+
+			json_object_set_new(by, st, json_integer(c ?
+			    json_integer_value(c) + 1 : 1));
+		}
+		json_object_foreach(by, k, v)
+			json_array_append_new(rows, json_pack("{ss sO}", "name",
+			    k, "services", v));
+		mtsctl_svc_list_free(l, n);
+		mtsctl_print_rows(ctx, rows, cols);
+		rows = NULL;
+	}
+	json_decref(rows);
+	json_decref(by);
+	return rc;
+}
+
+int
+mtsctl_cmd_stack_services(struct mtsctl *ctx, int argc, char **argv)
+{
+	if (argc != 2)
+		return mtsctl_usage(ctx);
+	return list_services(ctx, argv[1]);
+}
+
+int
+mtsctl_cmd_stack_ps(struct mtsctl *ctx, int argc, char **argv)
+{
+	if (argc != 2)
+		return mtsctl_usage(ctx);
+	return list_tasks(ctx, NULL, argv[1]);
+}
+
+int
+mtsctl_cmd_stack_rm(struct mtsctl *ctx, int argc, char **argv)
+{
+	struct svc_rec *l;
+	size_t n, i, removed = 0;
+	json_t *done;
+	int rc;
+
+	if (argc != 2)
+		return mtsctl_usage(ctx);
+	if ((rc = mtsctl_svc_list(ctx, &l, &n)) != 0)
+		return rc;
+	done = json_array();
+	for (i = 0; i < n && rc == 0; i++) {
+		if (!wanted(argv[1], &l[i]))
+			continue;
+		if ((rc = mtsctl_svc_delete(ctx, l[i].name)) == 0) {
+			removed++;
+			json_array_append_new(done, json_string(l[i].name));
+			if (ctx->fmt != MTSCTL_FMT_JSON)
+				printf("Removing service %s\n", l[i].name);
+		}
+	}
+	mtsctl_svc_list_free(l, n);
+	if (ctx->fmt == MTSCTL_FMT_JSON && rc == 0 && removed)
+		mtsctl_print_rows(ctx, json_incref(done), NULL);
+	json_decref(done);
+	if (rc == 0 && removed == 0) {
+		mtsctl_err("%s: no such stack", argv[1]);
+		rc = MTSCTL_ENOTFOUND;
+	}
+	return rc;
+}
+
+static const struct mtsctl_cmd service_cmds[] = {
+	{"ls", cmd_ls, "", "list services: mode, running/desired, image, owner",
+	    "DESCRIPTION\n"
+	    "    Lists every service record of the replicated state with its\n"
+	    "    mode, running/desired tasks (a global service: one per node\n"
+	    "    seen alive), image and owner: the node that reconciles it,\n"
+	    "    by rendezvous hashing over the members this node sees alive.\n"
+	    "    The same on every node once the state has converged.\n"},
+	{"ps", cmd_ps, "SERVICE", "list a service's tasks",
+	    "DESCRIPTION\n"
+	    "    Lists the tasks of SERVICE (<stack>_<service>) on every node:\n"
+	    "    task id, node, desired and current state, health, age and\n"
+	    "    the last error.\n"},
+	{"inspect", cmd_inspect, "SERVICE", "print a service's record as JSON",
+	    "DESCRIPTION\n"
+	    "    Prints the service record (proto/service.proto): version,\n"
+	    "    spec, the previous spec kept for rollback, when and where it\n"
+	    "    was last deployed.\n"},
+	{"scale", cmd_scale, "SERVICE=N [SERVICE=N]...",
+	    "set the replica count of replicated services",
+	    "DESCRIPTION\n"
+	    "    Writes each service's record with N replicas (a new version;\n"
+	    "    the previous spec kept). Global services cannot be scaled.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl service scale shop_web=9 shop_worker=3\n"},
+	{"rm", cmd_rm, "SERVICE...", "remove services",
+	    "DESCRIPTION\n"
+	    "    Deletes the service records; every node's reconciled then\n"
+	    "    stops their tasks.\n"},
+	{NULL, NULL, NULL, NULL, NULL},
+};
+
+const struct mtsctl_group mtsctl_group_service = {
+	"service", "services of the cluster", service_cmds};

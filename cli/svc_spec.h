@@ -1,0 +1,48 @@
+/* svc_spec.h: Compose services to replicated ServiceSpecs, and the service records (s/<stack>_<service>) mtsctl reads and writes through the local statestore. */
+#ifndef MTSCTL_SVC_SPEC_H
+#define MTSCTL_SVC_SPEC_H
+
+#include "compose/compose.h"
+#include "mtsctl.h"
+#include "service.pb-c.h"
+
+/* A new ServiceSpec for service s of stack st (free it with
+ * protobuf_c_message_free_unpacked). */
+Mts__Service__ServiceSpec *mtsctl_svc_spec(const struct mts_stack *st,
+    const struct mts_service *s);
+
+/* One service record as read from the replica. */
+struct svc_rec {
+	char *name;
+	Mts__Service__ServiceRecord *rec; /* NULL: absent or deleted */
+	uint64_t hlc;			   /* for compare-and-set; 0: absent */
+	uint8_t origin[16];
+};
+
+/* Reads s/<name>. An exit status (0 also when absent: rec NULL). */
+int mtsctl_svc_get(struct mtsctl *, const char *name, struct svc_rec *out);
+/* Writes rec to s/<name> if the record is still the one read (cur). An
+ * exit status; MTSCTL_EFAIL with "changed meanwhile" when it is not. */
+int mtsctl_svc_put(struct mtsctl *, const char *name,
+    const Mts__Service__ServiceRecord *rec, const struct svc_rec *cur);
+int mtsctl_svc_delete(struct mtsctl *, const char *name);
+/* Every live service record, in name order (*out: n entries, free with
+ * mtsctl_svc_list_free). */
+int mtsctl_svc_list(struct mtsctl *, struct svc_rec **out, size_t *n);
+void mtsctl_svc_rec_clear(struct svc_rec *);
+void mtsctl_svc_list_free(struct svc_rec *, size_t n);
+
+/* Calls fn for every task record t/<node>/<task> of the replica (node: 32
+ * hex digits). An exit status. */
+struct Mts__Shim__TaskStatus;
+typedef void (*mtsctl_task_fn)(void *arg, const char *node,
+    const struct Mts__Shim__TaskStatus *);
+int mtsctl_task_scan(struct mtsctl *, mtsctl_task_fn fn, void *arg);
+
+/* The stack group's record commands (cmd_service.c). */
+int mtsctl_cmd_stack_ls(struct mtsctl *, int argc, char **argv);
+int mtsctl_cmd_stack_services(struct mtsctl *, int argc, char **argv);
+int mtsctl_cmd_stack_ps(struct mtsctl *, int argc, char **argv);
+int mtsctl_cmd_stack_rm(struct mtsctl *, int argc, char **argv);
+
+#endif
