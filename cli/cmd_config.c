@@ -279,7 +279,7 @@ cmd_reload(struct mtsctl *ctx, int argc, char **argv)
 		return mtsctl_usage(ctx);
 	req.body_case = MTS__ADMIN__REQUEST__BODY_RELOAD;
 	req.reload = &rr;
-	rc = mtsctl_call(ctx, "admin.sock", &req.base,
+	rc = mtsctl_call(ctx, "init", &req.base,
 	    &mts__admin__reply__descriptor, (ProtobufCMessage **)&rep);
 	if (rc != 0)
 		return rc;
