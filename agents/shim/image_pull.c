@@ -1,10 +1,11 @@
-/* image_pull.c: pulls an image from an OCI distribution registry over HTTP(S) with libcurl — bearer-token auth, index resolution for linux/amd64, every blob verified before it is stored. */
+/* image_pull.c: pulls an image from an OCI distribution registry over HTTP(S) with libcurl — bearer-token auth, index resolution for linux/amd64, bounded in time (low-speed limit, deadline) and size (declared sizes checked first, no byte beyond them), every blob verified before it is stored. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -15,10 +16,10 @@
 #include "image_store.h"
 #include "log.h"
 #include "mtserr.h"
+#include "mtstime.h"
 #include "xmalloc.h"
 
-#define PULL_MAX_BLOB (4LL << 30)
-#define PULL_TIMEOUT_S 600
+#define CONNECT_TIMEOUT_MS 10000
 
 static const char accept_hdr[] =
     "Accept: application/vnd.oci.image.index.v1+json, "
@@ -31,6 +32,8 @@ struct pull {
 	char base[600];	   /* scheme://registry/v2/repo */
 	char token[8192];  /* bearer token, "" = none */
 	char challenge[1024];
+	const struct mts_pull_limits *lim;
+	mts_time_t deadline; /* of the whole pull */
 };
 
 /* Where a response body goes: a bounded memory buffer or a file. */
@@ -77,12 +80,17 @@ get(struct pull *pl, const char *url, int manifest, struct sink *k,
     char *err, size_t errlen)
 {
 	struct curl_slist *h = NULL;
-	char auth[8300];
+	char auth[8300], cerr[CURL_ERROR_SIZE] = "";
+	mts_time_t left = pl->deadline - mts_now();
 	long status = -1;
 	CURLcode r;
-	CURL *c = curl_easy_init();
+	CURL *c;
 
-	if (c == NULL) {
+	if (left <= 0) {
+		snprintf(err, errlen, "%s: pull deadline passed", url);
+		return -1;
+	}
+	if ((c = curl_easy_init()) == NULL) {
 		snprintf(err, errlen, "curl init failed");
 		return -1;
 	}
@@ -99,8 +107,13 @@ get(struct pull *pl, const char *url, int manifest, struct sink *k,
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)PULL_TIMEOUT_S);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)left);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)(left < CONNECT_TIMEOUT_MS ? left : CONNECT_TIMEOUT_MS));
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)pl->lim->low_speed);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
+	    (long)((pl->lim->low_time_ms + 999) / 1000));
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, k);
@@ -113,8 +126,12 @@ get(struct pull *pl, const char *url, int manifest, struct sink *k,
 	else if (k->over)
 		snprintf(err, errlen, "%s: response larger than %lld bytes", url,
 		    (long long)k->max);
+	else if (r == CURLE_OPERATION_TIMEDOUT && pl->deadline <= mts_now())
+		snprintf(err, errlen, "%s: pull deadline passed ([shim] "
+		    "pull_timeout %lld ms)", url, (long long)pl->lim->deadline_ms);
 	else
-		snprintf(err, errlen, "%s: %s", url, curl_easy_strerror(r));
+		snprintf(err, errlen, "%s: %s", url,
+		    cerr[0] ? cerr : curl_easy_strerror(r));
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	return status;
@@ -257,14 +274,45 @@ fetch_manifest(struct pull *pl, struct mts_stage *sg, const char *ref,
 	return rc ? rc : mts_stage_add_blob(sg, path, digest, -1, err, errlen);
 }
 
+/* Refuses a blob whose declared size is over the limit or the store's
+ * free space, before a byte of it is fetched. */
+static int
+blob_fits(struct pull *pl, struct mts_stage *sg, const struct mts_desc *d,
+    char *err, size_t errlen)
+{
+	struct statvfs vfs;
+	int64_t avail;
+
+	if (d->size > pl->lim->max_blob) {
+		snprintf(err, errlen, "blob %s: declared size %lld bytes is over "
+		    "the limit of %lld ([shim] pull_max_blob)", d->digest,
+		    (long long)d->size, (long long)pl->lim->max_blob);
+		return -MTS_ERR_TOOBIG;
+	}
+	if (statvfs(mts_stage_dir(sg), &vfs) != 0)
+		return 0; /* the writes will tell */
+	avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
+	if (d->size > avail) {
+		snprintf(err, errlen, "blob %s: declared size %lld bytes, but "
+		    "the image store has %lld bytes free", d->digest,
+		    (long long)d->size, (long long)avail);
+		return -MTS_ERR_TOOBIG;
+	}
+	return 0;
+}
+
+/* Fetches a blob into the stage: at most its declared size (more is
+ * refused as it comes), then checked against its size and digest. */
 static int
 fetch_blob(struct pull *pl, struct mts_stage *sg, const struct mts_desc *d,
     char *err, size_t errlen)
 {
 	char url[1200], path[4200];
-	struct sink k = {.max = d->size >= 0 ? d->size : PULL_MAX_BLOB};
+	struct sink k = {.max = d->size >= 0 ? d->size : pl->lim->max_blob};
 	int rc;
 
+	if ((rc = blob_fits(pl, sg, d, err, errlen)) != 0)
+		return rc;
 	snprintf(url, sizeof(url), "%s/blobs/%s", pl->base, d->digest);
 	snprintf(path, sizeof(path), "%s/incoming", mts_stage_dir(sg));
 	if ((k.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
@@ -272,6 +320,12 @@ fetch_blob(struct pull *pl, struct mts_stage *sg, const struct mts_desc *d,
 		return -MTS_ERR_IO;
 	rc = fetch(pl, url, 0, &k, err, errlen);
 	close(k.fd);
+	if (rc != 0 && k.over && d->size >= 0) {
+		snprintf(err, errlen, "blob %s: size mismatch (the registry "
+		    "sent more than the declared %lld bytes)", d->digest,
+		    (long long)d->size);
+		return -MTS_ERR_INVAL;
+	}
 	if (rc == 0)
 		rc = mts_stage_add_blob(sg, path, d->digest, d->size, err,
 		    errlen);
@@ -333,7 +387,8 @@ out:
 
 int
 mts_store_pull(struct mts_image_store *st, const char *refstr, int insecure,
-    char *name_out, size_t name_outlen, char *err, size_t errlen)
+    const struct mts_pull_limits *lim, char *name_out, size_t name_outlen,
+    char *err, size_t errlen)
 {
 	struct pull pl;
 	struct mts_stage *sg = NULL;
@@ -344,6 +399,8 @@ mts_store_pull(struct mts_image_store *st, const char *refstr, int insecure,
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&man, 0, sizeof(man));
+	pl.lim = lim;
+	pl.deadline = mts_now() + lim->deadline_ms;
 	if (mts_ref_parse(refstr, &pl.ref) != 0) {
 		snprintf(err, errlen, "invalid image reference \"%s\"", refstr);
 		return -MTS_ERR_INVAL;

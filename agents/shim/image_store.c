@@ -525,7 +525,13 @@ mts_stage_add_blob(struct mts_stage *sg, const char *file, const char *digest,
 		snprintf(err, errlen, "blob %s: cannot read", digest);
 		return -MTS_ERR_IO;
 	}
-	if (strcmp(got, digest) != 0 || (size >= 0 && gotsize != size)) {
+	if (size >= 0 && gotsize != size) {
+		snprintf(err, errlen, "blob %s: size mismatch (%lld bytes, "
+		    "%lld declared)", digest, (long long)gotsize,
+		    (long long)size);
+		return -MTS_ERR_INVAL;
+	}
+	if (strcmp(got, digest) != 0) {
 		snprintf(err, errlen,
 		    "blob %s: digest mismatch (content hashes to %s, %lld "
 		    "bytes)",

@@ -44,10 +44,21 @@ int mts_store_import(struct mts_image_store *, const char *path,
     const char *name, char *name_out, size_t name_outlen, char *err,
     size_t errlen);
 
+/* What a pull may cost ([shim] pull_* keys). */
+struct mts_pull_limits {
+	int64_t low_speed;   /* bytes/s: a transfer slower than this ... */
+	int64_t low_time_ms; /* ... for this long fails */
+	int64_t deadline_ms; /* the whole pull, every request included */
+	int64_t max_blob;    /* largest blob size a manifest may declare */
+};
+
 /* Pulls ref from an OCI distribution registry (image_pull.c). insecure
- * allows plain HTTP. wall_ms is the creation time written in the record. */
+ * allows plain HTTP. A blob is refused before it is fetched when its
+ * declared size is over lim->max_blob or the store's free space, and while
+ * it is fetched as soon as more bytes come than it declared. */
 int mts_store_pull(struct mts_image_store *, const char *ref, int insecure,
-    char *name_out, size_t name_outlen, char *err, size_t errlen);
+    const struct mts_pull_limits *lim, char *name_out, size_t name_outlen,
+    char *err, size_t errlen);
 
 /* Loads the record of name (also accepts an id prefix "sha256:..." of at
  * least 12 hex digits). -MTS_ERR_NOTFOUND when absent. */

@@ -174,7 +174,8 @@ config_programs(struct shim_cfg *c, struct mts_cfg *cfg)
 	return rc;
 }
 
-/* What every task gets unless its spec says otherwise. */
+/* What every task gets unless its spec says otherwise, and what an image
+ * pull may cost. */
 static int
 config_limits(struct shim_cfg *c, struct mts_cfg *cfg)
 {
@@ -186,6 +187,15 @@ config_limits(struct shim_cfg *c, struct mts_cfg *cfg)
 		return -1;
 	}
 	c->default_pids = (uint32_t)pids;
+	c->pull_low_speed = mts_cfg_int(cfg, SEC, "pull_low_speed_limit");
+	c->pull_low_time = mts_cfg_int(cfg, SEC, "pull_low_speed_time");
+	c->pull_timeout = mts_cfg_int(cfg, SEC, "pull_timeout");
+	c->pull_max_blob = mts_cfg_int(cfg, SEC, "pull_max_blob");
+	if (c->pull_timeout <= 0 || c->pull_max_blob <= 0) {
+		log_warnx("[shim] pull_timeout and pull_max_blob must be "
+		    "positive");
+		return -1;
+	}
 	return 0;
 }
 

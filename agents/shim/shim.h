@@ -38,6 +38,7 @@ struct shim_cfg {
 				   * acl_relay (shim_api.c's shim_acl) */
 	int64_t exec_idle;	/* an exec session without a client ends */
 	uint32_t default_pids;	/* a task's pids limit unless it sets one */
+	int64_t pull_low_speed, pull_low_time, pull_timeout, pull_max_blob;
 };
 
 struct shim_task {

@@ -364,13 +364,18 @@ h_image_pull(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	const Mts__Shim__ImagePullReq *r =
 	    ((const Mts__Shim__Request *)m)->image_pull;
 	struct shim *s = ctx;
-	char store[SHIM_PATH];
-	const char *args[] = {"pull", store, r->ref ? r->ref : "",
+	char store[SHIM_PATH], speed[24], slow[24], dl[24], max[24];
+	const char *args[] = {"pull", "-s", speed, "-t", slow, "-d", dl, "-m",
+	    max, store, r->ref ? r->ref : "",
 	    r->insecure ? "insecure" : "secure", NULL};
 
 	if (image_busy(s, call))
 		return;
 	snprintf(store, sizeof(store), "%s/images", s->cfg.statedir);
+	snprintf(speed, sizeof(speed), "%lld", (long long)s->cfg.pull_low_speed);
+	snprintf(slow, sizeof(slow), "%lld", (long long)s->cfg.pull_low_time);
+	snprintf(dl, sizeof(dl), "%lld", (long long)s->cfg.pull_timeout);
+	snprintf(max, sizeof(max), "%lld", (long long)s->cfg.pull_max_blob);
 	if (shim_image_start(s, args, 1, call) != 0)
 		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot run %s",
 		    s->cfg.image_tool);

@@ -33,6 +33,15 @@ static const struct mts_cfg_schema keys[] = {
 	    "make: task list/inspect, logs, exec"},
 	{"shim", "exec_idle_timeout", MTS_CFG_DURATION, "30s",
 	    "an exec session nobody polled for this long is killed"},
+	{"shim", "pull_low_speed_limit", MTS_CFG_SIZE, "1K",
+	    "an image pull transfer slower than this many bytes a second "
+	    "for pull_low_speed_time fails"},
+	{"shim", "pull_low_speed_time", MTS_CFG_DURATION, "30s",
+	    "see pull_low_speed_limit"},
+	{"shim", "pull_timeout", MTS_CFG_DURATION, "30m",
+	    "deadline of a whole image pull"},
+	{"shim", "pull_max_blob", MTS_CFG_SIZE, "4G",
+	    "largest blob (layer) size a pulled manifest may declare"},
 	{"shim", "default_pids_limit", MTS_CFG_INT, "4096",
 	    "processes (and threads) a task may have when its spec sets no "
 	    "pids limit; 0: none"},

@@ -26,6 +26,7 @@
 extern char **environ;
 
 #define CHILD_MAX_OUTPUT (1u << 20)
+#define IMPORT_WAIT_MS (30 * 60 * 1000)
 #define MAX_SEGMENTS 4096
 
 /* --- logs ------------------------------------------------------------- */
@@ -462,15 +463,18 @@ shim_image_start(struct shim *s, const char *const *args, int pull,
     struct mts_ipc_call *call)
 {
 	struct shim_child *c = child_new(s, SHIM_CHILD_IMAGE, "");
-	const char *argv[8];
+	const char *argv[16];
 	size_t n = 0;
 
 	argv[n++] = s->cfg.image_tool;
-	while (*args != NULL && n < 7)
+	while (*args != NULL && n < 15)
 		argv[n++] = *args++;
 	argv[n] = NULL;
 	c->pull = pull;
-	c->deadline = mts_now() + 30 * 60 * 1000;
+	/* A pull keeps its own deadline (and reports it); this is for a
+	 * helper that hangs regardless. */
+	c->deadline = mts_now() + (pull ? s->cfg.pull_timeout + 10000
+					: IMPORT_WAIT_MS);
 	if (child_spawn(c, argv) != 0) {
 		c->exited = 1;
 		c->pid = 0;
