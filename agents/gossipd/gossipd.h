@@ -9,6 +9,7 @@
 
 #include "acl.h"
 #include "agent.h"
+#include "agents/gossipd/admit_core.h"
 #include "agents/gossipd/ae_core.h"
 #include "agents/gossipd/conn_core.h"
 #include "agents/gossipd/delta_core.h"

@@ -1,12 +1,13 @@
 # agents/gossipd/module.mk: mts-gossipd, its Noise engine and cores, and their tests.
 GOSSIPD_NOISE := agents/gossipd/noise.c
 GOSSIPD_CORE  := $(GOSSIPD_NOISE) agents/gossipd/conn_core.c agents/gossipd/swim_core.c \
-	agents/gossipd/delta_core.c agents/gossipd/ae_core.c
+	agents/gossipd/delta_core.c agents/gossipd/ae_core.c agents/gossipd/admit_core.c
 
 $(eval $(call unittest,noise_vectors,tests/unit/noise_vectors.c $(GOSSIPD_NOISE),-ljansson))
 $(eval $(call unittest,test_noise,tests/unit/test_noise.c $(GOSSIPD_NOISE)))
 $(eval $(call unittest,test_conn,tests/unit/test_conn.c $(GOSSIPD_CORE),-lm))
 $(eval $(call unittest,test_swim,tests/unit/test_swim.c $(GOSSIPD_CORE),-lm))
+$(eval $(call unittest,test_admit,tests/unit/test_admit.c agents/gossipd/admit_core.c))
 $(eval $(call unittest,test_ae,tests/unit/test_ae.c $(GOSSIPD_CORE) agents/statestore/mst_core.c,-lm))
 
 MTS_CONF_SRCS += agents/gossipd/gossipd_conf.c

@@ -844,66 +844,48 @@ unfinished_in(const struct link *l)
 	    (l->conn == NULL || !mts_conn_established(l->conn));
 }
 
-struct admission {
-	size_t links;	 /* open links */
-	size_t pending;	 /* unfinished incoming ones, */
-	size_t from_ip;	 /* of which from the new connection's address */
-	struct link *oldest, *oldest_ip;
-};
-
-static void
-count_links(struct gossipd *g, const char *ip, struct admission *a)
+/*
+ * Makes room for a connection from addr as admit_core decides: over the
+ * per-address or the total cap on unfinished handshakes the oldest of them
+ * goes, and with max_links open the oldest unfinished one, or (every link
+ * is a member's) the newcomer is refused. 0 admits it, -1 refuses it.
+ */
+static int
+make_room(struct gossipd *g, const char *addr)
 {
-	char host[GD_ADDR_MAX];
-	struct link *l;
+	static const char *why[] = {
+		[MTS_ADMIT_PER_ADDR] = "too many unfinished handshakes from "
+				       "its address (max_handshakes_per_addr)",
+		[MTS_ADMIT_UNFINISHED] = "too many unfinished handshakes "
+					 "(max_handshakes)",
+		[MTS_ADMIT_LINKS] = "too many connections (max_links)",
+	};
+	struct mts_admit_caps caps = {(size_t)g->cfg.max_links,
+	    (size_t)g->cfg.max_handshakes, (size_t)g->cfg.max_handshakes_ip};
+	struct mts_admit_verdict v;
+	struct mts_admit_conn *c;
+	struct link *l, **ls;
+	size_t n = 0, i;
 
-	memset(a, 0, sizeof(*a));
+	for (l = g->links; l; l = l->next)
+		n += !l->dead;
+	c = xcalloc(n + 1, sizeof(*c));
+	ls = xcalloc(n + 1, sizeof(*ls));
+	i = n; /* the list is newest first; admit_core wants oldest first */
 	for (l = g->links; l; l = l->next) {
 		if (l->dead)
 			continue;
-		a->links++;
-		if (!unfinished_in(l))
-			continue;
-		a->pending++;
-		if (a->oldest == NULL || l->since <= a->oldest->since)
-			a->oldest = l;
-		host_of(l->raddr, host, sizeof(host));
-		if (strcmp(host, ip) != 0)
-			continue;
-		a->from_ip++;
-		if (a->oldest_ip == NULL || l->since <= a->oldest_ip->since)
-			a->oldest_ip = l;
+		ls[--i] = l;
+		c[i].raddr = l->raddr;
+		c[i].since = l->since;
+		c[i].unfinished = unfinished_in(l);
 	}
-}
-
-/*
- * Makes room for a connection from ip: over the per-address or the total
- * cap on unfinished handshakes, the oldest of them goes; with max_links
- * open, the oldest unfinished one goes, or (all of them are members) the
- * new connection is refused. 0 admits it, -1 refuses it.
- */
-static int
-make_room(struct gossipd *g, const char *ip)
-{
-	struct admission a;
-
-	count_links(g, ip, &a);
-	if (a.from_ip >= (size_t)g->cfg.max_handshakes_ip) {
-		gd_link_close(g, a.oldest_ip, "too many unfinished handshakes "
-					      "from its address (max_handshakes_per_addr)");
-		count_links(g, ip, &a);
-	}
-	if (a.pending >= (size_t)g->cfg.max_handshakes) {
-		gd_link_close(g, a.oldest,
-		    "too many unfinished handshakes (max_handshakes)");
-		count_links(g, ip, &a);
-	}
-	if (a.links < (size_t)g->cfg.max_links)
-		return 0;
-	if (a.oldest == NULL)
-		return -1;
-	gd_link_close(g, a.oldest, "too many connections (max_links)");
-	return 0;
+	mts_admit(c, n, addr, &caps, &v);
+	for (i = 0; i < v.nvictims; i++)
+		gd_link_close(g, ls[v.victim[i]], why[v.why[i]]);
+	free(c);
+	free(ls);
+	return v.admit ? 0 : -1;
 }
 
 /* Out of descriptors, the waiting connection stays in the backlog and the
@@ -945,7 +927,7 @@ on_listener(void *arg, int lfd, uint32_t events, mts_time_t now)
 		}
 		inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
 		snprintf(addr, sizeof(addr), "%s:%u", ip, ntohs(sa.sin_port));
-		if (make_room(g, ip) < 0) {
+		if (make_room(g, addr) < 0) {
 			gd_peer_log(g, MTS_LOG_WARN, addr, "refused",
 			    "refusing a connection from %s: %lld connections "
 			    "open (max_links)", addr,
