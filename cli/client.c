@@ -63,10 +63,15 @@ mtsctl_try_call(struct mtsctl *ctx, const char *agent, ProtobufCMessage *req,
 	int r;
 
 	*reply = NULL;
-	if (mts_ipc_sock_path(path, sizeof(path), ctx->rundir, agent,
-		NULL) < 0) {
-		snprintf(err, errlen, "%s: socket path too long", ctx->rundir);
-		return -MTS_ERR_TOOBIG;
+	if ((r = mts_ipc_sock_path(path, sizeof(path), ctx->rundir, agent,
+		NULL)) < 0) {
+		if (r == -MTS_ERR_TOOBIG)
+			snprintf(err, errlen, "%s: socket path too long",
+			    ctx->rundir);
+		else
+			snprintf(err, errlen, "\"%s\" is not an agent name",
+			    agent);
+		return r;
 	}
 	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		snprintf(err, errlen, "%s: no such socket", path);
@@ -94,9 +99,12 @@ mtsctl_call(struct mtsctl *ctx, const char *agent, ProtobufCMessage *req,
 	int r;
 
 	*reply = NULL;
-	if (mts_ipc_sock_path(path, sizeof(path), ctx->rundir, agent,
-		NULL) < 0) {
-		mtsctl_err("%s: socket path too long", ctx->rundir);
+	if ((r = mts_ipc_sock_path(path, sizeof(path), ctx->rundir, agent,
+		NULL)) < 0) {
+		if (r == -MTS_ERR_TOOBIG)
+			mtsctl_err("%s: socket path too long", ctx->rundir);
+		else
+			mtsctl_err("\"%s\" is not an agent name", agent);
 		return MTSCTL_EUSAGE;
 	}
 	if ((r = precheck(ctx, path)) != 0)

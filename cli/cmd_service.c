@@ -35,7 +35,7 @@ members_load(struct mtsctl *ctx, struct members *m)
 	memset(m, 0, sizeof(*m));
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_MEMBERS;
 	req.members = &mr;
-	if (mtsctl_try_call(ctx, "gossipd.sock", &req.base,
+	if (mtsctl_try_call(ctx, "gossipd", &req.base,
 	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&rep, err,
 	    sizeof(err)) != 0 ||
 	    rep->body_case != MTS__GOSSIPD__REPLY__BODY_MEMBERS) {

@@ -15,7 +15,7 @@ static int
 ss(struct mtsctl *ctx, Mts__Statestore__Request *req,
     Mts__Statestore__Reply **rep)
 {
-	return mtsctl_call(ctx, "statestore.sock", &req->base,
+	return mtsctl_call(ctx, "statestore", &req->base,
 	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)rep);
 }
 

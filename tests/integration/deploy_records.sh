@@ -9,7 +9,7 @@ printf '[node]\nrundir = %s\nstatedir = %s\n' "$RUN" "$T_DIR" >"$T_DIR/mts.conf"
 "$BUILD/tests/mts-testagent" -c "$T_DIR/mts.conf" 2>"$T_DIR/agent.log" &
 T_PIDS+=($!)
 export MTS_RUNDIR=$RUN
-check "agent socket appears" wait_for 5 test -S "$RUN/statestore.sock"
+check "agent socket appears" wait_for 5 test -S "$RUN/statestore/statestore.sock"
 cd "$T_DIR" || exit 1
 cat >stack.yml <<'YML'
 services:
