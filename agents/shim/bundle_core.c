@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "bundle_core.h"
+#include "image_core.h"
 #include "mtserr.h"
 #include "xmalloc.h"
 
@@ -386,4 +387,92 @@ mts_user_resolve(const char *user, const char *passwd, const char *group,
 	if (parse_id(colon + 1, strlen(colon + 1), gid) == 0)
 		return 0;
 	return db_lookup(group, colon + 1, strlen(colon + 1), gid, NULL);
+}
+
+static const char *
+or_default(const char *v, const char *dflt)
+{
+	return v != NULL && *v != '\0' ? v : dflt;
+}
+
+/* The bundle's mounts from the task's, with each option list turned into
+ * the NULL-terminated one the bundle wants: one flat array (*opts, the
+ * caller frees it and the returned array) with a NULL after each mount's
+ * options. NULL with err filled for a relative destination. */
+static struct mts_bundle_mount *
+task_mounts(const struct mts_task_spec *t, const char ***opts, char *err,
+    size_t errlen)
+{
+	struct mts_bundle_mount *m = xcalloc(t->nmounts + 1, sizeof(*m));
+	size_t i, k, n = 0;
+
+	for (i = 0; i < t->nmounts; i++)
+		n += t->mounts[i].noptions + 1;
+	*opts = xcalloc(n + 1, sizeof(**opts));
+	for (i = 0, n = 0; i < t->nmounts; i++) {
+		const struct mts_task_mount *tm = &t->mounts[i];
+		if (tm->destination == NULL || tm->destination[0] != '/') {
+			snprintf(err, errlen, "mount %zu: destination must be "
+			    "absolute", i);
+			free(m);
+			free(*opts);
+			*opts = NULL;
+			return NULL;
+		}
+		m[i].source = tm->source;
+		m[i].destination = tm->destination;
+		m[i].type = tm->type;
+		m[i].options = tm->noptions ? *opts + n : NULL;
+		for (k = 0; k < tm->noptions; k++)
+			(*opts)[n++] = tm->options[k];
+		(*opts)[n++] = NULL;
+	}
+	return m;
+}
+
+char *
+mts_bundle_for_task(const struct mts_task_spec *t,
+    const struct mts_image_config *img, const struct mts_bundle_host *h,
+    char *err, size_t errlen)
+{
+	struct mts_bundle_spec b;
+	struct mts_bundle_mount *mounts = NULL;
+	const char **argv, **env, **opts = NULL;
+	const char *user = or_default(t->user, img->user);
+	char *cg = NULL, *json = NULL;
+
+	memset(&b, 0, sizeof(b));
+	argv = mts_task_argv(img->entrypoint, img->cmd, t->entrypoint,
+	    t->nentrypoint, t->command, t->ncommand);
+	env = mts_task_env(img->env, t->env, t->nenv);
+	if (mts_user_resolve(user, h->passwd, h->group, &b.uid, &b.gid)) {
+		snprintf(err, errlen, "user \"%s\" not found in the image", user);
+		goto out;
+	}
+	if ((mounts = task_mounts(t, &opts, err, errlen)) == NULL)
+		goto out;
+	cg = xasprintf("%s/%s", h->cgroup_parent, t->id);
+	b.args = argv;
+	b.env = env;
+	b.cwd = or_default(t->cwd, img->cwd);
+	b.hostname = or_default(t->hostname, t->id);
+	b.mounts = mounts;
+	b.nmounts = t->nmounts;
+	b.netns = t->netns;
+	b.read_only = t->read_only;
+	b.memory_limit = t->memory_limit;
+	b.cpu_millis = t->cpu_millis;
+	b.pids_limit = mts_task_pids_limit(t->pids_limit, h->default_pids);
+	/* The host may cap below 1048576. */
+	b.nofile = t->nofile ? t->nofile : h->nofile_max;
+	b.cgroups_path = cg;
+	b.seccomp = h->seccomp;
+	json = mts_bundle_config(&b, err, errlen);
+out:
+	free(cg);
+	free(argv);
+	free(env);
+	free(mounts);
+	free(opts);
+	return json;
 }

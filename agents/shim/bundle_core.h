@@ -34,6 +34,47 @@ struct mts_bundle_spec {
 	int seccomp;		 /* apply the default container profile */
 };
 
+/* A task's spec as the bundle needs it: the shim points these at its
+ * TaskSpec's fields (borrowed, counted arrays as protobuf has them). */
+struct mts_task_mount {
+	const char *source, *destination, *type;
+	char *const *options;
+	size_t noptions;
+};
+
+struct mts_task_spec {
+	const char *id;
+	char *const *entrypoint, *const *command, *const *env;
+	size_t nentrypoint, ncommand, nenv;
+	const char *cwd, *user, *hostname, *netns; /* "" or NULL = unset */
+	const struct mts_task_mount *mounts;
+	size_t nmounts;
+	int read_only;
+	uint64_t memory_limit;
+	uint32_t cpu_millis, pids_limit;
+	uint64_t nofile;
+};
+
+/* What the node brings: its settings and what it read for the task. */
+struct mts_bundle_host {
+	const char *cgroup_parent; /* [shim] cgroup_parent */
+	uint32_t default_pids;	   /* [shim] default_pids_limit */
+	uint64_t nofile_max;	   /* the shim's hard RLIMIT_NOFILE, 0 = unknown */
+	int seccomp;		   /* [shim] container_seccomp */
+	const char *passwd, *group; /* the image's files, NULL = missing */
+};
+
+struct mts_image_config;
+
+/* The task -> config.json translation: argv and env by Docker's rules, the
+ * user resolved against the image's files, the image's working directory,
+ * mounts checked (absolute destinations), hostname and cgroup from the id,
+ * the limits with the node's defaults. Returns config.json text (caller
+ * frees) or NULL with err filled. No I/O. */
+char *mts_bundle_for_task(const struct mts_task_spec *,
+    const struct mts_image_config *, const struct mts_bundle_host *,
+    char *err, size_t errlen);
+
 /* TaskSpec.pids_limit meaning "no limit" (0 means the node's default). */
 #define MTS_PIDS_UNLIMITED 0xffffffffu
 

@@ -189,74 +189,58 @@ read_user_db(struct shim_task *t, char **passwd, char **group, char *err,
 	return rc;
 }
 
+/* The bundle core's view of a TaskSpec (pointers into sp; *mounts is
+ * allocated, the caller frees it). */
+static void
+task_spec_of(const Mts__Shim__TaskSpec *sp, struct mts_task_spec *ts,
+    struct mts_task_mount **mounts)
+{
+	size_t i;
+
+	*mounts = xcalloc(sp->n_mounts + 1, sizeof(**mounts));
+	for (i = 0; i < sp->n_mounts; i++)
+		(*mounts)[i] = (struct mts_task_mount){
+		    .source = sp->mounts[i]->source,
+		    .destination = sp->mounts[i]->destination,
+		    .type = sp->mounts[i]->type,
+		    .options = sp->mounts[i]->options,
+		    .noptions = sp->mounts[i]->n_options};
+	*ts = (struct mts_task_spec){.id = sp->id,
+	    .entrypoint = sp->entrypoint, .nentrypoint = sp->n_entrypoint,
+	    .command = sp->command, .ncommand = sp->n_command,
+	    .env = sp->env, .nenv = sp->n_env, .cwd = sp->cwd,
+	    .user = sp->user, .hostname = sp->hostname, .netns = sp->netns,
+	    .mounts = *mounts, .nmounts = sp->n_mounts,
+	    .read_only = sp->read_only, .memory_limit = sp->memory_limit,
+	    .cpu_millis = sp->cpu_millis, .pids_limit = sp->pids_limit,
+	    .nofile = sp->nofile};
+}
+
+/* The bundle's I/O: what the translation needs from the task's root file
+ * system and the process limits, then config.json (bundle_core.c builds
+ * it). */
 static int
 write_bundle(struct shim *s, struct shim_task *t,
     const struct mts_image_info *img, char *err, size_t errlen)
 {
-	const Mts__Shim__TaskSpec *sp = t->spec;
-	struct mts_bundle_spec b;
-	struct mts_bundle_mount *mounts = NULL;
+	struct mts_bundle_host h = {.cgroup_parent = s->cfg.cgroup_parent,
+	    .default_pids = s->cfg.default_pids, .seccomp = s->cfg.seccomp};
+	struct mts_task_spec ts;
+	struct mts_task_mount *mounts;
 	struct rlimit rl;
 	char path[SHIM_PATH], *passwd = NULL, *group = NULL, *json = NULL;
-	char cg[512];
-	const char *user = sp->user && *sp->user ? sp->user : img->cfg.user;
-	const char **argv = NULL, **env = NULL, **opts = NULL;
-	size_t i, nopt;
-	int rc = -MTS_ERR_INVAL;
+	int rc;
 
-	memset(&b, 0, sizeof(b));
-	argv = mts_task_argv(img->cfg.entrypoint, img->cfg.cmd, sp->entrypoint,
-	    sp->n_entrypoint, sp->command, sp->n_command);
-	env = mts_task_env(img->cfg.env, sp->env, sp->n_env);
+	task_spec_of(t->spec, &ts, &mounts);
 	if ((rc = read_user_db(t, &passwd, &group, err, errlen)) != 0)
 		goto out;
+	h.passwd = passwd;
+	h.group = group;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		h.nofile_max = rl.rlim_max;
 	rc = -MTS_ERR_INVAL;
-	if (mts_user_resolve(user, passwd, group, &b.uid, &b.gid)) {
-		snprintf(err, errlen, "user \"%s\" not found in the image", user);
-		goto out;
-	}
-	mounts = xcalloc(sp->n_mounts + 1, sizeof(*mounts));
-	/* The bundle wants NULL-terminated option lists; protobuf's
-	 * repeated fields are counted: one flat copy with a NULL after
-	 * each mount's options. */
-	for (i = 0, nopt = 0; i < sp->n_mounts; i++)
-		nopt += sp->mounts[i]->n_options + 1;
-	opts = xcalloc(nopt + 1, sizeof(*opts));
-	for (i = 0, nopt = 0; i < sp->n_mounts; i++) {
-		const Mts__Shim__Mount *m = sp->mounts[i];
-		size_t k;
-		if (m->destination == NULL || m->destination[0] != '/') {
-			snprintf(err, errlen, "mount %zu: destination must be "
-			    "absolute", i);
-			goto out;
-		}
-		mounts[i].source = m->source;
-		mounts[i].destination = m->destination;
-		mounts[i].type = m->type;
-		mounts[i].options = m->n_options ? opts + nopt : NULL;
-		for (k = 0; k < m->n_options; k++)
-			opts[nopt++] = m->options[k];
-		opts[nopt++] = NULL;
-	}
-	/* t->core is set up after the bundle: the id comes from the spec. */
-	snprintf(cg, sizeof(cg), "%s/%s", s->cfg.cgroup_parent, sp->id);
-	b.args = argv;
-	b.env = env;
-	b.cwd = sp->cwd && *sp->cwd ? sp->cwd : img->cfg.cwd;
-	b.hostname = sp->hostname && *sp->hostname ? sp->hostname : sp->id;
-	b.mounts = mounts;
-	b.nmounts = sp->n_mounts;
-	b.netns = sp->netns;
-	b.read_only = sp->read_only;
-	b.memory_limit = sp->memory_limit;
-	b.cpu_millis = sp->cpu_millis;
-	b.pids_limit = mts_task_pids_limit(sp->pids_limit, s->cfg.default_pids);
-	b.nofile = sp->nofile;
-	if (b.nofile == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		b.nofile = rl.rlim_max; /* the host may cap below 1048576 */
-	b.cgroups_path = cg;
-	b.seccomp = s->cfg.seccomp;
-	if ((json = mts_bundle_config(&b, err, errlen)) == NULL)
+	if ((json = mts_bundle_for_task(&ts, &img->cfg, &h, err, errlen)) ==
+	    NULL)
 		goto out;
 	tpath(path, sizeof(path), t, "bundle/config.json");
 	/* No fsync: after a crash an unfinished task directory is removed
@@ -267,10 +251,7 @@ write_bundle(struct shim *s, struct shim_task *t,
 		snprintf(err, errlen, "%s: cannot write", path);
 out:
 	free(json);
-	free(argv);
-	free(env);
 	free(mounts);
-	free(opts);
 	free(passwd);
 	free(group);
 	return rc;

@@ -1,4 +1,4 @@
-/* test_shim_bundle.c: the shim's bundle core — config.json contents (namespaces, capabilities, seccomp, limits), argv/env merging by Docker's rules, user resolution. */
+/* test_shim_bundle.c: the shim's bundle core — config.json contents (namespaces, capabilities, seccomp, limits), argv/env merging by Docker's rules, user resolution, and the whole task -> config.json translation. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "agents/shim/bundle_core.h"
+#include "agents/shim/image_core.h"
 #include "mtserr.h"
 
 static const char *const args[] = {"sh", "-c", "echo hi", NULL};
@@ -346,6 +347,153 @@ test_pids_default(void **state)
 		    cases[i].node), cases[i].want);
 }
 
+/* The task -> config.json translation (what write_bundle used to do with
+ * the I/O mixed in): the image's config and files, the node's defaults. */
+static char *img_env[] = {"PATH=/bin", "MODE=image", NULL};
+static char *img_ep[] = {"/entry", NULL};
+static char *img_cmd[] = {"serve", NULL};
+static const char passwd[] = "root:x:0:0::/root:/bin/sh\n"
+			     "app:x:1000:1001::/home/app:/bin/sh\n";
+static const char group[] = "root:x:0:\nstaff:x:50:\n";
+
+static struct mts_image_config
+image(void)
+{
+	struct mts_image_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.env = img_env;
+	c.entrypoint = img_ep;
+	c.cmd = img_cmd;
+	c.cwd = "/srv";
+	c.user = "app";
+	return c;
+}
+
+static const struct mts_bundle_host host = {.cgroup_parent = "/mts",
+    .default_pids = 4096, .nofile_max = 65536, .seccomp = 1,
+    .passwd = passwd, .group = group};
+
+static json_t *
+for_task(const struct mts_task_spec *t, const struct mts_bundle_host *h)
+{
+	struct mts_image_config img = image();
+	char err[256];
+	char *txt = mts_bundle_for_task(t, &img, h, err, sizeof(err));
+	json_t *j;
+
+	if (txt == NULL)
+		fail_msg("translation: %s", err);
+	j = json_loads(txt, 0, NULL);
+	free(txt);
+	assert_non_null(j);
+	return j;
+}
+
+static json_int_t
+path_int(json_t *j, const char *a, const char *b, const char *c)
+{
+	return json_integer_value(json_object_get(json_object_get(
+	    json_object_get(j, a), b), c));
+}
+
+static void
+test_task_defaults(void **state)
+{
+	struct mts_task_spec t = {.id = "web1"};
+	json_t *j = for_task(&t, &host), *p = json_object_get(j, "process");
+
+	assert_string_equal(json_string_value(json_array_get(json_object_get(p,
+	    "args"), 0)), "/entry");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(p,
+	    "args"), 1)), "serve");
+	assert_string_equal(json_string_value(json_object_get(p, "cwd")),
+	    "/srv");
+	assert_int_equal(path_int(j, "process", "user", "uid"), 1000);
+	assert_int_equal(path_int(j, "process", "user", "gid"), 1001);
+	assert_string_equal(json_string_value(json_object_get(j, "hostname")),
+	    "web1");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    j, "linux"), "cgroupsPath")), "/mts/web1");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    json_object_get(json_object_get(j, "linux"), "resources"), "pids"),
+	    "limit")), 4096);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(
+	    json_object_get(p, "rlimits"), 0), "hard")), 65536);
+	assert_non_null(json_object_get(json_object_get(j, "linux"),
+	    "seccomp"));
+	json_decref(j);
+}
+
+static void
+test_task_overrides(void **state)
+{
+	static char *ep[] = {"/bin/sh", "-c"}, *cmd[] = {"exit 3"};
+	static char *tenv[] = {"MODE=task", "DB=x"}, *ro[] = {"ro"};
+	static const struct mts_task_mount m[] = {{.source = "/data",
+	    .destination = "/data", .options = ro, .noptions = 1}};
+	struct mts_task_spec t = {.id = "t2", .entrypoint = ep,
+	    .nentrypoint = 2, .command = cmd, .ncommand = 1, .env = tenv,
+	    .nenv = 2, .cwd = "/tmp", .user = "0:staff", .hostname = "h",
+	    .mounts = m, .nmounts = 1, .pids_limit = 50, .nofile = 1024};
+	struct mts_bundle_host h = host;
+	json_t *j, *p, *envs, *last;
+
+	h.seccomp = 0;
+	j = for_task(&t, &h);
+	p = json_object_get(j, "process");
+	assert_int_equal(json_array_size(json_object_get(p, "args")), 3);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(p,
+	    "args"), 2)), "exit 3");
+	envs = json_object_get(p, "env");
+	assert_int_equal(json_array_size(envs), 3);
+	assert_string_equal(json_string_value(json_array_get(envs, 1)),
+	    "MODE=task");
+	assert_int_equal(path_int(j, "process", "user", "uid"), 0);
+	assert_int_equal(path_int(j, "process", "user", "gid"), 50);
+	assert_string_equal(json_string_value(json_object_get(j, "hostname")),
+	    "h");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    json_object_get(json_object_get(j, "linux"), "resources"), "pids"),
+	    "limit")), 50);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(
+	    json_object_get(p, "rlimits"), 0), "hard")), 1024);
+	last = json_array_get(json_object_get(j, "mounts"),
+	    json_array_size(json_object_get(j, "mounts")) - 1);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(
+	    last, "options"), 0)), "ro");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(
+	    last, "options"), 1)), "rbind");
+	assert_null(json_object_get(json_object_get(j, "linux"), "seccomp"));
+	json_decref(j);
+}
+
+static void
+test_task_refused(void **state)
+{
+	static const struct mts_task_mount rel[] = {{.destination = "data"}};
+	struct mts_image_config img = image();
+	struct mts_task_spec t = {.id = "t3", .user = "nobody"};
+	struct mts_bundle_host h = host;
+	char err[256], *txt;
+
+	assert_null(mts_bundle_for_task(&t, &img, &h, err, sizeof(err)));
+	assert_string_equal(err, "user \"nobody\" not found in the image");
+	h.passwd = NULL; /* no /etc/passwd: numeric users still work */
+	t.user = "7";
+	if ((txt = mts_bundle_for_task(&t, &img, &h, err, sizeof(err))) == NULL)
+		fail_msg("numeric user without passwd: %s", err);
+	free(txt);
+	t.user = "app";
+	assert_null(mts_bundle_for_task(&t, &img, &h, err, sizeof(err)));
+	t.user = NULL;
+	h = host;
+	t.mounts = rel;
+	t.nmounts = 1;
+	assert_null(mts_bundle_for_task(&t, &img, &h, err, sizeof(err)));
+	assert_string_equal(err, "mount 0: destination must be absolute");
+}
+
 int
 main(void)
 {
@@ -359,6 +507,9 @@ main(void)
 		cmocka_unit_test(test_env_merge),
 		cmocka_unit_test(test_users),
 		cmocka_unit_test(test_pids_default),
+		cmocka_unit_test(test_task_defaults),
+		cmocka_unit_test(test_task_overrides),
+		cmocka_unit_test(test_task_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
