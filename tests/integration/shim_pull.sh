@@ -8,19 +8,14 @@ shim_setup
 shim_start
 STORE=$STATE/shim/images
 
-# A free port in the shim helper's range 18000-18499.
+# free_port: a free port claimed for this test (scripts/freeport), so
+# concurrent runs do not pick the same one between the check and the bind.
 free_port() {
-	local p
-	for _ in $(seq 1 50); do
-		p=$((18000 + RANDOM % 500))
-		if ! ss -ltnH "sport = :$p" | grep -q . && [ "$p" != "${PORT:-}" ]; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
+	local b
+	b=$("$TOP/scripts/freeport" 1 "$T_DIR") || return 1
+	echo $((b + 1))
 }
-PORT=$(free_port) || { fail "no free port in 18000-18499"; t_done; }
+PORT=$(free_port) || { fail "a free port for the registry"; t_done; }
 REG=127.0.0.1:$PORT
 cat >"$T_DIR/registry.yml" <<EOF
 version: 0.1
@@ -71,7 +66,6 @@ check "bad reference refused" grep -q 'invalid image reference' "$T_DIR/err"
 # token from the realm, then the pull.
 TPORT=$(free_port)
 RPORT=$(free_port)
-while [ "$RPORT" = "$TPORT" ]; do RPORT=$(free_port); done
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T_DIR/tok.key" -out "$T_DIR/tok.crt" \
 	-days 2 -subj /CN=mts-test-token >/dev/null 2>&1
 python3 "$TOP/tests/integration/shim_token.py" "$TPORT" "$T_DIR/tok.key" "$T_DIR/tok.crt" mts-test-issuer \
