@@ -2,7 +2,7 @@
 # agent_listeners.sh: every agent's listeners (nng PUB feeds and ipc_server sockets) survive peers that break off the SP handshake or never speak, under init with the shipped seccomp policies: the feeds' listeners are replaced, and each agent keeps its pid and still serves.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gossip_lib.sh"
-[ "$(id -u)" -eq 0 ] || { echo "PASS: skipped (needs root)"; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
 t_tmpdir
 trap 'g_down_purge; t_cleanup' EXIT
 g_down_purge() { "$GOSSIP_CLUSTER" down --purge >/dev/null 2>&1; }

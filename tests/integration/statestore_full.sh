@@ -2,14 +2,14 @@
 # statestore_full.sh: a statestore started on a full disk (under init, its seccomp filter on) comes up, serves reads, refuses writes naming ENOSPC, takes writes again once space returns, and keeps them across SIGKILL.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib_init.bash"
-[ "$(id -u)" -eq 0 ] || { echo "PASS: skipped (needs root)"; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
 t_tmpdir
 it_conf
 UID_SS=64188
 # The node's state (the statestore's RocksDB, the node key) on an 8 MiB
 # filesystem of its own.
 mkdir -p "$STATE"
-mount -t tmpfs -o size=8m,mode=0755 mts-full "$STATE" || { echo "PASS: skipped (cannot mount a tmpfs)"; exit 0; }
+mount -t tmpfs -o size=8m,mode=0755 mts-full "$STATE" || skip_all "cannot mount a tmpfs"
 trap 'umount -l "$STATE" 2>/dev/null; [ "${KEEP:-0}" = 1 ] || t_cleanup' EXIT
 cat >>"$T_DIR/mts.conf" <<EOC
 

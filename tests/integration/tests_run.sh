@@ -65,4 +65,9 @@ check "the skipping suites are listed" grep -q "^suites with skips: .*unit/fake_
 check "exit status non-zero with failures" [ $rc -ne 0 ]
 out=$(BUILD=$T_DIR/build TESTS='^unit/fake_(script|skipall)$' "$TOP/tests/run")
 check "skips alone do not fail the run" test $? -eq 0 -a "$(tail -1 <<<"$out")" = "1 passed, 0 failed, 2 skipped"
+# No suite reports a skip as a pass (use skip / skip_all from tests/lib.sh).
+pat='PASS: skip|pass "skip'
+hits=$(grep -rnE "$pat" "$TOP/tests" --include='*.sh' --include='*.bash' --include='*.c' --include='*.py' |
+	grep -v "^$TOP/tests/integration/tests_run.sh:")
+check "no suite prints PASS for a skip${hits:+ (${hits:0:400})}" test -z "$hits"
 t_done
