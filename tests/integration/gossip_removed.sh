@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gossip_removed.sh: a node removed with `node rm` — while it runs, or while it is down and started afterwards — notices, logs it once, stops dialling (low CPU, a quiet log) and says so in `node ls` (state removed) and `agent ls` (a status line), also after a restart; the others carry on.
+# gossip_removed.sh: a node removed with `node rm` — while it runs, or while it is down and started afterwards — notices, logs it once, stops dialling (low CPU, a quiet log) and says so in `node ls` (state removed) and `agent ls` (a status line), also after a restart; the others carry on; a node that never joined idles as quietly.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gossip_lib.sh"
 t_tmpdir
@@ -74,4 +74,9 @@ check "a member logged that it handed node 3 its tombstone" \
 	grep -q "handing it its tombstone" "$(g_log 1)" "$(g_log 2)"
 quiet 3 "removed while down"
 check "nodes 1-2 still see 2 alive members (node 3 stays out)" g_all_alive 2 1 2
+
+# --- a node that never joined idles too (its SWIM deadline is not due) ---
+"$GOSSIP_CLUSTER" start 5 >/dev/null 2>&1
+check "node 5 runs, not in a cluster" eval '[ -n "$(gpid 5)" ]'
+quiet 5 "never joined"
 t_done
