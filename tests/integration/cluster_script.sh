@@ -79,4 +79,8 @@ check "up fails when node 2 cannot listen" [ $rc -ne 0 ]
 check "... says it stops the nodes it started" grep -q "up failed: stopping node(s) 1 2" "$T_DIR/c.log"
 check "... and leaves no process of the cluster running" test -z "$(procs "$C")"
 check "... and keeps the logs" test -s "$C/n1/log/gossipd.log"
+MTS_CLUSTER_DIR=$C MTS_CLUSTER_PORT=$base "$CLUSTER" start 2 >"$T_DIR/c2.log" 2>&1
+rc=$?
+check "start of a node that cannot listen fails" [ $rc -ne 0 ]
+check "... and leaves none of its processes running" test -z "$(procs "$C")"
 t_done
