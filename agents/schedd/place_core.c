@@ -1,121 +1,10 @@
-/* place_core.c: placement — constraints, the eligibility filter with its reasons, and the greedy ranking (preference labels as Swarm spreads them, then tasks of the service per node, then load; or binpack). */
-#include <ctype.h>
+/* place_core.c: placement — the eligibility filter with its reasons (constraints through common/constraint.c) and the greedy ranking (preference labels as Swarm spreads them, then tasks of the service per node, then load; or binpack). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "place_core.h"
 #include "xmalloc.h"
-
-/* --- constraints ------------------------------------------------------------------ */
-
-static const char *const attrs[] = {"node.id", "node.hostname",
-    "node.platform.os", "node.platform.arch", "node.role", NULL};
-
-static int
-known_attr(const char *a)
-{
-	size_t i;
-
-	if (strncmp(a, "node.labels.", 12) == 0 && a[12])
-		return 1;
-	if (strncmp(a, "engine.labels.", 14) == 0 && a[14])
-		return 1;
-	for (i = 0; attrs[i]; i++)
-		if (strcmp(a, attrs[i]) == 0)
-			return 1;
-	return 0;
-}
-
-static void
-trim_into(char *dst, size_t len, const char *s, size_t n)
-{
-	while (n && isspace((unsigned char)*s))
-		s++, n--;
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	if (n >= len)
-		n = len - 1;
-	memcpy(dst, s, n);
-	dst[n] = '\0';
-}
-
-int
-mts_constraint_parse(const char *s, struct mts_constraint *c, char *err,
-    size_t errlen)
-{
-	const char *op = strstr(s, "==");
-
-	memset(c, 0, sizeof(*c));
-	c->op = MTS_CONSTRAINT_EQ;
-	if (op == NULL) {
-		op = strstr(s, "!=");
-		c->op = MTS_CONSTRAINT_NE;
-	}
-	if (op == NULL) {
-		snprintf(err, errlen, "\"%s\": expected ATTRIBUTE == VALUE or "
-		    "ATTRIBUTE != VALUE", s);
-		return -1;
-	}
-	trim_into(c->attr, sizeof(c->attr), s, (size_t)(op - s));
-	trim_into(c->value, sizeof(c->value), op + 2, strlen(op + 2));
-	if (!known_attr(c->attr)) {
-		snprintf(err, errlen, "\"%s\": unknown attribute \"%s\" (node.id, "
-		    "node.hostname, node.role, node.platform.os, "
-		    "node.platform.arch, node.labels.NAME, engine.labels.NAME)",
-		    s, c->attr);
-		return -1;
-	}
-	if (c->value[0] == '\0') {
-		snprintf(err, errlen, "\"%s\": no value to compare with", s);
-		return -1;
-	}
-	return 0;
-}
-
-static const char *
-label(const struct mts_label *l, size_t n, const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(l[i].key, key) == 0)
-			return l[i].value;
-	return NULL;
-}
-
-static const char *
-attr_value(const struct mts_constraint *c, const struct mts_place_node *n)
-{
-	const char *v;
-
-	if (strncmp(c->attr, "node.labels.", 12) == 0)
-		return label(n->labels, n->nlabels, c->attr + 12);
-	if (strncmp(c->attr, "engine.labels.", 14) == 0)
-		return label(n->engine_labels, n->nengine_labels,
-		    c->attr + 14);
-	if (strcmp(c->attr, "node.id") == 0)
-		return n->id;
-	if (strcmp(c->attr, "node.hostname") == 0)
-		return n->hostname;
-	if (strcmp(c->attr, "node.platform.os") == 0)
-		return n->os;
-	if (strcmp(c->attr, "node.platform.arch") == 0)
-		return n->arch;
-	/* node.role: no manager nodes in mts */
-	v = label(n->labels, n->nlabels, "role");
-	return v ? v : "manager";
-}
-
-int
-mts_constraint_match(const struct mts_constraint *c,
-    const struct mts_place_node *n)
-{
-	const char *v = attr_value(c, n);
-	int eq = v != NULL && strcmp(v, c->value) == 0;
-
-	return c->op == MTS_CONSTRAINT_EQ ? eq : !eq;
-}
 
 /* --- filtering -------------------------------------------------------------------- */
 
@@ -148,7 +37,7 @@ eligible(const struct mts_place_node *n, const struct mts_place_req *r,
 	if (!n->active)
 		return why->inactive++, 0;
 	for (k = 0; k < r->nconstraints; k++) {
-		if (!mts_constraint_match(&r->constraints[k], n)) {
+		if (!mts_constraint_match(&r->constraints[k], &n->a)) {
 			fail_by[k]++;
 			return why->constraint++, 0;
 		}
@@ -174,13 +63,15 @@ group_key(const struct mts_place_node *n, size_t k,
 	char *key;
 
 	for (l = 0; l <= k; l++) {
-		const char *v = label(n->labels, n->nlabels, r->spread[l]);
+		const char *v = mts_label_get(n->a.labels, n->a.nlabels,
+		    r->spread[l]);
 
 		len += (v ? strlen(v) : 0) + 1;
 	}
 	key = xmalloc(len + 1);
 	for (l = 0; l <= k; l++) {
-		const char *v = label(n->labels, n->nlabels, r->spread[l]);
+		const char *v = mts_label_get(n->a.labels, n->a.nlabels,
+		    r->spread[l]);
 
 		vl = v ? strlen(v) : 0;
 		memcpy(key + off, v ? v : "", vl);
@@ -318,7 +209,7 @@ by_id(const void *a, const void *b, void *arg)
 	const struct mts_place_node *nodes = arg;
 	const struct cand *const *x = a, *const *y = b;
 
-	return strcmp(nodes[(*x)->node].id, nodes[(*y)->node].id);
+	return strcmp(nodes[(*x)->node].a.id, nodes[(*y)->node].a.id);
 }
 
 /* Ties go to the lower node id: rank the candidates by id once, so the

@@ -5,49 +5,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "constraint.h"
 #include "ledger_core.h"
-
-#define MTS_PLACE_LABELS_MAX 32
-
-struct mts_label {
-	const char *key, *value;
-};
 
 /* A node as the owner sees it (from n/, nl/ and d/ records and SWIM). */
 struct mts_place_node {
-	const char *id;	      /* 32 hex digits */
-	const char *hostname;
-	const char *os, *arch;
-	const struct mts_label *labels; /* node labels (nl/ and n/) */
-	size_t nlabels;
-	const struct mts_label *engine_labels;
-	size_t nengine_labels;
+	struct mts_node_attrs a; /* what constraints look at */
 	int alive;	      /* SWIM says alive */
 	int active;	      /* availability active (not drain or pause) */
 	struct mts_res capacity, free; /* from its digest */
 	uint32_t tasks;	      /* all its tasks */
 	uint32_t service_tasks; /* tasks of the service being placed */
 };
-
-enum mts_constraint_op {
-	MTS_CONSTRAINT_EQ,
-	MTS_CONSTRAINT_NE,
-};
-
-struct mts_constraint {
-	char attr[128];	 /* node.id, node.hostname, node.labels.X, ... */
-	char value[128];
-	enum mts_constraint_op op;
-};
-
-/* Parses "ATTR == VALUE" / "ATTR != VALUE" (spaces optional). 0, or -1
- * with err saying what is wrong (an unknown attribute among them). */
-int mts_constraint_parse(const char *s, struct mts_constraint *c,
-    char *err, size_t errlen);
-/* Whether node satisfies c. node.role matches the label "role" where the
- * node has one; otherwise every node is a manager (mts has no roles). */
-int mts_constraint_match(const struct mts_constraint *c,
-    const struct mts_place_node *node);
 
 struct mts_place_req {
 	struct mts_res res; /* reservations, else limits */

@@ -31,12 +31,12 @@ make_nodes(struct mts_place_node *n, struct mts_ledger *l)
 		labels[i][0] = (struct mts_label){"zone", zone[i]};
 		labels[i][1] = (struct mts_label){"rack", rack[i]};
 		memset(&n[i], 0, sizeof(n[i]));
-		n[i].id = ids[i];
-		n[i].hostname = ids[i];
-		n[i].os = "linux";
-		n[i].arch = "x86_64";
-		n[i].labels = labels[i];
-		n[i].nlabels = 2;
+		n[i].a.id = ids[i];
+		n[i].a.hostname = ids[i];
+		n[i].a.os = "linux";
+		n[i].a.arch = "x86_64";
+		n[i].a.labels = labels[i];
+		n[i].a.nlabels = 2;
 		n[i].alive = n[i].active = 1;
 		n[i].capacity = n[i].free = cap;
 		mts_ledger_init(&l[i], cap, 0);

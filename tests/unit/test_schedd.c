@@ -179,12 +179,12 @@ three_nodes(struct mts_place_node *n)
 
 	for (i = 0; i < 3; i++) {
 		memset(&n[i], 0, sizeof(n[i]));
-		n[i].id = ids[i];
-		n[i].hostname = i == 2 ? "host-c" : "host";
-		n[i].os = "linux";
-		n[i].arch = "x86_64";
-		n[i].labels = labels[i];
-		n[i].nlabels = nl[i];
+		n[i].a.id = ids[i];
+		n[i].a.hostname = i == 2 ? "host-c" : "host";
+		n[i].a.os = "linux";
+		n[i].a.arch = "x86_64";
+		n[i].a.labels = labels[i];
+		n[i].a.nlabels = nl[i];
 		n[i].alive = n[i].active = 1;
 		n[i].capacity = n[i].free = res(4000, 4096 * MIB);
 	}
@@ -272,19 +272,19 @@ test_place_constraints(void **state)
 	/* every attribute */
 	assert_int_equal(mts_constraint_parse("node.hostname == host-c",
 	    &c[0], err, sizeof(err)), 0);
-	assert_true(mts_constraint_match(&c[0], &n[2]));
-	assert_false(mts_constraint_match(&c[0], &n[0]));
+	assert_true(mts_constraint_match(&c[0], &n[2].a));
+	assert_false(mts_constraint_match(&c[0], &n[0].a));
 	assert_int_equal(mts_constraint_parse("node.id == bb", &c[0], err,
 	    sizeof(err)), 0);
-	assert_true(mts_constraint_match(&c[0], &n[1]));
+	assert_true(mts_constraint_match(&c[0], &n[1].a));
 	assert_int_equal(mts_constraint_parse("node.platform.arch == x86_64",
 	    &c[0], err, sizeof(err)), 0);
-	assert_true(mts_constraint_match(&c[0], &n[1]));
+	assert_true(mts_constraint_match(&c[0], &n[1].a));
 	/* node.role: the label where set, else every node is a manager */
 	assert_int_equal(mts_constraint_parse("node.role == manager", &c[0],
 	    err, sizeof(err)), 0);
-	assert_true(mts_constraint_match(&c[0], &n[0]));
-	assert_false(mts_constraint_match(&c[0], &n[2]));
+	assert_true(mts_constraint_match(&c[0], &n[0].a));
+	assert_false(mts_constraint_match(&c[0], &n[2].a));
 	/* an impossible constraint, and the reason for people */
 	assert_int_equal(mts_constraint_parse("node.labels.disk == ssd", &c[0],
 	    err, sizeof(err)), 0);
