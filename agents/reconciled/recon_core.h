@@ -1,0 +1,93 @@
+/* recon_core.h: reconciliation as a pure function — from the services, the members a node sees and every node's task records, the actions that node must take: place missing replicas and stop extras of the services it owns (rendezvous hashing), and, for itself, global services, drains and tasks of removed services. */
+#ifndef MTS_RECON_CORE_H
+#define MTS_RECON_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "constraint.h"
+#include "hash.h"
+
+enum mts_rc_mode {
+	RC_REPLICATED,
+	RC_GLOBAL,
+	RC_REPLICATED_JOB,
+	RC_GLOBAL_JOB,
+};
+
+struct mts_rc_member {
+	uint8_t id[MTS_NODE_ID_LEN];
+	struct mts_node_attrs attrs; /* attrs.id: the id in hex */
+	int alive;		     /* SWIM: alive (suspect counts as alive) */
+	int draining;		     /* availability drain */
+};
+
+struct mts_rc_service {
+	const char *name;	/* <stack>_<service> */
+	enum mts_rc_mode mode;
+	uint32_t replicas;	/* replicated modes; completions for a job */
+	const struct mts_constraint *constraints;
+	size_t nconstraints;
+};
+
+enum mts_rc_task_state {
+	RC_TASK_PENDING,  /* committed, not running yet */
+	RC_TASK_RUNNING,
+	RC_TASK_DONE,	  /* exited 0 */
+	RC_TASK_FAILED,	  /* exited non-zero and the node gave up */
+	RC_TASK_STOPPED,  /* stopped on purpose */
+};
+
+/* A task as its node's t/ record says. */
+struct mts_rc_task {
+	const char *id;
+	const char *node;	/* hex id of the node that runs it */
+	const char *service;
+	enum mts_rc_task_state state;
+	int desired_running;	/* the node's intent */
+	uint64_t created;	/* HLC of its creation: orders "newest" */
+};
+
+struct mts_rc_view {
+	const struct mts_rc_member *members;
+	size_t nmembers;
+	const struct mts_rc_service *services;
+	size_t nservices;
+	const struct mts_rc_task *tasks;
+	size_t ntasks;
+	const char *self;	/* this node's id, hex */
+};
+
+enum mts_rc_kind {
+	RC_PLACE,	/* owner: place `count` tasks of service */
+	RC_PLACE_LOCAL, /* global: start one task of service on this node */
+	RC_STOP,	/* stop task (on whichever node runs it) */
+};
+
+struct mts_rc_action {
+	enum mts_rc_kind kind;
+	size_t service;	 /* index into view.services (RC_STOP of an orphan:
+			    SIZE_MAX) */
+	size_t task;	 /* RC_STOP: index into view.tasks */
+	uint32_t count;	 /* RC_PLACE */
+	char why[96];	 /* for service ps and the logs */
+};
+
+struct mts_rc_actions {
+	struct mts_rc_action *v;
+	size_t n, cap;
+};
+
+/* The index of service's owner among the members that are alive and not
+ * draining, -1 when there is none. Every node computes the same one from
+ * the same membership. */
+long mts_rc_owner(const struct mts_rc_view *, const char *service);
+/* Appends to out what view.self must do now. Deterministic: the same view
+ * gives the same actions in the same order, whatever the order of its
+ * tasks. Extras are chosen by the rule both sides of a healed partition
+ * share: most tasks of the service on one node first, then the newest,
+ * then the greatest task id. */
+void mts_rc_reconcile(const struct mts_rc_view *, struct mts_rc_actions *out);
+void mts_rc_actions_free(struct mts_rc_actions *);
+
+#endif

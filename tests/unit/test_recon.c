@@ -1,0 +1,368 @@
+/* test_recon.c: reconciled's core — ownership, missing and extra replicas, the deterministic extras rule (the same stops from two owners after a partition, whatever the order of the records), dead and draining nodes, global services, jobs, orphans. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agents/reconciled/recon_core.h"
+
+#define NODES 6
+
+static struct mts_rc_member members[NODES];
+static char hex[NODES][33];
+
+static void
+setup_members(void)
+{
+	int i, j;
+
+	for (i = 0; i < NODES; i++) {
+		memset(&members[i], 0, sizeof(members[i]));
+		for (j = 0; j < MTS_NODE_ID_LEN; j++)
+			members[i].id[j] = (uint8_t)(i * 17 + j);
+		mts_hex(hex[i], members[i].id, MTS_NODE_ID_LEN);
+		members[i].attrs.id = hex[i];
+		members[i].attrs.hostname = hex[i];
+		members[i].alive = 1;
+	}
+}
+
+static struct mts_rc_task
+task(const char *id, int node, const char *svc, uint64_t created)
+{
+	struct mts_rc_task t = {.id = id, .node = hex[node], .service = svc,
+	    .state = RC_TASK_RUNNING, .desired_running = 1,
+	    .created = created};
+
+	return t;
+}
+
+static struct mts_rc_view
+view(const struct mts_rc_service *s, size_t ns, const struct mts_rc_task *t,
+    size_t nt, int self)
+{
+	struct mts_rc_view v = {.members = members, .nmembers = NODES,
+	    .services = s, .nservices = ns, .tasks = t, .ntasks = nt,
+	    .self = hex[self]};
+
+	return v;
+}
+
+static int
+owner_of(const struct mts_rc_service *s)
+{
+	struct mts_rc_view v = view(s, 1, NULL, 0, 0);
+
+	return (int)mts_rc_owner(&v, s->name);
+}
+
+static void
+test_owner_places(void **state)
+{
+	struct mts_rc_service s = {.name = "shop_web", .mode = RC_REPLICATED,
+	    .replicas = 9};
+	struct mts_rc_actions a = {0};
+	int o, i, placed = 0;
+
+	setup_members();
+	o = owner_of(&s);
+	assert_true(o >= 0);
+	for (i = 0; i < NODES; i++) {
+		struct mts_rc_view v = view(&s, 1, NULL, 0, i);
+
+		mts_rc_reconcile(&v, &a);
+		if (a.n) {
+			assert_int_equal(i, o); /* only the owner acts */
+			assert_int_equal(a.v[0].kind, RC_PLACE);
+			assert_int_equal(a.v[0].count, 9);
+			assert_string_equal(a.v[0].why, "0 of 9 live");
+			placed++;
+		}
+		mts_rc_actions_free(&a);
+	}
+	assert_int_equal(placed, 1);
+	/* the owner dies: the next in weight order takes over */
+	members[o].alive = 0;
+	assert_int_not_equal(owner_of(&s), o);
+	assert_true(owner_of(&s) >= 0);
+	/* a draining node owns nothing */
+	members[o].alive = 1;
+	members[o].draining = 1;
+	assert_int_not_equal(owner_of(&s), o);
+}
+
+/* Tasks on a dead node count as missing at once. */
+static void
+test_dead_node_missing(void **state)
+{
+	struct mts_rc_service s = {.name = "shop_web", .mode = RC_REPLICATED,
+	    .replicas = 3};
+	struct mts_rc_task t[3];
+	struct mts_rc_actions a = {0};
+	struct mts_rc_view v;
+	int o, n1, n2;
+
+	setup_members();
+	o = owner_of(&s);
+	n1 = (o + 1) % NODES;
+	n2 = (o + 2) % NODES;
+	t[0] = task("a", n1, "shop_web", 1);
+	t[1] = task("b", n1, "shop_web", 2);
+	t[2] = task("c", n2, "shop_web", 3);
+	v = view(&s, 1, t, 3, o);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0);
+	members[n1].alive = 0;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_PLACE);
+	assert_int_equal(a.v[0].count, 2);
+	mts_rc_actions_free(&a);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The ids of the tasks an action list stops, sorted. */
+static size_t
+stopped(const struct mts_rc_view *v, const struct mts_rc_actions *a,
+    const char **ids)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].kind == RC_STOP)
+			ids[n++] = v->tasks[a->v[i].task].id;
+	qsort(ids, n, sizeof(*ids), cmp_str);
+	return n;
+}
+
+/* After a partition both sides placed 3: 6 live for 3 wanted. Two nodes
+ * that each think they own the service (membership not yet converged)
+ * stop the same 3, whatever the order of the records; the node with the
+ * most replicas loses them first, then the newest. */
+static void
+test_heal_same_choice(void **state)
+{
+	struct mts_rc_service s = {.name = NULL, .mode = RC_REPLICATED,
+	    .replicas = 3};
+	struct mts_rc_task t[6], shuffled[6];
+	struct mts_rc_actions a = {0}, b = {0};
+	const char *sa[6], *sb[6];
+	char name[32];
+	struct mts_rc_view va, vb;
+	int oa = -1, ob = -1, k, i;
+
+	setup_members();
+	/* a service whose owner is node 4, and node 5 once 4 is gone */
+	for (k = 0; k < 1000 && !(oa == 4 && ob == 5); k++) {
+		snprintf(name, sizeof(name), "shop_web%d", k);
+		s.name = name;
+		members[4].alive = 1;
+		oa = owner_of(&s);
+		members[4].alive = 0;
+		ob = owner_of(&s);
+	}
+	assert_int_equal(oa, 4);
+	assert_int_equal(ob, 5);
+	/* side A placed on nodes 0 and 1, side B on 2 and 3 (newer HLCs) */
+	t[0] = task("a1", 0, name, 10);
+	t[1] = task("a2", 0, name, 11);
+	t[2] = task("a3", 1, name, 12);
+	t[3] = task("b1", 2, name, 20);
+	t[4] = task("b2", 3, name, 21);
+	t[5] = task("b3", 3, name, 22);
+	for (i = 0; i < 6; i++)
+		shuffled[i] = t[(i * 5 + 3) % 6];
+	members[4].alive = 1;
+	va = view(&s, 1, t, 6, 4);
+	mts_rc_reconcile(&va, &a);
+	members[4].alive = 0; /* node 5 has not heard that 4 is back */
+	vb = view(&s, 1, shuffled, 6, 5);
+	mts_rc_reconcile(&vb, &b);
+	assert_int_equal(stopped(&va, &a, sa), 3);
+	assert_int_equal(stopped(&vb, &b, sb), 3);
+	for (i = 0; i < 3; i++)
+		assert_string_equal(sa[i], sb[i]);
+	/* nodes 0 and 3 hold two each: their newest go first (a2, b3),
+	 * then with one per node the newest of all (b2) */
+	assert_string_equal(sa[0], "a2");
+	assert_string_equal(sa[1], "b2");
+	assert_string_equal(sa[2], "b3");
+	mts_rc_actions_free(&a);
+	mts_rc_actions_free(&b);
+}
+
+static void
+test_extras_most_on_one_node(void **state)
+{
+	struct mts_rc_service s = {.name = "x_svc", .mode = RC_REPLICATED,
+	    .replicas = 3};
+	struct mts_rc_task t[6];
+	struct mts_rc_actions a = {0};
+	const char *ids[6];
+	struct mts_rc_view v;
+	int o, n[3], i;
+
+	setup_members();
+	o = owner_of(&s);
+	for (i = 0; i < 3; i++)
+		n[i] = (o + 1 + i) % NODES;
+	t[0] = task("t1", n[0], "x_svc", 1);
+	t[1] = task("t2", n[0], "x_svc", 2);
+	t[2] = task("t3", n[0], "x_svc", 3);
+	t[3] = task("t4", n[0], "x_svc", 4);
+	t[4] = task("t5", n[1], "x_svc", 100);
+	t[5] = task("t6", n[2], "x_svc", 101);
+	v = view(&s, 1, t, 6, o);
+	mts_rc_reconcile(&v, &a);
+	/* 4 on one node: three of them go, newest first; 1 per node left */
+	assert_int_equal(stopped(&v, &a, ids), 3);
+	assert_string_equal(ids[0], "t2");
+	assert_string_equal(ids[1], "t3");
+	assert_string_equal(ids[2], "t4");
+	assert_string_equal(a.v[0].why, "6 live, 3 wanted");
+	mts_rc_actions_free(&a);
+}
+
+static void
+test_global(void **state)
+{
+	struct mts_constraint c;
+	struct mts_label zone_a = {"zone", "a"};
+	struct mts_rc_service s = {.name = "mon_agent", .mode = RC_GLOBAL};
+	struct mts_rc_task t[2];
+	struct mts_rc_actions a = {0};
+	struct mts_rc_view v;
+	char err[128];
+	const char *ids[2];
+
+	setup_members();
+	v = view(&s, 1, NULL, 0, 2);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_PLACE_LOCAL);
+	mts_rc_actions_free(&a);
+	/* two here: the newer one stops */
+	t[0] = task("g1", 2, "mon_agent", 5);
+	t[1] = task("g2", 2, "mon_agent", 6);
+	v = view(&s, 1, t, 2, 2);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(stopped(&v, &a, ids), 1);
+	assert_string_equal(ids[0], "g2");
+	mts_rc_actions_free(&a);
+	/* a constraint this node fails: its task stops, none is placed */
+	assert_int_equal(mts_constraint_parse("node.labels.zone == a", &c, err,
+	    sizeof(err)), 0);
+	s.constraints = &c;
+	s.nconstraints = 1;
+	v = view(&s, 1, t, 1, 2);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_STOP);
+	mts_rc_actions_free(&a);
+	members[2].attrs.labels = &zone_a;
+	members[2].attrs.nlabels = 1;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0);
+	/* a global job that completed here is not started again */
+	s.mode = RC_GLOBAL_JOB;
+	t[0].state = RC_TASK_DONE;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0);
+	mts_rc_actions_free(&a);
+}
+
+static void
+test_jobs(void **state)
+{
+	struct mts_rc_service s = {.name = "batch_run",
+	    .mode = RC_REPLICATED_JOB, .replicas = 3};
+	struct mts_rc_task t[3];
+	struct mts_rc_actions a = {0};
+	struct mts_rc_view v;
+	int o;
+
+	setup_members();
+	o = owner_of(&s);
+	t[0] = task("j1", (o + 1) % NODES, "batch_run", 1);
+	t[1] = task("j2", (o + 2) % NODES, "batch_run", 2);
+	t[2] = task("j3", (o + 3) % NODES, "batch_run", 3);
+	t[0].state = t[1].state = RC_TASK_DONE;
+	v = view(&s, 1, t, 3, o);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0); /* 2 done + 1 running */
+	t[2].state = RC_TASK_DONE;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0); /* 3 completions: finished, not restarted */
+	t[2].state = RC_TASK_FAILED;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_PLACE);
+	assert_int_equal(a.v[0].count, 1);
+	mts_rc_actions_free(&a);
+}
+
+static void
+test_orphans_and_drain(void **state)
+{
+	struct mts_rc_service s = {.name = "shop_web", .mode = RC_REPLICATED,
+	    .replicas = 2};
+	struct mts_rc_task t[3];
+	struct mts_rc_actions a = {0};
+	struct mts_rc_view v;
+	int o, self;
+
+	setup_members();
+	o = owner_of(&s);
+	self = (o + 1) % NODES;
+	t[0] = task("old", self, "gone_svc", 1);
+	t[1] = task("other", (o + 2) % NODES, "gone_svc", 1);
+	t[2] = task("w1", self, "shop_web", 2);
+	v = view(&s, 1, t, 3, self);
+	mts_rc_reconcile(&v, &a);
+	/* only this node's orphan: the other node stops its own */
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_STOP);
+	assert_int_equal(a.v[0].task, 0);
+	assert_string_equal(a.v[0].why, "service removed");
+	mts_rc_actions_free(&a);
+	/* draining: this node stops its replicated tasks, the owner counts
+	 * them missing */
+	members[self].draining = 1;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.v[1].task, 2);
+	assert_string_equal(a.v[1].why, "node draining");
+	mts_rc_actions_free(&a);
+	v.self = hex[owner_of(&s)];
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.v[0].kind, RC_PLACE);
+	assert_int_equal(a.v[0].count, 2);
+	mts_rc_actions_free(&a);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_owner_places),
+		cmocka_unit_test(test_dead_node_missing),
+		cmocka_unit_test(test_heal_same_choice),
+		cmocka_unit_test(test_extras_most_on_one_node),
+		cmocka_unit_test(test_global),
+		cmocka_unit_test(test_jobs),
+		cmocka_unit_test(test_orphans_and_drain),
+	};
+
+	mts_crypto_init();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
