@@ -53,6 +53,7 @@ mtsctl_svc_get(struct mtsctl *ctx, const char *name, struct svc_rec *out)
 	char *key = xasprintf(SVC_PREFIX "%s", name);
 	int rc;
 
+	memset(out, 0, sizeof(*out)); /* cleared even when the call fails */
 	g.key.data = (uint8_t *)key;
 	g.key.len = strlen(key);
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
