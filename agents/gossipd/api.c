@@ -30,6 +30,19 @@ body(const ProtobufCMessage *m)
 	return (Mts__Gossipd__Request *)m;
 }
 
+static void
+delete_key(struct gossipd *g, const char *key, gd_store_fn fn, void *arg)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__DeleteReq del = MTS__STATESTORE__DELETE_REQ__INIT;
+
+	del.key.data = (uint8_t *)key;
+	del.key.len = strlen(key);
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_DELETE;
+	req.delete_ = &del;
+	gd_store_send(g, &req, fn, arg);
+}
+
 /* --- cluster ------------------------------------------------------------------ */
 
 static void
@@ -44,13 +57,85 @@ reply_token(struct mts_ipc_call *call, const char *tok)
 	mts_ipc_reply(call, &rep.base);
 }
 
-static int
-write_self(struct gossipd *g)
+/* An init waiting for the statestore to store its three records. */
+struct init_call {
+	struct mts_ipc_call *call;
+	struct mts_token t; /* cluster id, join secret, our address */
+	int left, failed;
+};
+
+static void
+init_stored(struct gossipd *g, void *arg, int rc,
+    const Mts__Statestore__Reply *rep)
 {
+	struct init_call *ic = arg;
+	Mts__Gossipd__Reply r = MTS__GOSSIPD__REPLY__INIT;
+	Mts__Gossipd__InitRep ir = MTS__GOSSIPD__INIT_REP__INIT;
+	char tok[TOKEN_MAX];
+
+	ic->failed |= rc < 0;
+	if (--ic->left > 0)
+		return;
+	g->init_pending = 0;
+	if (ic->failed) {
+		mts_ipc_reply_error(ic->call, MTS_ERR_IO,
+		    "the statestore refused the cluster records");
+	} else if (mts_token_encode(&ic->t, tok, sizeof(tok)) < 0) {
+		mts_ipc_reply_error(ic->call, MTS_ERR_IO,
+		    "cannot build the token");
+	} else {
+		memcpy(g->cluster_id, ic->t.cluster_id, MTS_CLUSTER_ID_LEN);
+		g->in_cluster = 1;
+		log_info("created cluster, advertising %s", ic->t.addr);
+		ir.token = tok;
+		ir.cluster_id.data = ic->t.cluster_id;
+		ir.cluster_id.len = MTS_CLUSTER_ID_LEN;
+		r.body_case = MTS__GOSSIPD__REPLY__BODY_INIT;
+		r.init = &ir;
+		mts_ipc_reply(ic->call, &r.base);
+	}
+	sodium_memzero(ic, sizeof(*ic));
+	free(ic);
+}
+
+static void
+put_record(struct gossipd *g, const char *key, const ProtobufCMessage *val,
+    struct init_call *ic)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
+	size_t len = protobuf_c_message_get_packed_size(val);
+	uint8_t *buf = xmalloc(len + 1);
+
+	protobuf_c_message_pack(val, buf);
+	put.key.data = (uint8_t *)key;
+	put.key.len = strlen(key);
+	put.value.data = buf;
+	put.value.len = len;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
+	req.put = &put;
+	gd_store_send(g, &req, init_stored, ic);
+	sodium_memzero(buf, len);
+	free(buf);
+}
+
+/* Stores the cluster record, the join secret and our member record, then
+ * answers with the token (init_stored). */
+static void
+store_cluster(struct gossipd *g, struct init_call *ic)
+{
+	Mts__Gossip__ClusterRecord cr = MTS__GOSSIP__CLUSTER_RECORD__INIT;
+	Mts__Gossip__JoinSecret js = MTS__GOSSIP__JOIN_SECRET__INIT;
 	Mts__Gossip__MemberRecord mr = MTS__GOSSIP__MEMBER_RECORD__INIT;
 	const struct mts_swim_member *me = mts_swim_member_at(g->swim, 0);
 	char key[MTS_NODE_HEX_LEN + 3], *addrs[1];
 
+	cr.version = 1;
+	cr.cluster_id.data = ic->t.cluster_id;
+	cr.cluster_id.len = MTS_CLUSTER_ID_LEN;
+	js.version = 1;
+	js.secret.data = ic->t.secret;
+	js.secret.len = sizeof(ic->t.secret);
 	mr.version = 1;
 	mr.pubkey.data = g->pub;
 	mr.pubkey.len = 32;
@@ -62,7 +147,11 @@ write_self(struct gossipd *g)
 	mr.joined_at = mts_wall_ms();
 	mr.name = (char *)me->u.name;
 	snprintf(key, sizeof(key), "m/%s", g->idhex);
-	return gd_store_put(g, key, &mr.base);
+	ic->left = 3;
+	g->init_pending = 1;
+	put_record(g, "c/cluster", &cr.base, ic);
+	put_record(g, "c/join", &js.base, ic);
+	put_record(g, key, &mr.base, ic);
 }
 
 static void
@@ -70,16 +159,12 @@ h_init(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	struct gossipd *g = ctx;
 	const Mts__Gossipd__InitReq *rq = body(m)->init;
-	Mts__Gossip__ClusterRecord cr = MTS__GOSSIP__CLUSTER_RECORD__INIT;
-	Mts__Gossip__JoinSecret js = MTS__GOSSIP__JOIN_SECRET__INIT;
-	Mts__Gossipd__Reply rep = MTS__GOSSIPD__REPLY__INIT;
-	Mts__Gossipd__InitRep ir = MTS__GOSSIPD__INIT_REP__INIT;
-	uint8_t cid[MTS_CLUSTER_ID_LEN], secret[32];
-	char tok[TOKEN_MAX];
+	struct init_call *ic;
 
-	if (g->in_cluster) {
-		mts_ipc_reply_error(call, MTS_ERR_STATE,
-		    "this node is already in a cluster");
+	if (g->in_cluster || g->init_pending) {
+		mts_ipc_reply_error(call, MTS_ERR_STATE, "%s",
+		    g->in_cluster ? "this node is already in a cluster" :
+				    "an init is already in progress");
 		return;
 	}
 	if (rq->advertise[0] &&
@@ -92,35 +177,13 @@ h_init(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	}
 	if (rq->advertise[0])
 		mts_swim_set_self(g->swim, rq->advertise, NULL);
-	randombytes_buf(cid, sizeof(cid));
-	randombytes_buf(secret, sizeof(secret));
-	cr.version = 1;
-	cr.cluster_id.data = cid;
-	cr.cluster_id.len = sizeof(cid);
-	js.version = 1;
-	js.secret.data = secret;
-	js.secret.len = sizeof(secret);
-	if (gd_store_put(g, "c/cluster", &cr.base) < 0 ||
-	    gd_store_put(g, "c/join", &js.base) < 0 || write_self(g) < 0) {
-		mts_ipc_reply_error(call, MTS_ERR_IO,
-		    "the statestore refused the cluster records");
-		return;
-	}
-	memcpy(g->cluster_id, cid, sizeof(cid));
-	g->in_cluster = 1;
-	sodium_memzero(secret, sizeof(secret));
-	if (gd_token(g, tok, sizeof(tok), 0, NULL) < 0) {
-		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot build the token");
-		return;
-	}
-	log_info("created cluster, advertising %s",
+	ic = xcalloc(1, sizeof(*ic));
+	ic->call = call;
+	randombytes_buf(ic->t.cluster_id, sizeof(ic->t.cluster_id));
+	randombytes_buf(ic->t.secret, sizeof(ic->t.secret));
+	snprintf(ic->t.addr, sizeof(ic->t.addr), "%s",
 	    mts_swim_member_at(g->swim, 0)->u.addr);
-	ir.token = tok;
-	ir.cluster_id.data = cid;
-	ir.cluster_id.len = sizeof(cid);
-	rep.body_case = MTS__GOSSIPD__REPLY__BODY_INIT;
-	rep.init = &ir;
-	mts_ipc_reply(call, &rep.base);
+	store_cluster(g, ic);
 }
 
 static void
@@ -184,7 +247,7 @@ h_leave(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	}
 	mts_swim_leave(g->swim, now, &g->out);
 	snprintf(key, sizeof(key), "m/%s", g->idhex);
-	(void)gd_store_delete(g, key);
+	delete_key(g, key, NULL, NULL);
 	/* tell every member directly, then stop talking */
 	msg.body_case = MTS__GOSSIP__MSG__BODY_BYE;
 	msg.bye = &bye;
@@ -272,13 +335,39 @@ resolve(struct gossipd *g, const char *s, uint8_t id[MTS_NODE_ID_LEN])
 	return hits == 1 ? 0 : hits == 0 ? -MTS_ERR_NOTFOUND : -MTS_ERR_CONFLICT;
 }
 
+/* A remove waiting for the statestore's delete. */
+struct remove_call {
+	struct mts_ipc_call *call;
+	uint8_t id[MTS_NODE_ID_LEN];
+};
+
+static void
+removed(struct gossipd *g, void *arg, int rc,
+    const Mts__Statestore__Reply *r)
+{
+	struct remove_call *rm = arg;
+	Mts__Gossipd__Reply rep = MTS__GOSSIPD__REPLY__INIT;
+	Mts__Gossipd__RemoveRep rr = MTS__GOSSIPD__REMOVE_REP__INIT;
+
+	if (rc < 0) {
+		mts_ipc_reply_error(rm->call, -rc,
+		    "statestore refused the delete");
+	} else {
+		rr.node.data = rm->id;
+		rr.node.len = MTS_NODE_ID_LEN;
+		rep.body_case = MTS__GOSSIPD__REPLY__BODY_REMOVE;
+		rep.remove = &rr;
+		mts_ipc_reply(rm->call, &rep.base);
+	}
+	free(rm);
+}
+
 static void
 h_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	struct gossipd *g = ctx;
 	const char *who = body(m)->remove->node;
-	Mts__Gossipd__Reply rep = MTS__GOSSIPD__REPLY__INIT;
-	Mts__Gossipd__RemoveRep rr = MTS__GOSSIPD__REMOVE_REP__INIT;
+	struct remove_call *rm;
 	char key[MTS_NODE_HEX_LEN + 3];
 	uint8_t id[MTS_NODE_ID_LEN];
 	int rc;
@@ -295,15 +384,10 @@ h_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	}
 	memcpy(key, "m/", 2);
 	mts_hex(key + 2, id, MTS_NODE_ID_LEN);
-	if ((rc = gd_store_delete(g, key)) < 0) {
-		mts_ipc_reply_error(call, -rc, "statestore refused the delete");
-		return;
-	}
-	rr.node.data = id;
-	rr.node.len = MTS_NODE_ID_LEN;
-	rep.body_case = MTS__GOSSIPD__REPLY__BODY_REMOVE;
-	rep.remove = &rr;
-	mts_ipc_reply(call, &rep.base);
+	rm = xcalloc(1, sizeof(*rm));
+	rm->call = call;
+	memcpy(rm->id, id, MTS_NODE_ID_LEN);
+	delete_key(g, key, removed, rm);
 }
 
 /* --- relay ---------------------------------------------------------------------- */

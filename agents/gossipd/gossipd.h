@@ -167,6 +167,7 @@ struct gossipd {
 	char idhex[MTS_NODE_HEX_LEN + 1];
 	char name[MTS_SWIM_NAME_MAX];
 	int in_cluster;
+	int init_pending; /* an init's records are being stored */
 	int removed; /* our own m/<node> is a tombstone: out for good */
 	uint8_t cluster_id[MTS_CLUSTER_ID_LEN];
 	struct mts_loop *loop;
@@ -247,8 +248,6 @@ int gd_store_call(struct gossipd *, Mts__Statestore__Request *req,
     Mts__Statestore__Reply **rep);
 int gd_store_get(struct gossipd *, const char *key, Mts__Statestore__Reply **);
 int gd_store_put(struct gossipd *, const char *key, const ProtobufCMessage *);
-int gd_store_delete(struct gossipd *, const char *key);
-int gd_store_root(struct gossipd *, uint8_t root[32]);
 /* The outcome of an asynchronous statestore call (on the loop): rep is
  * valid during the call only; rc < 0 was logged (but NOTFOUND). */
 typedef void (*gd_store_fn)(struct gossipd *, void *arg, int rc,

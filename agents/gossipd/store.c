@@ -137,44 +137,6 @@ gd_store_put(struct gossipd *g, const char *key, const ProtobufCMessage *val)
 	return rc;
 }
 
-int
-gd_store_delete(struct gossipd *g, const char *key)
-{
-	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-	Mts__Statestore__DeleteReq del = MTS__STATESTORE__DELETE_REQ__INIT;
-	Mts__Statestore__Reply *rep = NULL;
-	int rc;
-
-	del.key.data = (uint8_t *)key;
-	del.key.len = strlen(key);
-	req.body_case = MTS__STATESTORE__REQUEST__BODY_DELETE;
-	req.delete_ = &del;
-	rc = gd_store_call(g, &req, &rep);
-	if (rep)
-		mts__statestore__reply__free_unpacked(rep, NULL);
-	return rc;
-}
-
-int
-gd_store_root(struct gossipd *g, uint8_t root[32])
-{
-	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-	Mts__Statestore__RootReq rr = MTS__STATESTORE__ROOT_REQ__INIT;
-	Mts__Statestore__Reply *rep = NULL;
-	int rc;
-
-	req.body_case = MTS__STATESTORE__REQUEST__BODY_ROOT;
-	req.root = &rr;
-	if ((rc = gd_store_call(g, &req, &rep)) < 0)
-		return rc;
-	if (rep->root == NULL || rep->root->hash.len != 32)
-		rc = -MTS_ERR_INVAL;
-	else
-		memcpy(root, rep->root->hash.data, 32);
-	mts__statestore__reply__free_unpacked(rep, NULL);
-	return rc;
-}
-
 void
 gd_store_merge(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
     gd_store_fn fn, void *arg)

@@ -158,6 +158,43 @@ test_bad_page_refused(void **state)
 	mts_mst_free(b);
 }
 
+/* Without has_page the walk hands out every page hash unchecked (gossipd
+ * filters them with asynchronous lookups): the root the local side also
+ * holds comes out, and nothing is skipped. */
+static void
+test_unchecked_pages(void **state)
+{
+	struct mts_mst *a = mts_mst_new(), *b = mts_mst_new();
+	struct mts_ae_local loc = {NULL, rh_of, a};
+	struct mts_ae *ae = mts_ae_new(&loc);
+	struct mts_ae_local checked = {has_page, rh_of, a};
+	struct mts_ae *ae2 = mts_ae_new(&checked);
+	uint8_t ra[32], rb[32], hs[4][32];
+
+	fill(a, 0, 50, 1);
+	fill(b, 0, 50, 1);
+	fill(b, 50, 51, 2); /* b differs from a by one key */
+	mts_mst_root(a, ra);
+	mts_mst_root(b, rb);
+	/* the walk starts at b's root, which a does not hold */
+	assert_int_equal(mts_ae_start(ae, ra, rb), 1);
+	assert_int_equal(mts_ae_next_pages(ae, hs, 4), 1);
+	assert_memory_equal(hs[0], rb, 32);
+	/* asked for a's own root, the checked walk skips it, the unchecked
+	 * one hands it out */
+	assert_int_equal(mts_ae_start(ae2, rb, ra), 1);
+	assert_int_equal(mts_ae_next_pages(ae2, hs, 4), 0);
+	mts_ae_free(ae);
+	ae = mts_ae_new(&loc);
+	assert_int_equal(mts_ae_start(ae, rb, ra), 1);
+	assert_int_equal(mts_ae_next_pages(ae, hs, 4), 1);
+	assert_memory_equal(hs[0], ra, 32);
+	mts_ae_free(ae);
+	mts_ae_free(ae2);
+	mts_mst_free(a);
+	mts_mst_free(b);
+}
+
 static void
 test_seen_dedupe_and_evict(void **state)
 {
@@ -191,6 +228,7 @@ main(void)
 		cmocka_unit_test(test_walk_converges),
 		cmocka_unit_test(test_walk_from_empty),
 		cmocka_unit_test(test_bad_page_refused),
+		cmocka_unit_test(test_unchecked_pages),
 		cmocka_unit_test(test_seen_dedupe_and_evict),
 	};
 
