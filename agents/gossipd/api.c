@@ -85,6 +85,8 @@ init_stored(struct gossipd *g, void *arg, int rc,
 		    "cannot build the token");
 	} else {
 		memcpy(g->cluster_id, ic->t.cluster_id, MTS_CLUSTER_ID_LEN);
+		memcpy(g->join_secret, ic->t.secret, 32);
+		g->has_join_secret = 1;
 		g->in_cluster = 1;
 		log_info("created cluster, advertising %s", ic->t.addr);
 		ir.token = tok;
@@ -96,27 +98,6 @@ init_stored(struct gossipd *g, void *arg, int rc,
 	}
 	sodium_memzero(ic, sizeof(*ic));
 	free(ic);
-}
-
-static void
-put_record(struct gossipd *g, const char *key, const ProtobufCMessage *val,
-    struct init_call *ic)
-{
-	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
-	size_t len = protobuf_c_message_get_packed_size(val);
-	uint8_t *buf = xmalloc(len + 1);
-
-	protobuf_c_message_pack(val, buf);
-	put.key.data = (uint8_t *)key;
-	put.key.len = strlen(key);
-	put.value.data = buf;
-	put.value.len = len;
-	req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
-	req.put = &put;
-	gd_store_send(g, &req, init_stored, ic);
-	sodium_memzero(buf, len);
-	free(buf);
 }
 
 /* Stores the cluster record, the join secret and our member record, then
@@ -149,9 +130,9 @@ store_cluster(struct gossipd *g, struct init_call *ic)
 	snprintf(key, sizeof(key), "m/%s", g->idhex);
 	ic->left = 3;
 	g->init_pending = 1;
-	put_record(g, "c/cluster", &cr.base, ic);
-	put_record(g, "c/join", &js.base, ic);
-	put_record(g, key, &mr.base, ic);
+	gd_store_put_send(g, "c/cluster", &cr.base, init_stored, ic);
+	gd_store_put_send(g, "c/join", &js.base, init_stored, ic);
+	gd_store_put_send(g, key, &mr.base, init_stored, ic);
 }
 
 static void

@@ -174,10 +174,35 @@ cluster_record(struct gossipd *g, const Mts__Record *rec)
 		mts__gossip__cluster_record__free_unpacked(cr, NULL);
 }
 
+/* c/join: the join secret, kept in memory so that a join attempt (which
+ * anyone who can reach the port makes) never waits on the statestore. */
+static void
+join_record(struct gossipd *g, const Mts__Record *rec)
+{
+	Mts__Gossip__JoinSecret *js = NULL;
+
+	if (rec && !rec->tombstone)
+		js = mts__gossip__join_secret__unpack(NULL, rec->value.len,
+		    rec->value.data);
+	g->has_join_secret = js && js->secret.len == 32;
+	if (g->has_join_secret)
+		memcpy(g->join_secret, js->secret.data, 32);
+	else
+		sodium_memzero(g->join_secret, sizeof(g->join_secret));
+	if (js) {
+		sodium_memzero(js->secret.data, js->secret.len);
+		mts__gossip__join_secret__free_unpacked(js, NULL);
+	}
+}
+
 void
 gd_member_record_changed(struct gossipd *g, const char *key,
     const Mts__Record *rec, mts_time_t now)
 {
+	if (strcmp(key, "c/join") == 0) {
+		join_record(g, rec);
+		return;
+	}
 	if (strncmp(key, "m/", 2) == 0)
 		member_record(g, key, rec, now);
 	else if (strcmp(key, "c/cluster") == 0)
@@ -199,6 +224,10 @@ gd_load_cluster(struct gossipd *g, mts_time_t now)
 
 	if (gd_store_get(g, "c/cluster", &rep) == 0) {
 		cluster_record(g, rep->get->record);
+		mts__statestore__reply__free_unpacked(rep, NULL);
+	}
+	if (gd_store_get(g, "c/join", &rep) == 0) {
+		join_record(g, rep->get->record);
 		mts__statestore__reply__free_unpacked(rep, NULL);
 	}
 	sc.prefix.data = (uint8_t *)"m/";
@@ -291,25 +320,10 @@ gd_verify_any(void *ctx, const uint8_t pub[32])
 int
 gd_join_secret(struct gossipd *g, uint8_t secret[32])
 {
-	Mts__Statestore__Reply *rep = NULL;
-	Mts__Gossip__JoinSecret *js;
-	const Mts__Record *r;
-	int rc = -MTS_ERR_NOTFOUND;
-
-	if (gd_store_get(g, "c/join", &rep) < 0)
+	if (!g->has_join_secret)
 		return -MTS_ERR_NOTFOUND;
-	r = rep->get->record;
-	js = r->tombstone ? NULL :
-			    mts__gossip__join_secret__unpack(NULL, r->value.len,
-				r->value.data);
-	if (js && js->secret.len == 32) {
-		memcpy(secret, js->secret.data, 32);
-		rc = 0;
-	}
-	if (js)
-		mts__gossip__join_secret__free_unpacked(js, NULL);
-	mts__statestore__reply__free_unpacked(rep, NULL);
-	return rc;
+	memcpy(secret, g->join_secret, 32);
+	return 0;
 }
 
 int
@@ -331,6 +345,8 @@ gd_token(struct gossipd *g, char *out, size_t outlen, int rotate,
 		js.secret.len = sizeof(t.secret);
 		if ((rc = gd_store_put(g, "c/join", &js.base)) < 0)
 			return rc;
+		memcpy(g->join_secret, t.secret, 32);
+		g->has_join_secret = 1;
 	}
 	if ((rc = gd_join_secret(g, t.secret)) < 0)
 		return rc;
@@ -395,9 +411,11 @@ send_join_rep(struct gossipd *g, struct link *l, const char *error)
 	free(mp);
 }
 
-static int
-write_member(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN], const uint8_t pub[32],
-    const char *addr, const char *name)
+/* Stores the new member's record; fn gets the outcome. */
+static void
+write_member(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN],
+    const uint8_t pub[32], const char *addr, const char *name,
+    gd_store_fn fn, void *arg)
 {
 	Mts__Gossip__MemberRecord mr = MTS__GOSSIP__MEMBER_RECORD__INIT;
 	char key[MTS_NODE_HEX_LEN + 3], *addrs[1];
@@ -414,7 +432,55 @@ write_member(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN], const uint8_t
 	mr.name = (char *)name;
 	memcpy(key, "m/", 2);
 	mts_hex(key + 2, id, MTS_NODE_ID_LEN);
-	return gd_store_put(g, key, &mr.base);
+	gd_store_put_send(g, key, &mr.base, fn, arg);
+}
+
+/* An admission waiting for the new member's record to be stored. */
+struct admit_call {
+	uint8_t pub[32];
+	struct mts_swim_update u;
+};
+
+/* The joiner's link, if it is still open (it may close while we wait). */
+static struct link *
+join_link(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN])
+{
+	struct link *l;
+
+	for (l = g->links; l; l = l->next)
+		if (!l->dead && l->kind == LINK_JOIN_IN &&
+		    memcmp(l->id, id, MTS_NODE_ID_LEN) == 0)
+			return l;
+	return NULL;
+}
+
+static void
+admit_stored(struct gossipd *g, void *arg, int rc,
+    const Mts__Statestore__Reply *rep)
+{
+	struct admit_call *ac = arg;
+	struct link *l = join_link(g, ac->u.id);
+	char hex[MTS_NODE_HEX_LEN + 1];
+	struct peer *p;
+
+	if (rc < 0) {
+		if (l)
+			send_join_rep(g, l, "the bootstrap node could not "
+					    "record the new member");
+		free(ac);
+		return;
+	}
+	mts_hex(hex, ac->u.id, MTS_NODE_ID_LEN);
+	p = gd_peer_get(g, ac->u.id);
+	memcpy(p->pub, ac->pub, 32);
+	p->has_pub = 1;
+	snprintf(p->addr, sizeof(p->addr), "%s", ac->u.addr);
+	snprintf(p->name, sizeof(p->name), "%s", ac->u.name);
+	mts_swim_apply(g->swim, &ac->u, mts_loop_now(g->loop), &g->out);
+	log_info("admitted node %s (%s, %s)", hex, ac->u.name, ac->u.addr);
+	if (l)
+		send_join_rep(g, l, NULL);
+	free(ac);
 }
 
 void
@@ -453,6 +519,7 @@ gd_admit(struct gossipd *g, struct link *l, mts_time_t now)
 	Mts__Gossip__JoinHello *jh;
 	struct mts_swim_update u;
 	const uint8_t *data, *rs = mts_conn_remote_static(l->conn);
+	struct admit_call *ac;
 	struct peer *p;
 	size_t len;
 	char hex[MTS_NODE_HEX_LEN + 1];
@@ -475,19 +542,11 @@ gd_admit(struct gossipd *g, struct link *l, mts_time_t now)
 				    "join with a fresh identity");
 		goto out;
 	}
-	if (write_member(g, l->id, rs, u.addr, u.name) < 0) {
-		send_join_rep(g, l, "the bootstrap node could not record "
-				    "the new member");
-		goto out;
-	}
-	p = gd_peer_get(g, l->id);
-	memcpy(p->pub, rs, 32);
-	p->has_pub = 1;
-	snprintf(p->addr, sizeof(p->addr), "%s", u.addr);
-	snprintf(p->name, sizeof(p->name), "%s", u.name);
-	mts_swim_apply(g->swim, &u, now, &g->out);
-	log_info("admitted node %s (%s, %s)", hex, u.name, u.addr);
-	send_join_rep(g, l, NULL);
+	/* the join reply goes out once the member record is stored */
+	ac = xcalloc(1, sizeof(*ac));
+	memcpy(ac->pub, rs, 32);
+	ac->u = u;
+	write_member(g, l->id, rs, u.addr, u.name, admit_stored, ac);
 out:
 	if (jh)
 		mts__gossip__join_hello__free_unpacked(jh, NULL);

@@ -168,6 +168,8 @@ struct gossipd {
 	char name[MTS_SWIM_NAME_MAX];
 	int in_cluster;
 	int init_pending; /* an init's records are being stored */
+	uint8_t join_secret[32]; /* c/join, followed through the feed */
+	int has_join_secret;
 	int removed; /* our own m/<node> is a tombstone: out for good */
 	uint8_t cluster_id[MTS_CLUSTER_ID_LEN];
 	struct mts_loop *loop;
@@ -256,6 +258,9 @@ typedef void (*gd_store_fn)(struct gossipd *, void *arg, int rc,
  * NULL. */
 void gd_store_send(struct gossipd *, Mts__Statestore__Request *req,
     gd_store_fn fn, void *arg);
+/* Puts key = packed val. */
+void gd_store_put_send(struct gossipd *, const char *key,
+    const ProtobufCMessage *val, gd_store_fn fn, void *arg);
 void gd_store_merge(struct gossipd *, Mts__KeyRecord **recs, size_t n,
     gd_store_fn fn, void *arg);
 void gd_feed_drain(struct gossipd *, mts_time_t now);

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "agents/gossipd/gossipd.h"
 #include "log.h"
 #include "mtserr.h"
@@ -135,6 +137,27 @@ gd_store_put(struct gossipd *g, const char *key, const ProtobufCMessage *val)
 		mts__statestore__reply__free_unpacked(rep, NULL);
 	free(buf);
 	return rc;
+}
+
+void
+gd_store_put_send(struct gossipd *g, const char *key,
+    const ProtobufCMessage *val, gd_store_fn fn, void *arg)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
+	size_t len = protobuf_c_message_get_packed_size(val);
+	uint8_t *buf = xmalloc(len + 1);
+
+	protobuf_c_message_pack(val, buf);
+	put.key.data = (uint8_t *)key;
+	put.key.len = strlen(key);
+	put.value.data = buf;
+	put.value.len = len;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
+	req.put = &put;
+	gd_store_send(g, &req, fn, arg);
+	sodium_memzero(buf, len); /* it may be the join secret */
+	free(buf);
 }
 
 void
