@@ -116,7 +116,9 @@ send_all(struct mts_ipc_client *c, const uint8_t *head, size_t hlen,
 		if ((size_t)n >= iov[0].iov_len) {
 			n -= (ssize_t)iov[0].iov_len;
 			iov[0].iov_len = 0;
-			iov[1].iov_base = (uint8_t *)iov[1].iov_base + n;
+			/* a greeting has no body (NULL): nothing to advance */
+			if (n > 0)
+				iov[1].iov_base = (uint8_t *)iov[1].iov_base + n;
 			iov[1].iov_len -= (size_t)n;
 		} else {
 			iov[0].iov_base = (uint8_t *)iov[0].iov_base + n;

@@ -19,3 +19,6 @@ $(eval $(call unittest,test_token,tests/unit/test_token.c agents/gossipd/token_c
 $(eval $(call fuzzer,fuzz_gossip_frame,tests/fuzz/fuzz_gossip_frame.c agents/gossipd/noise.c agents/gossipd/conn_core.c agents/gossipd/token_core.c))
 $(eval $(call testprog,gossip_load,tests/integration/gossip_load.c))
 $(eval $(call testprog,gossip_relay,tests/integration/gossip_relay.c))
+# gossipd's real API (dispatch table and handlers) under libFuzzer; its
+# main() is renamed so libFuzzer's is the program's
+$(eval $(call fuzzer,fuzz_gossipd_api,tests/fuzz/fuzz_gossipd_api.c $(GOSSIPD_SRCS) $(GOSSIPD_CORE),-Dmain=gossipd_main -lm))
