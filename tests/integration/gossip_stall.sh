@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gossip_stall.sh: a stalled local agent does not stall gossip — node 2's statestore stopped for 2 s (SIGSTOP) while node 1 writes: node 2 still answers probes (nobody suspects it), and the writes reach it once its statestore runs again.
+# gossip_stall.sh: a stalled local agent does not stall gossip — node 2's statestore stopped for 2 s (SIGSTOP) while node 1 writes and strangers attempt joins through node 2: node 2 still answers probes (nobody suspects it), and the writes reach it once its statestore runs again.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gossip_lib.sh"
 t_tmpdir
@@ -35,7 +35,17 @@ end=$((SECONDS + 4))
 writer=$!
 sleep 1
 kill -STOP "$SS"
-sleep 2
+# join attempts meanwhile (a first frame of 48 bytes is a join): node 2
+# must not ask its stopped statestore for the join secret
+python3 - "$((17580 + 2))" <<'PY'
+import os, socket, sys, time
+for i in range(20):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.sendall((48).to_bytes(4, "big") + os.urandom(48))
+    s.close()
+    time.sleep(0.05)
+PY
+sleep 1
 kill -CONT "$SS"
 wait $writer
 SS=
