@@ -108,6 +108,17 @@ host_of(const char *raddr, char *out, size_t len)
 
 /* --- peer errors in the log ----------------------------------------------- */
 
+static void
+log_line(int level, const char *line)
+{
+	if (level == MTS_LOG_WARN)
+		log_warnx("%s", line);
+	else if (level == MTS_LOG_INFO)
+		log_info("%s", line);
+	else
+		log_debug("%s", line);
+}
+
 void
 gd_peer_log(struct gossipd *g, int level, const char *raddr, const char *kind,
     const char *fmt, ...)
@@ -121,41 +132,53 @@ gd_peer_log(struct gossipd *g, int level, const char *raddr, const char *kind,
 		mts_rl_init(&g->peer_log, PEER_LOG_KEYS,
 		    g->cfg.peer_log_interval);
 	host_of(raddr, host, sizeof(host));
-	snprintf(key, sizeof(key), "%s %s", host, kind);
+	/* "LEVEL HOST KIND": a summary is logged at its lines' level */
+	snprintf(key, sizeof(key), "%d %s %s", level, host, kind);
 	if (!mts_rl_hit(&g->peer_log, key, mts_loop_now(g->loop)))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (level == MTS_LOG_WARN)
-		log_warnx("%s", line);
-	else if (level == MTS_LOG_INFO)
-		log_info("%s", line);
-	else
-		log_debug("%s", line);
+	log_line(level, line);
+}
+
+/* "... and N more 'KIND' from HOST in the last S s", at the level of the
+ * lines left out (warn for the shared slot, whose lines are of any kind). */
+static void
+summarize(const struct mts_rl_summary *s)
+{
+	char key[MTS_RL_KEY_MAX], line[256], *host = key, *kind = NULL;
+	int level = MTS_LOG_WARN;
+
+	memcpy(key, s->key, sizeof(key));
+	if (strcmp(key, MTS_RL_OTHER) != 0 &&
+	    (host = strchr(key, ' ')) != NULL) {
+		level = atoi(key);
+		*host++ = '\0';
+		if ((kind = strchr(host, ' ')) != NULL)
+			*kind++ = '\0';
+	} else {
+		host = "other sources";
+	}
+	snprintf(line, sizeof(line), "... and %llu more %s%s%sfrom %s in the "
+				      "last %lld s",
+	    (unsigned long long)s->count, kind ? "'" : "", kind ? kind : "",
+	    kind ? "' " : "", host, (long long)(s->span + 500) / 1000);
+	log_line(level, line);
 }
 
 /* One line for each source and kind of error whose lines were left out in
- * the interval just over: "... and N more from ADDR". */
+ * the interval just over. */
 static void
 peer_log_summaries(struct gossipd *g, mts_time_t now)
 {
 	struct mts_rl_summary s;
-	char *kind;
 
 	if (g->peer_log.slot == NULL || now < g->peer_log_next)
 		return;
 	g->peer_log_next = now + 1000;
-	while (mts_rl_expire(&g->peer_log, now, &s)) {
-		kind = strchr(s.key, ' ');
-		if (kind)
-			*kind++ = '\0';
-		log_warnx("... and %llu more %s%s%sfrom %s in the last %lld s",
-		    (unsigned long long)s.count, kind ? "'" : "",
-		    kind ? kind : "", kind ? "' " : "",
-		    strcmp(s.key, MTS_RL_OTHER) == 0 ? "other sources" : s.key,
-		    (long long)(s.span + 500) / 1000);
-	}
+	while (mts_rl_expire(&g->peer_log, now, &s))
+		summarize(&s);
 }
 
 /* --- links ---------------------------------------------------------------- */
