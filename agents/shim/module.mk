@@ -2,7 +2,7 @@
 SHIM_CORE := agents/shim/image_core.c agents/shim/bundle_core.c agents/shim/shim_core.c \
 	agents/shim/runtime_core.c agents/shim/exec_core.c
 MTS_CONF_SRCS += agents/shim/shim_conf.c
-SHIM_SRCS := agents/shim/shim_conf.c agents/shim/shim.c agents/shim/shim_api.c agents/shim/shim_task.c \
+SHIM_SRCS := agents/shim/shim_conf.c agents/shim/shim.c agents/shim/shim_watch.c agents/shim/shim_api.c agents/shim/shim_task.c \
 	agents/shim/shim_io.c agents/shim/shim_exec.c agents/shim/image_store.c $(SHIM_CORE)
 IMAGE_SRCS := agents/shim/image_tool.c agents/shim/image_store.c \
 	agents/shim/image_import.c agents/shim/image_pull.c agents/shim/image_core.c
@@ -19,3 +19,10 @@ $(eval $(call fuzzer,fuzz_shim_path,tests/fuzz/fuzz_shim_path.c agents/shim/imag
 $(eval $(call unittest,test_shim_policy,tests/unit/test_shim_policy.c,-lseccomp))
 $(BUILD)/obj/tests/unit/test_shim_policy.o: CPPFLAGS += -DTOP='"$(CURDIR)"'
 $(eval $(call testprog,shim-bench-client,tests/bench/shim_client.c,-ljansson))
+# The API fuzzer links the shim's real handlers and everything they call
+# (not shim.c: the harness is the loop's owner).
+SHIM_API_FUZZ := tests/fuzz/fuzz_shim_api.c agents/shim/shim_conf.c \
+	agents/shim/shim_watch.c agents/shim/shim_api.c agents/shim/shim_task.c \
+	agents/shim/shim_io.c agents/shim/shim_exec.c agents/shim/image_store.c \
+	$(SHIM_CORE)
+$(eval $(call fuzzer,fuzz_shim_api,$(SHIM_API_FUZZ),-ljansson))

@@ -467,6 +467,10 @@ main(int argc, char **argv)
 		mts_loop_free(m.loop);
 		return 0;
 	}
+	/* The runtime and the container must not inherit the status socket:
+	 * the shim reads the report at its end, which a copy in a container
+	 * would hold off for the container's whole life. */
+	fcntl(STATUS_FD, F_SETFD, FD_CLOEXEC);
 	/* The task directory as working directory is how a restarted shim
 	 * recognises this monitor (/proc/PID/cwd). */
 	if (chdir(m.dir) < 0)

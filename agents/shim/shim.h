@@ -118,7 +118,7 @@ struct shim_exec_cmd {
 	int shell; /* run args[0] through /bin/sh -c */
 };
 
-/* shim.c: a task on the loop */
+/* shim_watch.c: a task on the loop */
 /* Sets up t's timer (task_alloc). */
 void shim_task_loop_init(struct shim *, struct shim_task *);
 /* Watches t's monitor descriptors that have no watcher yet and arms its
