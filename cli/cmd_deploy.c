@@ -43,24 +43,12 @@ pack_spec(const Mts__Service__ServiceSpec *s, size_t *len)
 }
 
 /* The storage a field takes in the C struct (its value; for repeated
- * fields also the count at quantifier_offset). */
+ * fields the pointer, and the count at quantifier_offset). */
 static size_t
 field_size(const ProtobufCFieldDescriptor *f)
 {
-	if (f->label == PROTOBUF_C_LABEL_REPEATED)
-		return sizeof(void *);
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_FIXED64:
-	case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_DOUBLE:
-		return 8;
-	case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
-		return sizeof(void *);
-	case PROTOBUF_C_TYPE_BYTES:
-		return sizeof(ProtobufCBinaryData);
-	default:
-		return 4;
-	}
+	return f->label == PROTOBUF_C_LABEL_REPEATED ? sizeof(void *) :
+	    mtsctl_pb_value_size(f);
 }
 
 /* A spec holding only field f of s (shallow: it is only packed). */

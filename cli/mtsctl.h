@@ -113,6 +113,9 @@ void mtsctl_print_obj(const struct mtsctl *, json_t *obj,
 json_t *mtsctl_json_bytes(const uint8_t *p, size_t len);
 /* Any protobuf-c message as a JSON object, by its descriptor (pbjson.c). */
 json_t *mtsctl_pb_json(const ProtobufCMessage *);
+/* The bytes one value of field f takes in its message's C struct (one
+ * element, for a repeated field). */
+size_t mtsctl_pb_value_size(const ProtobufCFieldDescriptor *f);
 /* Whether p holds only valid UTF-8 (RFC 3629). */
 int mtsctl_utf8_valid(const uint8_t *p, size_t len);
 /* Sets obj[field] to bytes: for -o json the exact text when they are valid

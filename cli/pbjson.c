@@ -47,9 +47,8 @@ value(const ProtobufCFieldDescriptor *f, const void *p)
 	return json_null();
 }
 
-/* How many bytes one element of a repeated field takes. */
-static size_t
-elem_size(const ProtobufCFieldDescriptor *f)
+size_t
+mtsctl_pb_value_size(const ProtobufCFieldDescriptor *f)
 {
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_UINT64:
@@ -86,7 +85,7 @@ mtsctl_pb_json(const ProtobufCMessage *m)
 
 			for (k = 0; k < n; k++)
 				json_array_append_new(a, value(f, arr +
-				    k * elem_size(f)));
+				    k * mtsctl_pb_value_size(f)));
 			json_object_set_new(o, f->name, a);
 		} else
 			json_object_set_new(o, f->name, value(f, base));

@@ -194,34 +194,38 @@ cnode_kind_name(const struct cnode *n)
 
 /* --- building from events ---------------------------------------------------- */
 
+/* "FILE:LINE:COLUMN: message" into b->err; returns -1. */
+static int
+verr(struct builder *b, size_t line, size_t col, const char *fmt, va_list ap)
+{
+	int off;
+
+	off = snprintf(b->err, b->errlen, "%s:%zu:%zu: ", b->file, line, col);
+	if (off >= 0 && (size_t)off < b->errlen)
+		vsnprintf(b->err + off, b->errlen - off, fmt, ap);
+	return -1;
+}
+
+/* An error at a libyaml mark (0-based). */
 static int
 berr(struct builder *b, const yaml_mark_t *m, const char *fmt, ...)
 {
 	va_list ap;
-	int off;
 
-	off = snprintf(b->err, b->errlen, "%s:%zu:%zu: ", b->file,
-	    m->line + 1, m->column + 1);
-	if (off < 0 || (size_t)off >= b->errlen)
-		return -1;
 	va_start(ap, fmt);
-	vsnprintf(b->err + off, b->errlen - off, fmt, ap);
+	verr(b, m->line + 1, m->column + 1, fmt, ap);
 	va_end(ap);
 	return -1;
 }
 
+/* An error at a node. */
 static int
 nerr(struct builder *b, const struct cnode *n, const char *fmt, ...)
 {
 	va_list ap;
-	int off;
 
-	off = snprintf(b->err, b->errlen, "%s:%d:%d: ", b->file, n->line,
-	    n->col);
-	if (off < 0 || (size_t)off >= b->errlen)
-		return -1;
 	va_start(ap, fmt);
-	vsnprintf(b->err + off, b->errlen - off, fmt, ap);
+	verr(b, (size_t)n->line, (size_t)n->col, fmt, ap);
 	va_end(ap);
 	return -1;
 }

@@ -64,10 +64,12 @@ rule_for(const char *path)
 	return M_DEFAULT;
 }
 
-/* A list-or-map turned into a map (a new tree): "K=V" items give K: V,
- * "K" items give K: null. NULL (err set) when it is neither. */
-struct cnode *
-compose_kv_map(const struct cnode *n, char *err, size_t errlen)
+/* A list-or-map turned into a map (a new tree). With kv, "K=V" items give
+ * K: V and "K" items K: null (environment, labels); without, every item
+ * is a name with null options (networks, depends_on). NULL (err set) when
+ * it is neither a list of strings nor a map. */
+static struct cnode *
+list_to_map(const struct cnode *n, int kv, char *err, size_t errlen)
 {
 	struct cnode *m;
 	size_t i;
@@ -82,17 +84,18 @@ compose_kv_map(const struct cnode *n, char *err, size_t errlen)
 	m = cnode_new(CN_MAP, n);
 	for (i = 0; i < n->n; i++) {
 		const struct cnode *it = n->kids[i];
-		const char *eq;
+		const char *eq = NULL;
 		struct cnode *v;
 		char *k;
 
 		if (it->kind != CN_SCALAR) {
-			compose_err(err, errlen, it, "expected KEY=VALUE, not "
-			    "%s", cnode_kind_name(it));
+			compose_err(err, errlen, it, "expected %s, not %s",
+			    kv ? "KEY=VALUE" : "a name", cnode_kind_name(it));
 			cnode_free(m);
 			return NULL;
 		}
-		eq = strchr(it->str, '=');
+		if (kv)
+			eq = strchr(it->str, '=');
 		k = eq ? xmemdup_str(it->str, (size_t)(eq - it->str)) :
 		    xstrdup(it->str);
 		v = eq ? cnode_scalar(eq + 1, it) : cnode_new(CN_SCALAR, it);
@@ -106,36 +109,16 @@ compose_kv_map(const struct cnode *n, char *err, size_t errlen)
 	return m;
 }
 
-/* A list of names or a map of name: options, as a map. */
+struct cnode *
+compose_kv_map(const struct cnode *n, char *err, size_t errlen)
+{
+	return list_to_map(n, 1, err, errlen);
+}
+
 static struct cnode *
 names_map(const struct cnode *n, char *err, size_t errlen)
 {
-	struct cnode *m;
-	size_t i;
-
-	if (n->kind == CN_MAP)
-		return cnode_clone(n);
-	if (n->kind != CN_SEQ) {
-		compose_err(err, errlen, n, "expected a list or a mapping, "
-		    "not %s", cnode_kind_name(n));
-		return NULL;
-	}
-	m = cnode_new(CN_MAP, n);
-	for (i = 0; i < n->n; i++) {
-		struct cnode *v;
-
-		if (n->kids[i]->kind != CN_SCALAR) {
-			compose_err(err, errlen, n->kids[i], "expected a "
-			    "name, not %s", cnode_kind_name(n->kids[i]));
-			cnode_free(m);
-			return NULL;
-		}
-		v = cnode_new(CN_SCALAR, n->kids[i]);
-		v->str = xstrdup("");
-		v->plain = 1;
-		cnode_set(m, n->kids[i]->str, v, n->kids[i]);
-	}
-	return m;
+	return list_to_map(n, 0, err, errlen);
 }
 
 static struct cnode *

@@ -901,24 +901,47 @@ k_logging(struct conv *c, const struct cnode *n)
 	return 0;
 }
 
+/* networks and depends_on: a list of names, or a map of name: options. */
+static int
+check_named(struct conv *c, const struct cnode *n, const char *what)
+{
+	size_t i;
+
+	if (n->kind != CN_SEQ)
+		return cv_want(c, n, CN_MAP, what);
+	for (i = 0; i < n->n; i++)
+		if (cv_want(c, n->kids[i], CN_SCALAR, what) < 0)
+			return -1;
+	return 0;
+}
+
+/* Entry i of such a key: its name, and its options (NULL when it has
+ * none); -1 when the options are not a mapping. */
+static int
+named_entry(struct conv *c, const struct cnode *n, size_t i, const char *what,
+    const struct cnode **name, const struct cnode **opt)
+{
+	*name = n->kind == CN_SEQ ? n->kids[i] : n->kids[2 * i];
+	*opt = n->kind == CN_MAP ? n->kids[2 * i + 1] : NULL;
+	if (*opt != NULL && cnode_is_null(*opt))
+		*opt = NULL;
+	return *opt ? cv_want(c, *opt, CN_MAP, what) : 0;
+}
+
 static int
 k_networks(struct conv *c, const struct cnode *n)
 {
 	struct mts_service *s = c->svc;
 	size_t i, k;
 
-	if (n->kind == CN_SEQ) {
-		for (i = 0; i < n->n; i++)
-			if (cv_want(c, n->kids[i], CN_SCALAR, "networks") < 0)
-				return -1;
-	} else if (cv_want(c, n, CN_MAP, "networks") < 0)
+	if (check_named(c, n, "networks") < 0)
 		return -1;
 	for (i = 0; i < n->n; i++) {
-		const struct cnode *name = n->kind == CN_SEQ ? n->kids[i] :
-		    n->kids[2 * i];
-		const struct cnode *opt = n->kind == CN_MAP ?
-		    n->kids[2 * i + 1] : NULL, *v;
+		const struct cnode *name, *opt, *v;
 		struct mts_svc_network *sn;
+
+		if (named_entry(c, n, i, "networks", &name, &opt) < 0)
+			return -1;
 
 		s->networks = xreallocarray(s->networks, s->nnetworks + 1,
 		    sizeof(*s->networks));
@@ -929,10 +952,8 @@ k_networks(struct conv *c, const struct cnode *n)
 			return CERR(c, name, "service \"%s\": network \"%s\" "
 			    "is not declared under the top-level networks",
 			    s->name, sn->name);
-		if (opt == NULL || cnode_is_null(opt))
+		if (opt == NULL)
 			continue;
-		if (cv_want(c, opt, CN_MAP, "networks") < 0)
-			return -1;
 		if ((v = cnode_get(opt, "aliases")) &&
 		    cv_strv(c, v, "networks.aliases", &sn->aliases, 0) < 0)
 			return -1;
@@ -960,18 +981,14 @@ k_depends_on(struct conv *c, const struct cnode *n)
 	struct mts_service *s = c->svc;
 	size_t i;
 
-	if (n->kind == CN_SEQ) {
-		for (i = 0; i < n->n; i++)
-			if (cv_want(c, n->kids[i], CN_SCALAR, "depends_on") < 0)
-				return -1;
-	} else if (cv_want(c, n, CN_MAP, "depends_on") < 0)
+	if (check_named(c, n, "depends_on") < 0)
 		return -1;
 	for (i = 0; i < n->n; i++) {
-		const struct cnode *name = n->kind == CN_SEQ ? n->kids[i] :
-		    n->kids[2 * i];
-		const struct cnode *opt = n->kind == CN_MAP ?
-		    n->kids[2 * i + 1] : NULL, *v;
+		const struct cnode *name, *opt, *v;
 		struct mts_depend *d;
+
+		if (named_entry(c, n, i, "depends_on", &name, &opt) < 0)
+			return -1;
 
 		s->depends = xreallocarray(s->depends, s->ndepends + 1,
 		    sizeof(*s->depends));
@@ -984,10 +1001,8 @@ k_depends_on(struct conv *c, const struct cnode *n)
 			    "\"%s\", which is not a service of this stack",
 			    s->name, d->service);
 		snprintf(d->condition, sizeof(d->condition), "service_started");
-		if (opt == NULL || cnode_is_null(opt))
+		if (opt == NULL)
 			continue;
-		if (cv_want(c, opt, CN_MAP, "depends_on") < 0)
-			return -1;
 		if ((v = cnode_get(opt, "condition")) &&
 		    cv_word(c, v, "depends_on.condition", d->condition,
 		    sizeof(d->condition), conds) < 0)
