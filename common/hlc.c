@@ -9,7 +9,10 @@ mts_hlc_now(struct mts_hlc *c, uint64_t wall_ms)
 	/* Either the wall clock moved past everything seen (counter restarts),
 	 * or we tick the logical counter of the highest HLC seen; a counter
 	 * overflow carries into the millisecond part, which stays ordered. */
-	c->last = phys > c->last ? phys : c->last + 1;
+	if (phys > c->last)
+		c->last = phys;
+	else if (c->last < UINT64_MAX)
+		c->last++;
 	return c->last;
 }
 

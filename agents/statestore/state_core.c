@@ -119,14 +119,25 @@ refuse(struct mts_verdict *v, int err, const char *fmt, ...)
 }
 
 static int
-check_merged(const struct mts_record *r, struct mts_verdict *v)
+check_merged(const struct mts_state_self *self, const struct mts_record *r,
+    struct mts_verdict *v)
 {
+	uint64_t ms = mts_hlc_ms(r->hlc);
+
 	if (r->tombstone && r->vlen != 0)
 		return refuse(v, -MTS_ERR_INVAL, "tombstone with a value");
 	if (r->vlen > MTS_RECORD_MAX_VALUE)
 		return refuse(v, -MTS_ERR_INVAL, "value over 1 MiB");
 	if (r->hlc == 0)
 		return refuse(v, -MTS_ERR_INVAL, "hlc is zero");
+	/* a record from the far future would win every later write to its
+	 * key and, observed, drag this node's clock along (2^64-1 wrapped
+	 * it to 0: every local write after it lost) */
+	if (ms > self->now_wall_ms + MTS_HLC_MAX_AHEAD_MS)
+		return refuse(v, -MTS_ERR_INVAL,
+		    "hlc is %llu ms ahead of this node's clock (at most %llu)",
+		    (unsigned long long)(ms - self->now_wall_ms),
+		    (unsigned long long)MTS_HLC_MAX_AHEAD_MS);
 	return 0;
 }
 
@@ -155,7 +166,7 @@ mts_state_check_write(const struct mts_state_self *self,
 		return refuse(v, w->kind == MTS_WRITE_MERGE ? -MTS_ERR_INVAL : r,
 		    "key must be 1 to %d bytes", MTS_KEY_MAX);
 	if (w->kind == MTS_WRITE_MERGE)
-		return check_merged(&w->rec, v);
+		return check_merged(self, &w->rec, v);
 	return check_local(self, w, v);
 }
 

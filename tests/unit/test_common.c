@@ -94,6 +94,10 @@ test_hlc(void **state)
 	mts_hlc_observe(&c, mts_hlc_make(5000, 9));
 	assert_true(mts_hlc_now(&c, 1001) == mts_hlc_make(5000, 10));
 	assert_true(mts_hlc_now(&c, 6000) == mts_hlc_make(6000, 0));
+	/* at the top it stays there instead of wrapping to 0 */
+	mts_hlc_observe(&c, UINT64_MAX);
+	assert_true(mts_hlc_now(&c, 1002) == UINT64_MAX);
+	assert_true(mts_hlc_now(&c, 1003) == UINT64_MAX);
 }
 
 static const struct mts_cfg_schema test_schema[] = {
