@@ -80,21 +80,46 @@ rebind(struct init *in, struct init_conf *nc, struct names *re,
 	return ev;
 }
 
+/* An agent that an earlier reload removed, by name; -1 if none. */
+static int
+find_removed(const struct init *in, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < in->core.n; i++)
+		if (in->core.s[i].removed &&
+		    strcmp(in->core.s[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Agents new to the running config. One that a reload removed comes back
+ * in its old entry: if its process is still stopping, the start waits for
+ * its exit (a second entry ran a second copy of it at once, on the same
+ * sockets and state, and every remove and add grew the table). */
 static void
 add_new(struct init *in, struct init_conf *nc, int *ev, struct names *add)
 {
 	size_t j, i;
+	int k;
 
 	for (j = 0; j < nc->n; j++) {
 		if (init_find(in, nc->a[j].name) >= 0)
 			continue;
+		names_add(add, nc->a[j].name);
+		if ((k = find_removed(in, nc->a[j].name)) >= 0) {
+			in->core.s[k].removed = 0;
+			in->core.s[k].p = nc->a[j].p;
+			in->rt[k].conf = &nc->a[j];
+			ev[k] = SEV_START;
+			continue;
+		}
 		i = mts_init_add(&in->core, nc->a[j].name, &nc->a[j].p);
 		in->rt = xreallocarray(in->rt, in->core.n, sizeof(*in->rt));
 		memset(&in->rt[i], 0, sizeof(in->rt[i]));
 		in->rt[i].conf = &nc->a[j];
 		in->rt[i].notify_fd = -1;
 		ev[i] = SEV_START;
-		names_add(add, nc->a[j].name);
 	}
 }
 
