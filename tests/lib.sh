@@ -36,7 +36,8 @@ wait_for() {
 	done
 }
 
-# A fresh scratch directory removed at exit (kept when KEEP=1).
+# A fresh scratch directory removed at exit (kept when KEEP=1, also by a
+# test's own trap that calls t_cleanup).
 t_tmpdir() {
 	T_DIR=$(mktemp -d /tmp/mts-test.XXXXXX)
 	[ "${KEEP:-0}" = 1 ] || trap 't_cleanup' EXIT
@@ -47,7 +48,11 @@ t_cleanup() {
 	local p
 	for p in "${T_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	[ -n "${T_DIR:-}" ] && rm -rf "$T_DIR"
+	if [ "${KEEP:-0}" = 1 ]; then
+		[ -n "${T_DIR:-}" ] && echo "KEEP=1: kept $T_DIR" >&2
+	else
+		[ -n "${T_DIR:-}" ] && rm -rf "$T_DIR"
+	fi
 }
 
 t_done() {

@@ -10,6 +10,10 @@ trap 'g_down; t_cleanup' EXIT
 BASE=$("$TOP/scripts/freeport" 3 "$T_DIR") || { fail "free ports for the nodes"; t_done; }
 PROXY=$("$TOP/scripts/freeport" 3 "$T_DIR") || { fail "free ports for the proxy"; t_done; }
 export MTS_CLUSTER_DIR=$T_DIR/cluster MTS_CLUSTER_PORT=$BASE
+# Every node is 127.0.0.1, so two attacks on one node within gossipd's
+# peer_log_interval (10 s) would share one line per source and kind: the
+# second "why" would only come as a summary later. 200 ms keeps each.
+export MTS_CLUSTER_CONF='peer_log_interval = 200ms'
 MITM=$T_DIR/mitm
 EV=$MITM/events
 mkdir -p "$MITM"
