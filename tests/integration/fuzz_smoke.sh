@@ -14,4 +14,8 @@ for f in "$BUILD"/fuzz/fuzz_*; do
 	    "cd '$T_DIR' && timeout 120 '$f' -runs=2000 -max_len=4096 '$T_DIR/$name' >'$T_DIR/$name.log' 2>&1 && grep -q 'Done 2000 runs' '$T_DIR/$name.log'"
 done
 check "at least the 7 known targets" test "$n" -ge 7
+# the API targets that drive a real agent (issue 10 item 13)
+for t in fuzz_statestore_api fuzz_init_admin; do
+	check "$t is among them" test -x "$BUILD/fuzz/$t"
+done
 t_done
