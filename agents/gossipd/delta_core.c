@@ -112,3 +112,39 @@ mts_seen_count(const struct mts_seen *s)
 {
 	return s->count;
 }
+
+int
+mts_delta_sent_has(const struct mts_delta_sent *ss,
+    const uint8_t id[MTS_NODE_ID_LEN])
+{
+	size_t i;
+
+	for (i = 0; i < ss->n; i++)
+		if (memcmp(ss->id[i], id, MTS_NODE_ID_LEN) == 0)
+			return 1;
+	return 0;
+}
+
+void
+mts_delta_sent_add(struct mts_delta_sent *ss,
+    const uint8_t id[MTS_NODE_ID_LEN])
+{
+	if (ss->n < MTS_DELTA_MAX_SENT && !mts_delta_sent_has(ss, id))
+		memcpy(ss->id[ss->n++], id, MTS_NODE_ID_LEN);
+}
+
+size_t
+mts_delta_targets(struct mts_delta_sent *sent,
+    const uint8_t self[MTS_NODE_ID_LEN], const uint8_t (*cand)[MTS_NODE_ID_LEN],
+    size_t ncand, int fanout, uint8_t (*out)[MTS_NODE_ID_LEN])
+{
+	size_t i, k = 0, max = fanout > 16 ? 16 : fanout < 0 ? 0 : (size_t)fanout;
+
+	mts_delta_sent_add(sent, self);
+	for (i = 0; i < ncand && k < max; i++)
+		if (!mts_delta_sent_has(sent, cand[i]))
+			memcpy(out[k++], cand[i], MTS_NODE_ID_LEN);
+	for (i = 0; i < k; i++)
+		mts_delta_sent_add(sent, out[i]);
+	return k;
+}

@@ -1,4 +1,4 @@
-/* delta_core.h: delta-push duplicate suppression — a bounded set of (key, hlc, origin) fingerprints with FIFO eviction. */
+/* delta_core.h: delta-push decisions — a bounded set of (key, hlc, origin) fingerprints with FIFO eviction, and the next hops of a push (fanout outside its sent-to set). */
 #ifndef MTS_DELTA_CORE_H
 #define MTS_DELTA_CORE_H
 
@@ -16,5 +16,26 @@ void mts_seen_free(struct mts_seen *);
 int mts_seen_add(struct mts_seen *, const uint8_t *key, size_t klen,
     uint64_t hlc, const uint8_t origin[MTS_NODE_ID_LEN]);
 size_t mts_seen_count(const struct mts_seen *);
+
+#define MTS_DELTA_MAX_SENT 64
+
+/* The nodes a push already reached or was sent to (carried along with the
+ * push, so that each hop picks yet other nodes). */
+struct mts_delta_sent {
+	uint8_t id[MTS_DELTA_MAX_SENT][MTS_NODE_ID_LEN];
+	size_t n;
+};
+
+int mts_delta_sent_has(const struct mts_delta_sent *,
+    const uint8_t id[MTS_NODE_ID_LEN]);
+/* Adds id unless present or the set is full. */
+void mts_delta_sent_add(struct mts_delta_sent *,
+    const uint8_t id[MTS_NODE_ID_LEN]);
+/* The next hops of a push from self: the first fanout (at most 16) of
+ * cand (random alive members) outside sent, copied into out; sent grows
+ * by self and by them. Returns how many. */
+size_t mts_delta_targets(struct mts_delta_sent *sent,
+    const uint8_t self[MTS_NODE_ID_LEN], const uint8_t (*cand)[MTS_NODE_ID_LEN],
+    size_t ncand, int fanout, uint8_t (*out)[MTS_NODE_ID_LEN]);
 
 #endif

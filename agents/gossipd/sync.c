@@ -25,54 +25,23 @@ valid_record(const Mts__KeyRecord *kr)
 	    kr->record->value.len <= MTS_RECORD_MAX_VALUE;
 }
 
-#define MAX_SENT_TO 64
-
-/* The nodes a push already reached or was sent to. */
-struct sent_set {
-	uint8_t id[MAX_SENT_TO][MTS_NODE_ID_LEN];
-	size_t n;
-};
-
-static int
-in_set(const struct sent_set *ss, const uint8_t id[MTS_NODE_ID_LEN])
-{
-	size_t i;
-
-	for (i = 0; i < ss->n; i++)
-		if (memcmp(ss->id[i], id, MTS_NODE_ID_LEN) == 0)
-			return 1;
-	return 0;
-}
-
-static void
-set_add(struct sent_set *ss, const uint8_t id[MTS_NODE_ID_LEN])
-{
-	if (ss->n < MAX_SENT_TO && !in_set(ss, id))
-		memcpy(ss->id[ss->n++], id, MTS_NODE_ID_LEN);
-}
-
 /* Sends recs (split into pushes of about GD_CHUNK bytes) to `fanout`
  * random alive peers outside `sent` (which grows by them and is sent
  * along, so the next hop picks yet other nodes). */
 static void
 push_to_peers(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
-    struct sent_set *sent, mts_time_t now)
+    struct mts_delta_sent *sent, mts_time_t now)
 {
 	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
 	Mts__Gossip__Push push = MTS__GOSSIP__PUSH__INIT;
-	ProtobufCBinaryData st[MAX_SENT_TO];
+	ProtobufCBinaryData st[MTS_DELTA_MAX_SENT];
 	uint8_t cand[64][MTS_NODE_ID_LEN], ids[16][MTS_NODE_ID_LEN];
 	size_t k = 0, c, i, start = 0, end, bytes;
 	struct peer *p;
-	int fanout = g->cfg.fanout > 16 ? 16 : g->cfg.fanout;
 
-	set_add(sent, g->id);
 	c = mts_swim_random_alive(g->swim, NULL, cand, 64);
-	for (i = 0; i < c && k < (size_t)fanout; i++)
-		if (!in_set(sent, cand[i]))
-			memcpy(ids[k++], cand[i], MTS_NODE_ID_LEN);
-	for (i = 0; i < k; i++)
-		set_add(sent, ids[i]);
+	k = mts_delta_targets(sent, g->id, (const uint8_t (*)[MTS_NODE_ID_LEN])cand,
+	    c, g->cfg.fanout, ids);
 	for (i = 0; i < sent->n; i++) {
 		st[i].data = sent->id[i];
 		st[i].len = MTS_NODE_ID_LEN;
@@ -108,7 +77,7 @@ gd_push_local(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
 			    recs[i]->key.len, recs[i]->record->hlc,
 			    recs[i]->record->origin.data);
 	{
-		struct sent_set sent = {.n = 0};
+		struct mts_delta_sent sent = {.n = 0};
 
 		push_to_peers(g, recs, n, &sent, now);
 	}
@@ -181,15 +150,15 @@ gd_push_flush(struct gossipd *g, mts_time_t now)
 	 * fsync does not delay the next hop */
 	for (pi = g->pushes; pi; pi = pi->next) {
 		const Mts__Gossip__Push *push = pi->msg->push;
-		struct sent_set sent = {.n = 0};
+		struct mts_delta_sent sent = {.n = 0};
 
 		first = n;
 		if ((added = take_fresh(g, push, &fresh, &n, &cap)) == 0)
 			continue;
-		set_add(&sent, pi->from);
+		mts_delta_sent_add(&sent, pi->from);
 		for (i = 0; i < push->n_sent_to; i++)
 			if (push->sent_to[i].len == MTS_NODE_ID_LEN)
-				set_add(&sent, push->sent_to[i].data);
+				mts_delta_sent_add(&sent, push->sent_to[i].data);
 		push_to_peers(g, fresh + first, added, &sent, now);
 	}
 	if (n > 0)

@@ -221,6 +221,31 @@ test_seen_dedupe_and_evict(void **state)
 	mts_seen_free(s);
 }
 
+static void
+test_delta_targets(void **state)
+{
+	struct mts_delta_sent sent = {.n = 0};
+	uint8_t self[16] = {9}, cand[5][16], out[16][16];
+	int i;
+
+	memset(cand, 0, sizeof(cand));
+	for (i = 0; i < 5; i++)
+		cand[i][0] = (uint8_t)(i + 1);
+	mts_delta_sent_add(&sent, cand[0]); /* already has the records */
+	assert_int_equal(mts_delta_targets(&sent, self,
+			     (const uint8_t (*)[16])cand, 5, 3, out), 3);
+	assert_int_equal(out[0][0], 2);
+	assert_int_equal(out[2][0], 4);
+	/* the set grew by self and the three hops: the next hop skips them */
+	assert_int_equal(sent.n, 5);
+	assert_true(mts_delta_sent_has(&sent, self));
+	assert_int_equal(mts_delta_targets(&sent, self,
+			     (const uint8_t (*)[16])cand, 5, 3, out), 1);
+	assert_int_equal(out[0][0], 5);
+	assert_int_equal(mts_delta_targets(&sent, self,
+			     (const uint8_t (*)[16])cand, 5, 3, out), 0);
+}
+
 int
 main(void)
 {
@@ -230,6 +255,7 @@ main(void)
 		cmocka_unit_test(test_bad_page_refused),
 		cmocka_unit_test(test_unchecked_pages),
 		cmocka_unit_test(test_seen_dedupe_and_evict),
+		cmocka_unit_test(test_delta_targets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
