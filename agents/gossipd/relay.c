@@ -6,6 +6,7 @@
 #include "agents/gossipd/gossipd.h"
 #include "log.h"
 #include "mtserr.h"
+#include "schedd.pb-c.h"
 #include "shim.pb-c.h"
 #include "xmalloc.h"
 
@@ -32,6 +33,14 @@ static const uint32_t shim_types[] = {
 	MTS__SHIM__REQUEST__BODY_EXEC_IO,
 };
 
+/* Owners on other nodes reserve slots here (docs/scheduling.md). */
+static const uint32_t schedd_types[] = {
+	MTS__SCHEDD__REQUEST__BODY_PREPARE,
+	MTS__SCHEDD__REQUEST__BODY_COMMIT,
+	MTS__SCHEDD__REQUEST__BODY_ABORT,
+	MTS__SCHEDD__REQUEST__BODY_LEDGER,
+};
+
 static const struct relay_agent {
 	const char *name;
 	const ProtobufCMessageDescriptor *request; /* for relay_allow names */
@@ -41,6 +50,8 @@ static const struct relay_agent {
 	{"shim", &mts__shim__request__descriptor, shim_types,
 	    sizeof(shim_types) / sizeof(shim_types[0])},
 	{"statestore", &mts__statestore__request__descriptor, NULL, 0},
+	{"schedd", &mts__schedd__request__descriptor, schedd_types,
+	    sizeof(schedd_types) / sizeof(schedd_types[0])},
 };
 
 #define NAGENTS (sizeof(relay_agents) / sizeof(relay_agents[0]))

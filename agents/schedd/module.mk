@@ -1,4 +1,10 @@
-# agents/schedd/module.mk: mts-schedd's pure cores (the node's slot ledger with its leases, and placement), their tests and the placement benchmark; the agent's main joins them with the scheduling issue.
+# agents/schedd/module.mk: mts-schedd (the node's slot ledger behind schedd.sock: leases, the d/<node> digest) with its pure cores (the ledger, placement), their tests, the API fuzzer and the placement benchmark.
 SCHEDD_CORE := agents/schedd/ledger_core.c agents/schedd/place_core.c
+MTS_CONF_SRCS += agents/schedd/schedd_conf.c
+SCHEDD_SRCS := agents/schedd/schedd_conf.c agents/schedd/schedd.c \
+	agents/schedd/schedd_api.c agents/schedd/schedd_store.c $(SCHEDD_CORE)
+$(eval $(call program,mts-schedd,$(SCHEDD_SRCS)))
 $(eval $(call unittest,test_schedd,tests/unit/test_schedd.c $(SCHEDD_CORE)))
 $(eval $(call testprog,bench_place,tests/bench/bench_place.c $(SCHEDD_CORE)))
+$(eval $(call testprog,schedtool,tests/integration/schedtool.c))
+$(eval $(call unittest,test_schedd_conf,tests/unit/test_schedd_conf.c agents/schedd/schedd_conf.c))

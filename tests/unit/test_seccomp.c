@@ -221,6 +221,27 @@ test_statestore_policy_strict(void **state)
 	}
 }
 
+/* schedd's policy: Unix sockets only, like the statestore's; network,
+ * exec, new processes and ptrace killed. */
+static void
+test_schedd_policy_strict(void **state)
+{
+	const char *path = "config/seccomp/schedd.policy";
+	int st, what;
+
+	if (access(path, R_OK) < 0)
+		skip();
+	st = run_policy_file(path, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	st = run_policy_file(path, 6);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (what = 1; what <= 5; what++) {
+		st = run_policy_file(path, what);
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
+			fail_msg("call %d was not killed (status %#x)", what, st);
+	}
+}
+
 /* gossipd's policy: TCP and Unix sockets, a thread naming itself (nng's
  * threads do it when they first run, possibly after the filter is on);
  * any other prctl, exec and new processes are killed. */
@@ -273,6 +294,7 @@ main(void)
 		cmocka_unit_test(test_gossipd_policy),
 		cmocka_unit_test(test_errno_action),
 		cmocka_unit_test(test_statestore_policy_strict),
+		cmocka_unit_test(test_schedd_policy_strict),
 		cmocka_unit_test(test_syscall_name),
 	};
 

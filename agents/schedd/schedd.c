@@ -1,0 +1,155 @@
+/* schedd.c: mts-schedd's main — the config and capacity, the ledger rebuilt from the node's own t/ records before the socket opens, the loop with its expiry, digest and rescan timers, the sandbox, readiness. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mtstime.h"
+#include "schedd.h"
+
+#define STORE_TIMEOUT_MS 5000
+#define START_TRIES 10 /* the first scan, STORE_TIMEOUT_MS each */
+
+static void
+on_expire(void *arg, mts_time_t now)
+{
+	struct schedd *s = arg;
+
+	if (mts_ledger_expire(&s->ledger, now) > 0)
+		log_debug("leases expired");
+	schedd_changed(s);
+}
+
+void
+schedd_changed(struct schedd *s)
+{
+	mts_time_t due = s->digest_last + SCHEDD_DIGEST_MIN_MS;
+	mts_time_t next = mts_ledger_next_deadline(&s->ledger);
+	mts_time_t now = mts_now();
+
+	if (next != MTS_TIME_NEVER)
+		mts_timer_arm(s->loop, &s->expire_timer, next);
+	else
+		mts_timer_disarm(s->loop, &s->expire_timer);
+	if (!s->digest_timer.armed)
+		mts_timer_arm(s->loop, &s->digest_timer, due > now ? due : now);
+}
+
+/* The config (capacity, acl), the node id, the loop and its timers. */
+static int
+setup(struct schedd *s, struct mts_agent *a)
+{
+	char err[512];
+	const char *id = a->node_id;
+
+	if (id == NULL || strlen(id) != MTS_NODE_HEX_LEN ||
+	    mts_unhex(s->self_id, sizeof(s->self_id), id,
+	    MTS_NODE_HEX_LEN) < 0) {
+		log_warnx("no node id (MTS_NODE_ID): mts-schedd runs under "
+			  "mts-init");
+		return -1;
+	}
+	mts_hex(s->self, s->self_id, sizeof(s->self_id));
+	if (schedd_conf_load(&s->cfg, a->cfg) < 0)
+		return -1;
+	if (mts_acl_table_load(&s->cfg.acl, schedd_service.acl, a->cfg,
+	    SCHEDD_SECTION, err, sizeof(err)) < 0) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	mts_ledger_init(&s->ledger, s->cfg.capacity, 0);
+	if ((s->loop = mts_loop_new()) == NULL ||
+	    mts_loop_stop_on_signals(s->loop) < 0)
+		return -1;
+	mts_timer_init(&s->expire_timer, "expire", on_expire, s);
+	mts_timer_init(&s->digest_timer, "digest", schedd_on_digest, s);
+	mts_timer_init(&s->scan_timer, "scan", schedd_on_scan, s);
+	return 0;
+}
+
+/* After the sandbox: the ledger from t/<self>/, then the socket. */
+static int
+serve(struct schedd *s, struct mts_agent *a)
+{
+	char path[512], err[256];
+	int i;
+
+	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, "statestore",
+	    NULL) < 0)
+		return -1;
+	for (i = 0; schedd_scan_blocking(s, path, STORE_TIMEOUT_MS) < 0; i++)
+		if (i + 1 == START_TRIES || mts_loop_stopped(s->loop))
+			return -1;
+	if ((s->store = mts_ipc_async_open(s->loop, path, STORE_TIMEOUT_MS,
+	    err, sizeof(err))) == NULL) {
+		log_warnx("statestore: %s", err);
+		return -1;
+	}
+	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, a->name,
+	    NULL) < 0) {
+		log_warnx("socket path too long");
+		return -1;
+	}
+	if ((s->srv = mts_ipc_server_open(path, &schedd_service, s, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	mts_ipc_server_set_acl(s->srv, &s->cfg.acl);
+	if (mts_loop_add_server(s->loop, s->srv) < 0)
+		return -1;
+	log_info("ready on %s: %u millicores, %llu bytes (reserve %u, %llu), "
+		 "%zu tasks found", path, s->cfg.capacity.cpu_millis,
+	    (unsigned long long)s->cfg.capacity.memory,
+	    s->cfg.reserve.cpu_millis,
+	    (unsigned long long)s->cfg.reserve.memory, s->ledger.ntasks);
+	return 0;
+}
+
+static void
+cleanup(struct schedd *s, struct mts_agent *a)
+{
+	if (s->srv != NULL) {
+		mts_loop_remove_server(s->loop, s->srv);
+		mts_ipc_server_close(s->srv);
+	}
+	if (s->store != NULL)
+		mts_ipc_async_close(s->store);
+	if (s->loop != NULL) {
+		mts_timer_disarm(s->loop, &s->expire_timer);
+		mts_timer_disarm(s->loop, &s->digest_timer);
+		mts_timer_disarm(s->loop, &s->scan_timer);
+	}
+	mts_loop_free(s->loop);
+	mts_acl_table_free(&s->cfg.acl);
+	mts_ledger_free(&s->ledger);
+	mts_agent_free(a);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct schedd s;
+	struct mts_agent a;
+	int rc = MTS_EXIT_FAILURE;
+
+	memset(&s, 0, sizeof(s));
+	mts_agent_init(&a, "schedd", argc, argv, "", NULL, NULL);
+	s.agent = &a;
+	if (setup(&s, &a) < 0) {
+		cleanup(&s, &a);
+		return MTS_EXIT_USAGE;
+	}
+	if (mts_crypto_init() < 0 || mts_agent_sandbox(&a) < 0 ||
+	    serve(&s, &a) < 0)
+		goto out;
+	mts_agent_ready(&a);
+	schedd_changed(&s);
+	mts_timer_arm(s.loop, &s.scan_timer, mts_now() + SCHEDD_SCAN_MS);
+	if (mts_loop_run(s.loop) == 0)
+		rc = MTS_EXIT_OK;
+	log_info("stopping");
+out:
+	cleanup(&s, &a);
+	return rc;
+}

@@ -1,0 +1,66 @@
+/* schedd.h: mts-schedd's state — the node's ledger, its config, the statestore client that writes d/<self> and reads t/<self>/, and the timers; private to agents/schedd. */
+#ifndef MTS_SCHEDD_H
+#define MTS_SCHEDD_H
+
+#include "acl.h"
+#include "agent.h"
+#include "hash.h"
+#include "ipc.h"
+#include "ledger_core.h"
+#include "loop.h"
+#include "schedd.pb-c.h"
+#include "statestore.pb-c.h"
+
+#define SCHEDD_SECTION "schedd"
+#define SCHEDD_DIGEST_MIN_MS 500   /* d/<self> is written at most this often */
+#define SCHEDD_SCAN_MS 2000	   /* t/<self>/ is read again this often */
+
+struct schedd_conf {
+	struct mts_res capacity; /* after the reserve */
+	struct mts_res reserve;
+	int64_t lease_ttl_ms;
+	struct mts_acl_table acl;
+};
+
+struct schedd {
+	struct mts_agent *agent;
+	struct schedd_conf cfg;
+	char self[MTS_NODE_HEX_LEN + 1];
+	uint8_t self_id[MTS_NODE_ID_LEN];
+	struct mts_ledger ledger;
+	struct mts_loop *loop;
+	struct mts_ipc_server *srv;
+	struct mts_ipc_async *store;
+	struct mts_timer expire_timer, digest_timer, scan_timer;
+	/* d/<self>: what was last written, whether a write is in flight */
+	struct mts_digest written;
+	int have_written, digest_busy;
+	mts_time_t digest_last;
+	int scan_busy;
+	char scan_after[512];
+};
+
+extern const struct mts_ipc_service schedd_service;
+
+/* schedd_conf.c: the capacity (from /proc unless [schedd] cpus/memory),
+ * the reserve and lease_ttl (the access table is loaded by schedd.c).
+ * 0 or -1 (logged). */
+int schedd_conf_load(struct schedd_conf *, const struct mts_cfg *);
+/* Parses "2", "0.5", "1.25" CPUs into millicores. 0 or -1. */
+int schedd_parse_cpus(const char *s, uint32_t *millis);
+
+/* schedd.c: the ledger changed; d/<self> is written when due and the
+ * expiry timer follows the ledger's next deadline. */
+void schedd_changed(struct schedd *);
+void schedd_digest_fill(const struct schedd *, Mts__Schedd__Digest *);
+/* Applies one t/<self>/<task> record to the ledger (schedd_tasks.c). */
+void schedd_task_record(struct schedd *, const char *key, size_t klen,
+    const Mts__Record *rec);
+
+/* The first read of t/<self>/, before the socket opens. 0 or -1. */
+int schedd_scan_blocking(struct schedd *, const char *path, int timeout_ms);
+/* Timer callbacks: the periodic rescan, the digest write. */
+void schedd_on_scan(void *, mts_time_t);
+void schedd_on_digest(void *, mts_time_t);
+
+#endif

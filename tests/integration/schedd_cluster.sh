@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# schedd_cluster.sh: mts-schedd on a 3-node scripts/cluster under init with its shipped policy — prepares on the local and on remote schedds through the relay, refusals with the reason and the digest, a commit after the ttl refused, a restart that keeps a task record's reservation, d/<node> on every node, and 5 concurrent preparers from 3 nodes that never over-commit one small node.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/gossip_lib.sh"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
+t_tmpdir
+trap 'g_down_purge; t_cleanup' EXIT
+g_down_purge() { "$GOSSIP_CLUSTER" down --purge >/dev/null 2>&1; }
+ST=$BUILD/tests/schedtool
+MB=$((1024 * 1024))
+
+# every node offers 1 CPU and 1 GiB, 256 MiB of which is kept back
+export MTS_CLUSTER_SCHEDD_CONF="cpus = 1.5\nreserve_cpus = 0.5\nmemory = 1280M\nreserve_memory = 256M\nlease_ttl = 3s"
+if ! g_up 3; then
+	fail "3-node cluster with schedd formed"
+	cat "$T_DIR/up.log"
+	t_done
+fi
+pass "3-node cluster with schedd formed"
+n1=$(g_id 1) n2=$(g_id 2) n3=$(g_id 3)
+r1=$(g_run 1)
+st() { "$ST" "$r1" "$@"; } # from node 1: st NODE|- REQUEST...
+
+out=$(st - prepare a1 "$n1" s_web 400 $((100 * MB)) 0 0)
+check "local prepare granted with the configured ttl ($out)" \
+	bash -c "[[ '$out' =~ ^granted\ (2[0-9]{3}|3000)$ ]]"
+out=$(st "$n2" prepare a2 "$n1" s_web 600 $((200 * MB)) 0 20000)
+check "prepare on node 2 through the relay granted ($out)" [ "$out" = "granted 20000" ]
+out=$(st "$n2" prepare a3 "$n1" s_web 600 $((200 * MB)) 0 20000)
+check "over capacity on node 2: refused with the reason and its digest ($out)" \
+	[ "$out" = "rejected insufficient cpu; cpu 1000 mem $((1024 * MB)) free_cpu 400 free_mem $((824 * MB)) tasks 0 leases 1" ]
+out=$(st "$n2" prepare a4 "$n1" s_web 100 $((900 * MB)) 0 20000)
+check "too much memory: refused as such" bash -c "[[ '$out' == 'rejected insufficient memory;'* ]]"
+out=$(st "$n2" prepare a2 "$n1" s_web 600 $((200 * MB)) 0 20000)
+check "a resent prepare gets the first answer ($out)" bash -c "[[ '$out' == granted* ]]"
+out=$(st "$n2" prepare a2 "$n1" s_web 700 $((200 * MB)) 0 20000)
+check "the same lease with other terms is a conflict ($out)" bash -c "[[ '$out' == 'error 3 '* ]]"
+check "commit through the relay" [ "$(st "$n2" commit a2 task-a2)" = ok ]
+check "a resent commit is ok" [ "$(st "$n2" commit a2 task-a2)" = ok ]
+check "the committed task holds its share on node 2" \
+	[ "$(st "$n2" ledger)" = "cpu 1000 mem $((1024 * MB)) free_cpu 400 free_mem $((824 * MB)) tasks 1 leases 0" ]
+out=$(st "$n3" commit never task-x)
+check "commit of an unknown lease: NOT_FOUND ($out)" bash -c "[[ '$out' == 'error 2 '* ]]"
+out=$(st "$n3" prepare m1 "$n1" s_db 100 $MB 1 20000)
+out2=$(st "$n3" prepare m2 "$n1" s_db 100 $MB 1 20000)
+check "max_per_node 1: the second task of a service is refused ($out2)" \
+	bash -c "[[ '$out' == granted* && '$out2' == 'rejected max_replicas_per_node reached;'* ]]"
+check "abort frees the lease" [ "$(st "$n3" abort m1)" = ok ]
+
+# a lease not committed within its ttl ends and frees what it held
+out=$(st "$n3" prepare late "$n1" s_web 800 $MB 0 500)
+sleep 1
+out2=$(st "$n3" commit late task-late)
+check "commit after the ttl refused with STATE ($out2)" \
+	bash -c "[[ '$out' == granted* && '$out2' == 'error 11 '* ]]"
+check "the expired lease freed its cpu" \
+	bash -c "[[ '$(st "$n3" ledger)' == 'cpu 1000 mem $((1024 * MB)) free_cpu 1000 '* ]]"
+
+# d/<node> for every node on every node, and current
+digest_is() { # I NODE WANT
+	[ "$("$ST" "$(g_run "$1")" - digest "$2")" = "$3" ]
+}
+want2="cpu 1000 mem $((1024 * MB)) free_cpu 400 free_mem $((824 * MB)) tasks 1 leases 0"
+ok=1
+for i in 1 2 3; do
+	wait_for 5 digest_is "$i" "$n2" "$want2" || ok=0
+	for n in "$n1" "$n3"; do
+		wait_for 5 bash -c "'$ST' '$(g_run "$i")' - digest $n | grep -q '^cpu 1000 '" || ok=0
+	done
+done
+check "d/ of all 3 nodes on every node within 5 s, node 2's current" [ $ok = 1 ]
+
+# restart: a committed reservation comes back from t/<self>/, a commit of
+# a lease the new schedd never saw is refused
+r2=$(g_run 2)
+check "node 2's shim-style task record written" \
+	[ "$("$ST" "$r2" - puttask "$n2" task-a2 s_web 600 $((200 * MB)) running)" = ok ]
+out=$(st "$n2" prepare pending "$n1" s_web 100 $MB 0 20000)
+g_ctl 2 agent restart schedd >/dev/null
+check "node 2's schedd restarted" wait_for 10 test -S "$r2/schedd/schedd.sock"
+check "after the restart the task still holds its share" \
+	wait_for 10 bash -c "[ \"\$('$ST' '$r1' $n2 ledger)\" = '$want2' ]"
+out=$(st "$n2" commit pending task-p)
+check "a commit of a lease from before the restart is refused ($out)" \
+	bash -c "[[ '$out' == 'error 2 '* ]]"
+out=$(st "$n2" prepare big "$n1" s_web 500 $MB 0 20000)
+check "and the restarted node does not over-commit ($out)" \
+	bash -c "[[ '$out' == 'rejected insufficient cpu;'* ]]"
+check "an exited task frees its share at the next scan" eval '
+	"$ST" "$r2" - puttask "$n2" task-a2 s_web 600 $((200 * MB)) exited >/dev/null &&
+	wait_for 8 bash -c "[[ \"\$('"$ST"' '"$r1"' '"$n2"' ledger)\" == \"cpu 1000 mem $((1024 * MB)) free_cpu 1000 \"* ]]"'
+
+# 5 preparers on 3 nodes (4 prepares each) race for node 3 (1000
+# millicores): only 3 of the 20 x 300 fit, whoever wins
+: >"$T_DIR/race"
+for p in 1 2 3 4 5; do
+	for k in 1 2 3 4; do
+		from=$(( (p + k) % 3 + 1 )) to=$n3
+		[ $from = 3 ] && to=- # the relay does not loop back: local socket
+		"$ST" "$(g_run $from)" "$to" prepare "r$p-$k" "$n1" s_race 300 $((50 * MB)) 0 30000 >>"$T_DIR/race" 2>&1 &
+	done
+done
+wait
+sort "$T_DIR/race" | uniq -c | sed "s/^/    race: /"
+granted=$(grep -c '^granted' "$T_DIR/race")
+check "race: 3 of 20 prepares granted on node 3 ($granted), the rest refused" \
+	[ "$granted" -eq 3 -a "$(grep -c '^rejected insufficient cpu' "$T_DIR/race")" -eq 17 ]
+check "race: node 3's ledger holds 900 of 1000 millicores" \
+	bash -c "[[ '$(st "$n3" ledger)' == 'cpu 1000 mem $((1024 * MB)) free_cpu 100 '* ]]"
+check "race: d/ of node 3 on node 1 says the same" \
+	wait_for 5 bash -c "'$ST' '$r1' - digest $n3 | grep -q '^cpu 1000 mem [0-9]* free_cpu 100 .*leases 3$'"
+
+check "no schedd died of SIGSYS" bash -c "! grep -E 'schedd.*(SIGSYS|signal 31)' '$MTS_CLUSTER_DIR'/n*/log/init.log"
+t_done
