@@ -1,0 +1,357 @@
+/* mts_sim.c: mts-sim, the deterministic simulator's command line and its table of scenarios (join, writes, kill, partition, chaos), run second by second against the invariants. */
+#include <getopt.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "tests/sim/sim.h"
+#include "xmalloc.h"
+
+void sim_check(struct sim *);
+void sim_check_quiet(struct sim *);
+void sim_track_write(struct sim *, struct irec *, int writer);
+void sim_track_kill(struct sim *, int victim);
+void sim_report(const struct sim *, const char *, int quiet_from, double wall,
+    size_t heap0, const char *plot);
+
+#define JOIN_SECS 5 /* every scenario starts by joining its nodes */
+#define SETTLE 15   /* and disturbs them from then on */
+#ifndef PART_SECS
+#define PART_SECS 2
+#endif
+
+/* --- actions ------------------------------------------------------------- */
+
+static void
+join_some(struct sim *s, int from, int to)
+{
+	int i;
+
+	for (i = from; i < to && i < s->n; i++)
+		if (!s->node[i].up)
+			sim_node_start(s, &s->node[i], 0);
+}
+
+/* Joins the nodes over `secs` seconds, node 0 first, each knowing node 0. */
+static void
+join_over(struct sim *s, int sec, int secs)
+{
+	if (sec < secs)
+		join_some(s, sec * s->n / secs, (sec + 1) * s->n / secs);
+}
+
+static int
+random_up(struct sim *s)
+{
+	int i, k;
+
+	if (s->nup == 0)
+		return -1;
+	k = sim_rand_int(s, s->nup);
+	for (i = 0; i < s->n; i++)
+		if (s->node[i].up && k-- == 0)
+			return i;
+	return -1;
+}
+
+static void
+burst(struct sim *s, int k)
+{
+	char key[64];
+	uint8_t val[64];
+	struct irec *r;
+	size_t j;
+	int i, w;
+
+	for (i = 0; i < k; i++) {
+		if ((w = random_up(s)) < 0)
+			return;
+		snprintf(key, sizeof(key), "s/sim/w%zu", s->nwrites);
+		for (j = 0; j < sizeof(val); j++)
+			val[j] = (uint8_t)sim_rand(s);
+		if (sim_node_write(s, &s->node[w], key, val, sizeof(val),
+			&r) < 0) {
+			sim_fail(s, "write %s refused on node %d", key, w);
+			return;
+		}
+		sim_track_write(s, r, w);
+	}
+}
+
+static void
+kill_some(struct sim *s, int k)
+{
+	int i, v;
+
+	for (i = 0; i < k && s->nup > 1; i++) {
+		if ((v = random_up(s)) < 0)
+			return;
+		sim_node_crash(s, &s->node[v]);
+		sim_track_kill(s, v);
+	}
+}
+
+static void
+restart_all(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (!s->node[i].up && s->node[i].ever_started)
+			sim_node_start(s, &s->node[i], -1);
+}
+
+static int
+some(int n, int div)
+{
+	return n / div > 0 ? n / div : 1;
+}
+
+/* --- scenarios ----------------------------------------------------------- */
+
+static void
+sc_join(struct sim *s, int sec)
+{
+	join_over(s, sec, 10);
+}
+
+static void
+sc_writes(struct sim *s, int sec)
+{
+	join_over(s, sec, JOIN_SECS);
+	if (sec >= SETTLE && sec < SETTLE + 10)
+		burst(s, some(s->n, 2));
+}
+
+static void
+sc_kill(struct sim *s, int sec)
+{
+	join_over(s, sec, JOIN_SECS);
+	if (sec == SETTLE)
+		kill_some(s, some(s->n, 20));
+	if (sec >= SETTLE && sec < SETTLE + 10)
+		burst(s, some(s->n, 10));
+	if (sec == SETTLE + 20)
+		restart_all(s);
+}
+
+/* A partition shorter than the suspicion timeout: SWIM only suspects the
+ * other side, so both sides find each other again after the heal. */
+static void
+sc_partition(struct sim *s, int sec)
+{
+	join_over(s, sec, JOIN_SECS);
+	if (sec == SETTLE)
+		sim_partition(s, 2);
+	if (sec >= SETTLE && sec < SETTLE + PART_SECS)
+		burst(s, some(s->n, 5));
+	if (sec == SETTLE + PART_SECS)
+		sim_heal(s);
+}
+
+static void
+sc_chaos(struct sim *s, int sec)
+{
+	static mts_time_t heal_at;
+	double u;
+
+	join_over(s, sec, JOIN_SECS);
+	if (sec < SETTLE)
+		return;
+	if (sec < SETTLE + 30) {
+		s->cfg.loss = 0.01;
+		s->cfg.dup = 0.005;
+		s->cfg.reorder = 0.02;
+		s->last_unhealthy = s->now;
+		u = sim_unif(s);
+		if (u < 0.4)
+			burst(s, 1 + sim_rand_int(s, some(s->n, 4)));
+		else if (u < 0.55)
+			kill_some(s, 1 + sim_rand_int(s, some(s->n, 25)));
+		else if (u < 0.7)
+			restart_all(s);
+		else if (u < 0.8 && !s->partitioned) {
+			sim_partition(s, 2 + sim_rand_int(s, 2));
+			heal_at = s->now + 1000 * (2 + sim_rand_int(s, 3));
+		}
+		if (s->partitioned && s->now >= heal_at)
+			sim_heal(s);
+		return;
+	}
+	if (sec == SETTLE + 30) {
+		s->cfg.loss = s->cfg.dup = s->cfg.reorder = 0;
+		sim_heal(s);
+		restart_all(s);
+	}
+}
+
+static const struct scenario {
+	const char *name;
+	void (*step)(struct sim *, int sec);
+	int quiet_from, duration; /* virtual seconds */
+	const char *help;
+} scenarios[] = {
+	{"join", sc_join, 10, 30,
+	    "N nodes join over 10 s, each knowing only node 0"},
+	{"writes", sc_writes, SETTLE + 10, SETTLE + 25,
+	    "10 bursts of N/2 writes from random nodes, one a second"},
+	{"kill", sc_kill, SETTLE + 20, SETTLE + 40,
+	    "N/20 nodes crash, writes go on, they restart 20 s later"},
+	{"partition", sc_partition, SETTLE + 4, SETTLE + 25,
+	    "two random halves apart for 4 s with writes on both, then heal"},
+	{"chaos", sc_chaos, SETTLE + 30, SETTLE + 60,
+	    "30 s of a seeded mix: bursts, crashes, restarts, partitions, "
+	    "1% loss, duplicates, reordering"},
+};
+
+/* --- the run ------------------------------------------------------------- */
+
+static double
+wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+run(struct sim *s, const struct scenario *sc, const char *plot)
+{
+	uint8_t h[MTS_HASH_LEN];
+	char hex[2 * MTS_HASH_LEN + 1];
+	struct mallinfo2 mi0 = mallinfo2();
+	size_t heap0 = mi0.uordblks + mi0.hblkhd;
+	double t0 = wall_now();
+	int sec, i;
+
+	s->node = xcalloc((size_t)s->n, sizeof(*s->node));
+	for (i = 0; i < s->n; i++)
+		sim_node_init(s, &s->node[i], i);
+	for (sec = 0; sec <= sc->duration && !s->failed; sec++) {
+		while (sim_next(s, (mts_time_t)sec * 1000))
+			;
+		s->now = (mts_time_t)sec * 1000;
+		if (sec > 0)
+			s->st.node_ms += (uint64_t)s->nup * 1000;
+		if (sec < sc->duration)
+			sc->step(s, sec);
+		sim_check(s);
+	}
+	if (!s->failed)
+		sim_check_quiet(s);
+	sim_report(s, sc->name, sc->quiet_from, wall_now() - t0, heap0, plot);
+	mts_hash_final(&s->trace, h);
+	mts_hex(hex, h, MTS_HASH_LEN);
+	printf("trace %s\n", hex);
+	return s->failed ? 1 : 0;
+}
+
+static void
+sim_free(struct sim *s)
+{
+	size_t i;
+	int j;
+
+	sim_queue_free(s);
+	for (i = 0; i < s->nwrites; i++)
+		sim_iunref(s->writes[i].r);
+	for (i = 0; i < s->nkills; i++)
+		free(s->kills[i].marked);
+	for (j = 0; j < s->n; j++)
+		sim_node_free(&s->node[j]);
+	free(s->node);
+	free(s->writes);
+	free(s->kills);
+	free(s->roots);
+}
+
+static void
+usage(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp, "usage: mts-sim [--nodes N] [--seed S] [--plot FILE] "
+		    "--scenario NAME\n"
+		    "Runs N simulated nodes (gossipd's SWIM, delta-push and "
+		    "anti-entropy cores, the\nstatestore's verdict and MST) on "
+		    "a virtual clock and network; prints the\nmeasurements, "
+		    "then `trace <hash>` of the whole run (same seed, same "
+		    "hash).\n--plot FILE writes per second: time, nodes holding "
+		    "the final root, live nodes.\nScenarios:\n");
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		fprintf(fp, "  %-10s %s (%d s)\n", scenarios[i].name,
+		    scenarios[i].help, scenarios[i].duration);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"nodes", required_argument, NULL, 'n'},
+		{"seed", required_argument, NULL, 's'},
+		{"scenario", required_argument, NULL, 'c'},
+		{"plot", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct sim s;
+	const struct scenario *sc = NULL;
+	const char *name = NULL, *plot = NULL;
+	size_t i;
+	int c, rc;
+
+	memset(&s, 0, sizeof(s));
+	s.n = 50;
+	s.cfg.seed = 1;
+	while ((c = getopt_long(argc, argv, "n:s:c:p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			s.n = atoi(optarg);
+			break;
+		case 's':
+			s.cfg.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'c':
+			name = optarg;
+			break;
+		case 'p':
+			plot = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	for (i = 0; name && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (strcmp(scenarios[i].name, name) == 0)
+			sc = &scenarios[i];
+	if (sc == NULL || s.n < 2 || s.n > 100000) {
+		usage(stderr);
+		return 2;
+	}
+	log_init("mts-sim", 0);
+	if (mts_crypto_init() < 0)
+		fatalx("libsodium");
+	sim_intern_init();
+	s.cfg.nodes = s.n;
+	s.cfg.lat_base = 1;
+	s.cfg.lat_mean = 2;
+	s.cfg.lat_max = 100;
+	s.cfg.bw_bytes = 125000000; /* 1 Gbit/s */
+	s.cfg.fanout = 3;
+	s.cfg.ae_interval = 2000;
+	s.rng = s.cfg.seed * 0x9e3779b97f4a7c15ull + 1;
+	s.last_unhealthy = -1000000;
+	mts_hash_init(&s.trace);
+	printf("seed %llu\n", (unsigned long long)s.cfg.seed);
+	rc = run(&s, sc, plot);
+	sim_free(&s);
+	return rc;
+}

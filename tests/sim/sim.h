@@ -1,0 +1,217 @@
+/* sim.h: the deterministic simulator's shared types — virtual clock and event queue, virtual network, simulated nodes running the production cores, interned records. */
+#ifndef MTS_SIM_H
+#define MTS_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agents/gossipd/ae_core.h"
+#include "agents/gossipd/delta_core.h"
+#include "agents/gossipd/swim_core.h"
+#include "agents/statestore/mst_core.h"
+#include "hash.h"
+#include "hlc.h"
+#include "mtstime.h"
+#include "record.h"
+
+/* The same batches and limits as gossipd (gossipd.h, sync.c). */
+#define SIM_MAX_UPDATES 8
+#define SIM_PAGE_BATCH 64
+#define SIM_KEY_BATCH 512
+#define SIM_KEY_BYTES (256u << 10)
+#define SIM_MAX_PAGES_SERVED 256
+#define SIM_MAX_KEYS_SERVED 2048
+#define SIM_AE_TIMEOUT 5000
+#define SIM_NEWS_FANOUT 64
+#define SIM_TICK_MS 100
+#define SIM_WALL_BASE 1764547200000ull /* wall clock at virtual time 0 */
+
+/* --- interned records ---------------------------------------------------- */
+
+/* One (key, record) shared by every node holding it. */
+struct irec {
+	struct irec *next; /* hash chain */
+	uint32_t refs;
+	uint32_t track;	   /* 1 + index of the acknowledged write, or 0 */
+	uint8_t rh[MTS_HASH_LEN];
+	struct mts_record rec; /* value points into enc */
+	uint8_t *key, *enc;
+	size_t klen, elen;
+};
+
+void sim_intern_init(void);
+/* A reference to the interned (key, rec): the caller owns one ref. */
+struct irec *sim_intern(const uint8_t *key, size_t klen,
+    const struct mts_record *rec);
+struct irec *sim_iref(struct irec *);
+void sim_iunref(struct irec *);
+size_t sim_intern_count(void);
+size_t sim_intern_bytes(void);
+
+/* --- messages ------------------------------------------------------------ */
+
+enum sim_kind {
+	K_PING, K_ACK, K_PINGREQ, K_NEWS, K_PUSH,
+	K_ROOT_REQ, K_ROOT_REP, K_PAGE_REQ, K_PAGE_REP, K_REC_REQ, K_REC_REP,
+	K_MAX
+};
+
+enum sim_class { C_SWIM, C_PUSH, C_AE, C_MAX };
+
+struct sim_page {
+	uint8_t h[MTS_HASH_LEN];
+	uint8_t *enc;
+	size_t len;
+};
+
+/* A message in flight; shared by its duplicates (refs). */
+struct sim_msg {
+	int refs;
+	enum sim_kind kind;
+	int from, to;
+	uint64_t seq, walk;
+	int target;
+	struct mts_swim_update up[SIM_MAX_UPDATES];
+	size_t nup;
+	struct irec **recs; /* PUSH, REC_REP: one ref each */
+	size_t nrecs;
+	struct mts_delta_sent *sent; /* PUSH */
+	uint8_t (*hashes)[MTS_HASH_LEN]; /* PAGE_REQ */
+	size_t nh;
+	struct sim_page *pages; /* PAGE_REP */
+	size_t npages;
+	struct mts_ae_key *keys; /* REC_REQ */
+	size_t nkeys;
+	uint8_t root[MTS_HASH_LEN];
+	size_t bytes; /* estimated wire size */
+};
+
+struct sim_msg *sim_msg_new(enum sim_kind, int from, int to);
+void sim_msg_unref(struct sim_msg *);
+enum sim_class sim_kind_class(enum sim_kind);
+const char *sim_kind_name(enum sim_kind);
+
+/* --- nodes --------------------------------------------------------------- */
+
+struct sim_node {
+	int idx;
+	uint8_t id[MTS_NODE_ID_LEN];
+	char hex[MTS_NODE_HEX_LEN + 1];
+	int up, ever_started;
+	uint64_t life_inc; /* incarnation of the current run */
+	/* memory: lost on a crash */
+	struct mts_swim *swim;
+	struct mts_seen *seen;
+	struct mts_hlc hlc;
+	struct mts_ae *ae;
+	int walk_peer;
+	uint64_t walk_id;
+	mts_time_t walk_deadline, next_ae;
+	/* "disk": kept across a restart */
+	struct irec **ents; /* sorted by key */
+	size_t nents, capents;
+	struct mts_mst *mst;
+	/* the node's network interface */
+	int64_t busy_until_us;
+	mts_time_t next_tick;
+	int group; /* partition group */
+};
+
+/* --- the simulation ------------------------------------------------------ */
+
+struct sim_cfg {
+	int nodes;
+	uint64_t seed;
+	int lat_base, lat_mean, lat_max; /* ms */
+	double loss, dup, reorder;
+	int64_t bw_bytes; /* per node uplink, bytes per second */
+	int fanout;
+	mts_time_t ae_interval;
+	int verbose;
+};
+
+struct sim_write {
+	struct irec *r; /* a ref */
+	int writer;
+	mts_time_t at, done;
+	int holders;
+};
+
+struct sim_kill {
+	int victim;
+	uint64_t inc;
+	mts_time_t at, first, all;
+	int seen;
+	uint8_t *marked; /* per observer */
+};
+
+struct sim_stats {
+	uint64_t bytes[K_MAX], msgs[K_MAX];
+	uint64_t dropped, duplicated, events;
+	uint64_t false_suspect, false_dead;
+	uint64_t merges_applied, merges_ignored;
+	uint64_t node_ms; /* sum over nodes of time up */
+};
+
+struct sim {
+	struct sim_cfg cfg;
+	uint64_t rng;
+	mts_time_t now;
+	struct sim_node *node;
+	int n, nup;
+	struct sim_ev *heap;
+	size_t nheap, capheap;
+	uint64_t evseq;
+	mts_hash_ctx trace;
+	struct sim_stats st;
+	struct sim_write *writes;
+	size_t nwrites, capwrites;
+	struct sim_kill *kills;
+	size_t nkills, capkills;
+	mts_time_t last_unhealthy; /* last time a partition was in place */
+	int partitioned;
+	const char *failed; /* first violated invariant */
+	/* convergence over time: roots per second */
+	uint8_t (*roots)[MTS_HASH_LEN]; /* [sec * n + node], zero if down */
+	size_t nsec, capsec;
+};
+
+/* sim_net.c */
+uint64_t sim_rand(struct sim *);
+double sim_unif(struct sim *);
+int sim_rand_int(struct sim *, int n);
+void sim_trace(struct sim *, int type, int a, int b, uint64_t c);
+void sim_send(struct sim *, struct sim_msg *);
+void sim_at(struct sim *, mts_time_t when, int type, int node,
+    struct sim_msg *);
+int sim_next(struct sim *, mts_time_t until);
+void sim_partition(struct sim *, int ngroups);
+void sim_heal(struct sim *);
+void sim_queue_free(struct sim *);
+
+enum sim_ev_type { EV_MSG, EV_TICK };
+
+/* sim_node.c */
+void sim_node_init(struct sim *, struct sim_node *, int idx);
+void sim_node_start(struct sim *, struct sim_node *, int bootstrap);
+void sim_node_crash(struct sim *, struct sim_node *);
+void sim_node_free(struct sim_node *);
+void sim_node_tick(struct sim *, struct sim_node *);
+void sim_node_deliver(struct sim *, struct sim_node *, struct sim_msg *);
+int sim_node_write(struct sim *, struct sim_node *, const char *key,
+    const uint8_t *value, size_t vlen, struct irec **out);
+/* Pushes recs to fanout random alive peers outside sent (push_to_peers). */
+void sim_push(struct sim *, struct sim_node *, struct irec **, size_t,
+    struct mts_delta_sent *);
+const struct irec *sim_store_get(const struct sim_node *, const uint8_t *key,
+    size_t klen);
+size_t sim_node_bytes(const struct sim_node *);
+
+/* sim_run.c */
+void sim_on_swim_event(struct sim *, struct sim_node *observer,
+    const struct mts_swim_update *);
+void sim_on_apply(struct sim *, struct sim_node *, struct irec *);
+void sim_fail(struct sim *, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

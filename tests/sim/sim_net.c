@@ -1,0 +1,369 @@
+/* sim_net.c: the simulator's substrate — one seeded generator, the virtual clock and its event queue, the virtual network (latency, loss, duplication, reordering, uplink bandwidth, partitions), the trace hash, interned records and messages. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/sim/sim.h"
+#include "xmalloc.h"
+
+struct sim_ev {
+	mts_time_t at;
+	uint64_t seq;
+	int type, node;
+	struct sim_msg *msg;
+};
+
+/* --- the one generator (xorshift64*) ------------------------------------- */
+
+uint64_t
+sim_rand(struct sim *s)
+{
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return s->rng * 0x2545f4914f6cdd1dull;
+}
+
+double
+sim_unif(struct sim *s)
+{
+	return (double)(sim_rand(s) >> 11) / (double)(1ull << 53);
+}
+
+int
+sim_rand_int(struct sim *s, int n)
+{
+	return n > 0 ? (int)(sim_rand(s) % (uint64_t)n) : 0;
+}
+
+/* --- trace --------------------------------------------------------------- */
+
+void
+sim_trace(struct sim *s, int type, int a, int b, uint64_t c)
+{
+	uint8_t buf[28];
+
+	mts_put_u64be(buf, (uint64_t)s->now);
+	mts_put_u32be(buf + 8, (uint32_t)type);
+	mts_put_u32be(buf + 12, (uint32_t)a);
+	mts_put_u32be(buf + 16, (uint32_t)b);
+	mts_put_u64be(buf + 20, c);
+	mts_hash_update(&s->trace, buf, sizeof(buf));
+}
+
+/* --- event queue: a binary heap on (time, insertion order) --------------- */
+
+static int
+ev_less(const struct sim_ev *a, const struct sim_ev *b)
+{
+	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+void
+sim_at(struct sim *s, mts_time_t when, int type, int node, struct sim_msg *m)
+{
+	size_t i;
+	struct sim_ev e = {when, s->evseq++, type, node, m}, t;
+
+	if (s->nheap == s->capheap) {
+		s->capheap = s->capheap ? s->capheap * 2 : 1024;
+		s->heap = xreallocarray(s->heap, s->capheap, sizeof(*s->heap));
+	}
+	i = s->nheap++;
+	s->heap[i] = e;
+	while (i > 0 && ev_less(&s->heap[i], &s->heap[(i - 1) / 2])) {
+		t = s->heap[i];
+		s->heap[i] = s->heap[(i - 1) / 2];
+		s->heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static struct sim_ev
+pop(struct sim *s)
+{
+	struct sim_ev top = s->heap[0], t;
+	size_t i = 0, l, m;
+
+	s->heap[0] = s->heap[--s->nheap];
+	for (;;) {
+		l = 2 * i + 1;
+		m = i;
+		if (l < s->nheap && ev_less(&s->heap[l], &s->heap[m]))
+			m = l;
+		if (l + 1 < s->nheap && ev_less(&s->heap[l + 1], &s->heap[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		t = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+/* Runs the next event due before `until`; 0 when there is none. */
+int
+sim_next(struct sim *s, mts_time_t until)
+{
+	struct sim_ev e;
+	struct sim_node *n;
+
+	if (s->nheap == 0 || s->heap[0].at >= until)
+		return 0;
+	e = pop(s);
+	s->now = e.at;
+	s->st.events++;
+	n = &s->node[e.node];
+	if (e.type == EV_TICK) {
+		if (n->up)
+			sim_node_tick(s, n);
+	} else {
+		sim_trace(s, 100 + (int)e.msg->kind, e.msg->from, e.node,
+		    e.msg->seq ^ e.msg->bytes);
+		if (n->up)
+			sim_node_deliver(s, n, e.msg);
+		sim_msg_unref(e.msg);
+	}
+	return 1;
+}
+
+void
+sim_queue_free(struct sim *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nheap; i++)
+		if (s->heap[i].type == EV_MSG)
+			sim_msg_unref(s->heap[i].msg);
+	free(s->heap);
+	s->heap = NULL;
+	s->nheap = s->capheap = 0;
+}
+
+/* --- network ------------------------------------------------------------- */
+
+/* One-way latency: a base plus an exponential tail, capped. */
+static mts_time_t
+latency(struct sim *s)
+{
+	double u = sim_unif(s);
+	mts_time_t l = s->cfg.lat_base +
+	    (mts_time_t)(-log(1.0 - u) * s->cfg.lat_mean);
+
+	return l > s->cfg.lat_max ? s->cfg.lat_max : l;
+}
+
+/* Takes the caller's reference to m. The sender pays the bytes whether
+ * or not they arrive; its uplink serialises what it sends. */
+void
+sim_send(struct sim *s, struct sim_msg *m)
+{
+	struct sim_node *f = &s->node[m->from], *t = &s->node[m->to];
+	int64_t start_us, now_us = (int64_t)s->now * 1000;
+	mts_time_t when;
+
+	s->st.bytes[m->kind] += m->bytes;
+	s->st.msgs[m->kind]++;
+	start_us = f->busy_until_us > now_us ? f->busy_until_us : now_us;
+	f->busy_until_us = start_us +
+	    (int64_t)m->bytes * 1000000 / s->cfg.bw_bytes;
+	if (f->group != t->group ||
+	    (s->cfg.loss > 0 && sim_unif(s) < s->cfg.loss)) {
+		s->st.dropped++;
+		sim_msg_unref(m);
+		return;
+	}
+	when = f->busy_until_us / 1000 + latency(s);
+	if (s->cfg.reorder > 0 && sim_unif(s) < s->cfg.reorder)
+		when += 1 + sim_rand_int(s, 20);
+	if (s->cfg.dup > 0 && sim_unif(s) < s->cfg.dup) {
+		m->refs++;
+		s->st.duplicated++;
+		sim_at(s, when + latency(s), EV_MSG, m->to, m);
+	}
+	sim_at(s, when, EV_MSG, m->to, m);
+}
+
+/* Splits the nodes into ngroups random groups: no message crosses. */
+void
+sim_partition(struct sim *s, int ngroups)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		s->node[i].group = sim_rand_int(s, ngroups);
+	s->partitioned = 1;
+	s->last_unhealthy = s->now;
+	sim_trace(s, 1, ngroups, 0, 0);
+}
+
+void
+sim_heal(struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		s->node[i].group = 0;
+	if (s->partitioned)
+		s->last_unhealthy = s->now;
+	s->partitioned = 0;
+	sim_trace(s, 2, 0, 0, 0);
+}
+
+/* --- messages ------------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	enum sim_class cls;
+} kinds[K_MAX] = {
+	[K_PING] = {"ping", C_SWIM},
+	[K_ACK] = {"ack", C_SWIM},
+	[K_PINGREQ] = {"ping-req", C_SWIM},
+	[K_NEWS] = {"news", C_SWIM},
+	[K_PUSH] = {"push", C_PUSH},
+	[K_ROOT_REQ] = {"root-req", C_AE},
+	[K_ROOT_REP] = {"root-rep", C_AE},
+	[K_PAGE_REQ] = {"page-req", C_AE},
+	[K_PAGE_REP] = {"page-rep", C_AE},
+	[K_REC_REQ] = {"records-req", C_AE},
+	[K_REC_REP] = {"records-rep", C_AE},
+};
+
+const char *
+sim_kind_name(enum sim_kind k)
+{
+	return kinds[k].name;
+}
+
+enum sim_class
+sim_kind_class(enum sim_kind k)
+{
+	return kinds[k].cls;
+}
+
+struct sim_msg *
+sim_msg_new(enum sim_kind kind, int from, int to)
+{
+	struct sim_msg *m = xcalloc(1, sizeof(*m));
+
+	m->refs = 1;
+	m->kind = kind;
+	m->from = from;
+	m->to = to;
+	return m;
+}
+
+void
+sim_msg_unref(struct sim_msg *m)
+{
+	size_t i;
+
+	if (m == NULL || --m->refs > 0)
+		return;
+	for (i = 0; i < m->nrecs; i++)
+		sim_iunref(m->recs[i]);
+	for (i = 0; i < m->npages; i++)
+		free(m->pages[i].enc);
+	for (i = 0; i < m->nkeys; i++)
+		free(m->keys[i].key);
+	free(m->recs);
+	free(m->sent);
+	free(m->hashes);
+	free(m->pages);
+	free(m->keys);
+	free(m);
+}
+
+/* --- interned records ---------------------------------------------------- */
+
+#define INTERN_SLOTS (1u << 18)
+
+static struct irec **itab;
+static size_t icount, ibytes;
+
+void
+sim_intern_init(void)
+{
+	itab = xcalloc(INTERN_SLOTS, sizeof(*itab));
+}
+
+static size_t
+islot(const uint8_t rh[MTS_HASH_LEN], const uint8_t *key, size_t klen)
+{
+	uint64_t h = mts_get_u64be(rh), k = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < klen; i++)
+		k = (k ^ key[i]) * 1099511628211ull;
+	return (size_t)((h ^ k) & (INTERN_SLOTS - 1));
+}
+
+struct irec *
+sim_intern(const uint8_t *key, size_t klen, const struct mts_record *rec)
+{
+	uint8_t rh[MTS_HASH_LEN];
+	struct mts_buf b = {0};
+	struct irec *r;
+	size_t sl;
+
+	mts_record_hash(rec, rh);
+	sl = islot(rh, key, klen);
+	for (r = itab[sl]; r; r = r->next)
+		if (r->klen == klen && memcmp(r->key, key, klen) == 0 &&
+		    memcmp(r->rh, rh, MTS_HASH_LEN) == 0)
+			return sim_iref(r);
+	r = xcalloc(1, sizeof(*r));
+	r->refs = 1;
+	memcpy(r->rh, rh, MTS_HASH_LEN);
+	r->key = xmemdup(key, klen);
+	r->klen = klen;
+	mts_record_encode(rec, &b);
+	r->elen = b.len;
+	r->enc = xmemdup(b.data, b.len);
+	mts_buf_free(&b);
+	if (mts_record_decode(r->enc, r->elen, &r->rec) < 0)
+		abort(); /* our own encoding */
+	r->next = itab[sl];
+	itab[sl] = r;
+	icount++;
+	ibytes += sizeof(*r) + klen + r->elen;
+	return r;
+}
+
+struct irec *
+sim_iref(struct irec *r)
+{
+	r->refs++;
+	return r;
+}
+
+void
+sim_iunref(struct irec *r)
+{
+	struct irec **p;
+
+	if (r == NULL || --r->refs > 0)
+		return;
+	for (p = &itab[islot(r->rh, r->key, r->klen)]; *p != r; p = &(*p)->next)
+		;
+	*p = r->next;
+	icount--;
+	ibytes -= sizeof(*r) + r->klen + r->elen;
+	free(r->key);
+	free(r->enc);
+	free(r);
+}
+
+size_t
+sim_intern_count(void)
+{
+	return icount;
+}
+
+size_t
+sim_intern_bytes(void)
+{
+	return ibytes;
+}
