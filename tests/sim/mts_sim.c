@@ -104,10 +104,13 @@ restart_all(struct sim *s)
 			sim_node_start(s, &s->node[i], -1);
 }
 
+/* n/div, at least 1 and at most cap. */
 static int
-some(int n, int div)
+some(int n, int div, int cap)
 {
-	return n / div > 0 ? n / div : 1;
+	int k = n / div > 0 ? n / div : 1;
+
+	return k < cap ? k : cap;
 }
 
 /* --- scenarios ----------------------------------------------------------- */
@@ -123,7 +126,7 @@ sc_writes(struct sim *s, int sec)
 {
 	join_over(s, sec, JOIN_SECS);
 	if (sec >= SETTLE && sec < SETTLE + 10)
-		burst(s, some(s->n, 2));
+		burst(s, some(s->n, 2, 100));
 }
 
 static void
@@ -131,9 +134,9 @@ sc_kill(struct sim *s, int sec)
 {
 	join_over(s, sec, JOIN_SECS);
 	if (sec == SETTLE)
-		kill_some(s, some(s->n, 20));
+		kill_some(s, some(s->n, 20, 50));
 	if (sec >= SETTLE && sec < SETTLE + 10)
-		burst(s, some(s->n, 10));
+		burst(s, some(s->n, 10, 50));
 	if (sec == SETTLE + 20)
 		restart_all(s);
 }
@@ -147,7 +150,7 @@ sc_partition(struct sim *s, int sec)
 	if (sec == SETTLE)
 		sim_partition(s, 2);
 	if (sec >= SETTLE && sec < SETTLE + PART_SECS)
-		burst(s, some(s->n, 5));
+		burst(s, some(s->n, 5, 100));
 	if (sec == SETTLE + PART_SECS)
 		sim_heal(s);
 }
@@ -168,9 +171,9 @@ sc_chaos(struct sim *s, int sec)
 		s->last_unhealthy = s->now;
 		u = sim_unif(s);
 		if (u < 0.4)
-			burst(s, 1 + sim_rand_int(s, some(s->n, 4)));
+			burst(s, 1 + sim_rand_int(s, some(s->n, 4, 100)));
 		else if (u < 0.55)
-			kill_some(s, 1 + sim_rand_int(s, some(s->n, 25)));
+			kill_some(s, 1 + sim_rand_int(s, some(s->n, 25, 10)));
 		else if (u < 0.7)
 			restart_all(s);
 		else if (u < 0.8 && !s->partitioned) {
@@ -197,9 +200,9 @@ static const struct scenario {
 	{"join", sc_join, 10, 30,
 	    "N nodes join over 10 s, each knowing only node 0"},
 	{"writes", sc_writes, SETTLE + 10, SETTLE + 25,
-	    "10 bursts of N/2 writes from random nodes, one a second"},
+	    "10 bursts of N/2 (at most 100) writes from random nodes, one a second"},
 	{"kill", sc_kill, SETTLE + 20, SETTLE + 40,
-	    "N/20 nodes crash, writes go on, they restart 20 s later"},
+	    "N/20 (at most 50) nodes crash, writes go on, they restart 20 s later"},
 	{"partition", sc_partition, SETTLE + 4, SETTLE + 25,
 	    "two random halves apart for 4 s with writes on both, then heal"},
 	{"chaos", sc_chaos, SETTLE + 30, SETTLE + 60,
@@ -336,6 +339,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	log_init("mts-sim", 0);
 	if (mts_crypto_init() < 0)
 		fatalx("libsodium");

@@ -105,7 +105,7 @@ struct sim_node {
 	struct mts_hlc hlc;
 	struct mts_ae *ae;
 	int walk_peer;
-	uint64_t walk_id;
+	uint64_t walk_id, walk_req, walk_wait; /* walk, last request, awaited */
 	mts_time_t walk_deadline, next_ae;
 	/* "disk": kept across a restart */
 	struct irec **ents; /* sorted by key */

@@ -298,6 +298,7 @@ walk_end(struct sim_node *n)
 	mts_ae_free(n->ae);
 	n->ae = NULL;
 	n->walk_peer = -1;
+	n->walk_wait = 0;
 	n->walk_id++;
 }
 
@@ -305,6 +306,8 @@ static void
 walk_send(struct sim *s, struct sim_node *n, struct sim_msg *m)
 {
 	m->walk = n->walk_id;
+	m->seq = ++n->walk_req;
+	n->walk_wait = m->seq;
 	n->walk_deadline = s->now + SIM_AE_TIMEOUT;
 	send_msg(s, n, m);
 }
@@ -354,6 +357,7 @@ reply(struct sim *s, struct sim_node *n, const struct sim_msg *q,
     struct sim_msg *m)
 {
 	m->walk = q->walk;
+	m->seq = q->seq;
 	send_msg(s, n, m);
 }
 
@@ -394,7 +398,8 @@ serve_records(struct sim *s, struct sim_node *n, const struct sim_msg *q)
 	reply(s, n, q, m);
 }
 
-/* A walk's reply: only the one the walk waits for is taken. */
+/* A walk's reply: only the one the walk waits for is taken, once (as
+ * sync.c matches walk.req_id and clears it). */
 static void
 on_walk_reply(struct sim *s, struct sim_node *n, const struct sim_msg *m,
     struct mts_swim_out *out)
@@ -403,8 +408,10 @@ on_walk_reply(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 	uint8_t root[MTS_HASH_LEN];
 	size_t i;
 
-	if (n->walk_peer != m->from || m->walk != n->walk_id)
+	if (n->walk_peer != m->from || m->walk != n->walk_id ||
+	    n->walk_wait == 0 || m->seq != n->walk_wait)
 		return;
+	n->walk_wait = 0;
 	if (m->kind == K_ROOT_REP) {
 		n->ae = mts_ae_new(&loc);
 		mts_mst_root(n->mst, root);

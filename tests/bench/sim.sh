@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# tests/bench/sim.sh: mts-sim at 1,000 nodes (SIM_NODES), each scenario's table, and an SVG plot of the nodes holding the final root over time (gnuplot, when installed).
+set -u
+BUILD=${BUILD:-$(pwd)/build}
+SIM=$BUILD/tests/mts-sim
+N=${SIM_NODES:-1000}
+SEED=${SIM_SEED:-1}
+out=$BUILD/bench-sim
+mkdir -p "$out"
+[ -x "$SIM" ] || { echo "mts-sim not built"; exit 1; }
+rc=0
+for sc in ${SIM_SCENARIOS:-join writes kill partition chaos}; do
+	echo "-- $sc, $N nodes, seed $SEED"
+	"$SIM" --nodes "$N" --seed "$SEED" --scenario "$sc" \
+	    --plot "$out/$sc.dat" | tee "$out/$sc.txt"
+	# the runs that must hold their invariants (see tests/integration/sim.sh)
+	case $sc in join | writes | kill)
+		grep -q '^invariants  *held$' "$out/$sc.txt" || rc=1 ;;
+	esac
+	if command -v gnuplot >/dev/null 2>&1 && [ -s "$out/$sc.dat" ]; then
+		gnuplot -e "set terminal svg size 800,400; set output '$out/$sc.svg';
+		    set title 'mts-sim $sc: $N nodes, seed $SEED';
+		    set xlabel 'virtual seconds'; set ylabel 'nodes';
+		    set key bottom right;
+		    plot '$out/$sc.dat' using 1:3 with lines title 'live nodes',
+		         '' using 1:2 with lines title 'holding the final MST root'" &&
+		    echo "plot                               $out/$sc.svg"
+	fi
+	echo
+done
+exit $rc
