@@ -9,12 +9,12 @@ out=$BUILD/bench-sim
 mkdir -p "$out"
 [ -x "$SIM" ] || { echo "mts-sim not built"; exit 1; }
 rc=0
-for sc in ${SIM_SCENARIOS:-join writes kill partition chaos}; do
+for sc in ${SIM_SCENARIOS:-join writes kill partition chaos reserve}; do
 	echo "-- $sc, $N nodes, seed $SEED"
 	"$SIM" --nodes "$N" --seed "$SEED" --scenario "$sc" \
 	    --plot "$out/$sc.dat" | tee "$out/$sc.txt"
 	# the runs that must hold their invariants (see tests/integration/sim.sh)
-	case $sc in join | writes | kill)
+	case $sc in join | writes | kill | reserve)
 		grep -q '^invariants  *held$' "$out/$sc.txt" || rc=1 ;;
 	esac
 	if command -v gnuplot >/dev/null 2>&1 && [ -s "$out/$sc.dat" ]; then

@@ -13,12 +13,12 @@ run() { # scenario seed out
 trace_of() { tail -1 "$1" | sed -n 's/^trace \([0-9a-f]\{64\}\)$/\1/p'; }
 
 "$SIM" --help >"$dir/help" 2>&1
-for sc in join writes kill partition chaos; do
+for sc in join writes kill partition chaos reserve; do
 	check "--help lists $sc" grep -q "^  $sc " "$dir/help"
 done
 
 # scenarios whose invariants must hold (seeds 1 and 2)
-for sc in join writes kill; do
+for sc in join writes kill reserve; do
 	for seed in 1 2; do
 		run $sc $seed "$dir/$sc.$seed"
 		rc=$?
@@ -52,7 +52,7 @@ for sc in partition chaos; do
 done
 
 # determinism: same seed, same trace; another seed, another trace
-for sc in join writes kill partition chaos; do
+for sc in join writes kill partition chaos reserve; do
 	run $sc 1 "$dir/$sc.again"
 	a=$(trace_of "$dir/$sc.1") b=$(trace_of "$dir/$sc.again")
 	check "$sc: same seed, same trace hash" test -n "$a" -a "$a" = "$b"

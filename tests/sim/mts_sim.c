@@ -191,6 +191,28 @@ sc_chaos(struct sim *s, int sec)
 	}
 }
 
+/* Owners racing: N/10 services of 50 replicas (5 per node, 8 slots per
+ * node), each owned by a random node placing on its own replica's view. */
+static void
+sc_reserve(struct sim *s, int sec)
+{
+	size_t i;
+
+	s->sched = 1;
+	join_over(s, sec, JOIN_SECS);
+	if (sec == SETTLE) {
+		s->nsvcs = (size_t)some(s->n, 10, 100000);
+		s->svcs = xcalloc(s->nsvcs, sizeof(*s->svcs));
+		for (i = 0; i < s->nsvcs; i++) {
+			s->svcs[i].owner = random_up(s);
+			s->svcs[i].desired = 50;
+			s->svcs[i].at = s->now;
+		}
+	}
+	if (sec >= SETTLE)
+		sim_sched_owners(s);
+}
+
 static const struct scenario {
 	const char *name;
 	void (*step)(struct sim *, int sec);
@@ -208,6 +230,9 @@ static const struct scenario {
 	{"chaos", sc_chaos, SETTLE + 30, SETTLE + 60,
 	    "30 s of a seeded mix: bursts, crashes, restarts, partitions, "
 	    "1% loss, duplicates, reordering"},
+	{"reserve", sc_reserve, SETTLE + 15, SETTLE + 30,
+	    "N/10 services of 50 replicas placed by racing owners (schedd's "
+	    "ledger and placement cores)"},
 };
 
 /* --- the run ------------------------------------------------------------- */
@@ -243,9 +268,12 @@ run(struct sim *s, const struct scenario *sc, const char *plot)
 		if (sec < sc->duration)
 			sc->step(s, sec);
 		sim_check(s);
+		sim_sched_check(s);
 	}
 	if (!s->failed)
 		sim_check_quiet(s);
+	if (!s->failed)
+		sim_sched_check_quiet(s);
 	sim_report(s, sc->name, sc->quiet_from, wall_now() - t0, heap0, plot);
 	mts_hash_final(&s->trace, h);
 	mts_hex(hex, h, MTS_HASH_LEN);
@@ -270,6 +298,7 @@ sim_free(struct sim *s)
 	free(s->writes);
 	free(s->kills);
 	free(s->roots);
+	free(s->svcs);
 }
 
 static void

@@ -8,6 +8,8 @@
 #include "agents/gossipd/ae_core.h"
 #include "agents/gossipd/delta_core.h"
 #include "agents/gossipd/swim_core.h"
+#include "agents/schedd/ledger_core.h"
+#include "agents/schedd/place_core.h"
 #include "agents/statestore/mst_core.h"
 #include "hash.h"
 #include "hlc.h"
@@ -53,10 +55,11 @@ size_t sim_intern_bytes(void);
 enum sim_kind {
 	K_PING, K_ACK, K_PINGREQ, K_NEWS, K_PUSH,
 	K_ROOT_REQ, K_ROOT_REP, K_PAGE_REQ, K_PAGE_REP, K_REC_REQ, K_REC_REP,
+	K_PREPARE, K_PREPARE_REP, K_COMMIT, K_COMMIT_REP,
 	K_MAX
 };
 
-enum sim_class { C_SWIM, C_PUSH, C_AE, C_MAX };
+enum sim_class { C_SWIM, C_PUSH, C_AE, C_SCHED, C_MAX };
 
 struct sim_page {
 	uint8_t h[MTS_HASH_LEN];
@@ -83,6 +86,7 @@ struct sim_msg {
 	struct mts_ae_key *keys; /* REC_REQ */
 	size_t nkeys;
 	uint8_t root[MTS_HASH_LEN];
+	int why; /* PREPARE_REP, COMMIT_REP: enum mts_ledger_why */
 	size_t bytes; /* estimated wire size */
 };
 
@@ -115,6 +119,18 @@ struct sim_node {
 	int64_t busy_until_us;
 	mts_time_t next_tick;
 	int group; /* partition group */
+	/* the reserve scenario: schedd's ledger (kept across a restart) */
+	struct mts_ledger ledger;
+	int digest_dirty;
+	mts_time_t digest_next;
+};
+
+/* A service of the reserve scenario and its owner's progress. */
+struct sim_svc {
+	int owner;
+	uint32_t desired, committed, inflight;
+	uint64_t seq;
+	mts_time_t at, done;
 };
 
 /* --- the simulation ------------------------------------------------------ */
@@ -151,6 +167,7 @@ struct sim_stats {
 	uint64_t false_suspect, false_dead;
 	uint64_t merges_applied, merges_ignored;
 	uint64_t node_ms; /* sum over nodes of time up */
+	uint64_t prepares, refused;
 };
 
 struct sim {
@@ -171,6 +188,9 @@ struct sim {
 	mts_time_t last_unhealthy; /* last time a partition was in place */
 	int partitioned;
 	const char *failed; /* first violated invariant */
+	int sched; /* nodes run schedd's ledger and publish digests */
+	struct sim_svc *svcs;
+	size_t nsvcs;
 	/* convergence over time: roots per second */
 	uint8_t (*roots)[MTS_HASH_LEN]; /* [sec * n + node], zero if down */
 	size_t nsec, capsec;
@@ -206,6 +226,19 @@ void sim_push(struct sim *, struct sim_node *, struct irec **, size_t,
 const struct irec *sim_store_get(const struct sim_node *, const uint8_t *key,
     size_t klen);
 size_t sim_node_bytes(const struct sim_node *);
+
+/* Piggybacks membership updates and sends (gossipd's pack_msg). */
+void sim_node_send(struct sim *, struct sim_node *, struct sim_msg *);
+
+/* sim_sched.c */
+void sim_sched_init(struct sim_node *);
+void sim_sched_tick(struct sim *, struct sim_node *);
+void sim_sched_on_msg(struct sim *, struct sim_node *, const struct sim_msg *);
+void sim_sched_on_reply(struct sim *, struct sim_node *,
+    const struct sim_msg *);
+void sim_sched_owners(struct sim *);
+void sim_sched_check(struct sim *);
+void sim_sched_check_quiet(struct sim *);
 
 /* sim_run.c */
 void sim_on_swim_event(struct sim *, struct sim_node *observer,

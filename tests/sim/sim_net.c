@@ -229,6 +229,10 @@ static const struct {
 	[K_PAGE_REP] = {"page-rep", C_AE},
 	[K_REC_REQ] = {"records-req", C_AE},
 	[K_REC_REP] = {"records-rep", C_AE},
+	[K_PREPARE] = {"prepare", C_SCHED},
+	[K_PREPARE_REP] = {"prepare-rep", C_SCHED},
+	[K_COMMIT] = {"commit", C_SCHED},
+	[K_COMMIT_REP] = {"commit-rep", C_SCHED},
 };
 
 const char *

@@ -146,8 +146,8 @@ idx_of(const uint8_t id[MTS_NODE_ID_LEN])
 
 /* Piggybacks membership updates, as gossipd's pack_msg does on every
  * message, and hands the message to the network. */
-static void
-send_msg(struct sim *s, struct sim_node *n, struct sim_msg *m)
+void
+sim_node_send(struct sim *s, struct sim_node *n, struct sim_msg *m)
 {
 	m->nup = mts_swim_gossip(n->swim, m->up, SIM_MAX_UPDATES);
 	m->bytes += MSG_BYTES + m->nup * UPDATE_BYTES;
@@ -184,7 +184,7 @@ sim_push(struct sim *s, struct sim_node *n, struct irec **recs, size_t nrecs,
 		m->nrecs = nrecs;
 		m->sent = xmemdup(sent, sizeof(*sent));
 		m->bytes = recs_bytes(recs, nrecs) + sent->n * 18;
-		send_msg(s, n, m);
+		sim_node_send(s, n, m);
 	}
 }
 
@@ -200,7 +200,7 @@ news(struct sim *s, struct sim_node *n, const struct mts_swim_update *u)
 
 	k = mts_swim_random_alive(n->swim, u->id, ids, SIM_NEWS_FANOUT);
 	for (i = 0; i < k; i++)
-		send_msg(s, n, sim_msg_new(K_NEWS, n->idx, idx_of(ids[i])));
+		sim_node_send(s, n, sim_msg_new(K_NEWS, n->idx, idx_of(ids[i])));
 }
 
 static void
@@ -241,7 +241,7 @@ run_effects(struct sim *s, struct sim_node *n, struct mts_swim_out *o)
 		m->seq = e->seq;
 		m->target = idx_of(e->target);
 		m->bytes = 8 + (e->type == MTS_SWIM_SEND_PINGREQ ? 18 : 0);
-		send_msg(s, n, m);
+		sim_node_send(s, n, m);
 	}
 	mts_swim_out_reset(o);
 }
@@ -309,7 +309,7 @@ walk_send(struct sim *s, struct sim_node *n, struct sim_msg *m)
 	m->seq = ++n->walk_req;
 	n->walk_wait = m->seq;
 	n->walk_deadline = s->now + SIM_AE_TIMEOUT;
-	send_msg(s, n, m);
+	sim_node_send(s, n, m);
 }
 
 /* walk_next: the next keys to pull, else the next pages, else done. */
@@ -358,7 +358,7 @@ reply(struct sim *s, struct sim_node *n, const struct sim_msg *q,
 {
 	m->walk = q->walk;
 	m->seq = q->seq;
-	send_msg(s, n, m);
+	sim_node_send(s, n, m);
 }
 
 static void
@@ -505,6 +505,14 @@ sim_node_deliver(struct sim *s, struct sim_node *n, struct sim_msg *m)
 	case K_REC_REP:
 		on_walk_reply(s, n, m, &out);
 		break;
+	case K_PREPARE:
+	case K_COMMIT:
+		sim_sched_on_msg(s, n, m);
+		break;
+	case K_PREPARE_REP:
+	case K_COMMIT_REP:
+		sim_sched_on_reply(s, n, m);
+		break;
 	default:
 		break;
 	}
@@ -536,6 +544,8 @@ sim_node_tick(struct sim *s, struct sim_node *n)
 		walk_end(n);
 	if (n->walk_peer < 0 && s->now >= n->next_ae)
 		walk_start(s, n);
+	if (s->sched)
+		sim_sched_tick(s, n);
 	next_tick(s, n, s->now + SIM_TICK_MS);
 }
 
@@ -554,6 +564,7 @@ sim_node_init(struct sim *s, struct sim_node *n, int idx)
 	mts_hex(n->hex, n->id, MTS_NODE_ID_LEN);
 	n->mst = mts_mst_new();
 	n->walk_peer = -1;
+	sim_sched_init(n);
 }
 
 /* Starts (or restarts) the node's process: fresh cores, the disk kept.
@@ -635,4 +646,5 @@ sim_node_free(struct sim_node *n)
 		sim_iunref(n->ents[i]);
 	free(n->ents);
 	mts_mst_free(n->mst);
+	mts_ledger_free(&n->ledger);
 }

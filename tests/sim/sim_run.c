@@ -346,11 +346,45 @@ report_roots(const struct sim *s, int quiet_from, const char *plot)
 			conv = t;
 	}
 	if (conv < s->nsec)
-		printf("%-34s %lld s after the last disturbance (t=%zu s)\n",
-		    "roots equal", (long long)conv - quiet_from, conv);
+		printf("%-34s from t=%zu s on (quiet from t=%d s)\n",
+		    "roots equal on all live nodes", conv, quiet_from);
 out:
 	if (fp)
 		fclose(fp);
+}
+
+static void
+report_services(const struct sim *s)
+{
+	mts_time_t *v = xcalloc(s->nsvcs + 1, sizeof(*v)), last = 0;
+	size_t i, k = 0;
+	uint64_t placed = 0;
+
+	if (s->nsvcs == 0)
+		goto out;
+	for (i = 0; i < s->nsvcs; i++) {
+		placed += s->svcs[i].committed;
+		if (s->svcs[i].done) {
+			v[k++] = s->svcs[i].done - s->svcs[i].at;
+			if (s->svcs[i].done > last)
+				last = s->svcs[i].done;
+		}
+	}
+	qsort(v, k, sizeof(*v), cmp_time);
+	printf("%-34s %zu services, %llu replicas placed, %zu complete\n",
+	    "placement", s->nsvcs, (unsigned long long)placed, k);
+	if (k > 0)
+		printf("%-34s p50 %lld ms  p99 %lld ms  max %lld ms\n",
+		    "  time to place a service", (long long)pct(v, k, .5),
+		    (long long)pct(v, k, .99), (long long)v[k - 1]);
+	if (k == s->nsvcs && last > s->svcs[0].at)
+		printf("%-34s %.0f replicas/s; %llu prepares, %llu refused "
+		    "(races lost)\n", "  throughput",
+		    (double)placed * 1000 / (double)(last - s->svcs[0].at),
+		    (unsigned long long)s->st.prepares,
+		    (unsigned long long)s->st.refused);
+out:
+	free(v);
 }
 
 static void
@@ -364,8 +398,9 @@ report_bytes(const struct sim *s)
 		return;
 	for (k = 0; k < K_MAX; k++)
 		cls[sim_kind_class(k)] += (double)s->st.bytes[k] / secs;
-	printf("%-34s swim %.0f  push %.0f  anti-entropy %.0f\n",
-	    "bytes per node per second", cls[C_SWIM], cls[C_PUSH], cls[C_AE]);
+	printf("%-34s swim %.0f  push %.0f  anti-entropy %.0f  schedd %.0f\n",
+	    "bytes per node per second", cls[C_SWIM], cls[C_PUSH], cls[C_AE],
+	    cls[C_SCHED]);
 	printf("%-34s", "  by message kind");
 	for (k = 0; k < K_MAX; k++)
 		if (s->st.msgs[k])
@@ -391,6 +426,7 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
 	report_writes(s);
 	report_roots(s, quiet_from, plot);
 	report_kills(s);
+	report_services(s);
 	printf("%-34s %llu suspicions, %llu deaths\n", "false (of live nodes)",
 	    (unsigned long long)s->st.false_suspect,
 	    (unsigned long long)s->st.false_dead);
