@@ -1,4 +1,4 @@
-/* cmd_cluster.c: `mtsctl cluster init|join|token|leave|stats` and `mtsctl node ls|rm` — cluster membership over gossipd.sock. */
+/* cmd_cluster.c: `mtsctl cluster init|join|token|leave|stats` and `mtsctl node ls|rm` — cluster membership over gossipd.sock (node inspect and label: cmd_node.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 #include "gossipd.pb-c.h"
 #include "hash.h"
 #include "mtsctl.h"
+#include "nodectl.h"
 
 static int
 gd_call(struct mtsctl *ctx, Mts__Gossipd__Request *req,
@@ -318,10 +319,33 @@ static const struct mtsctl_cmd node_cmds[] = {
 	    "    the removed node's handshakes.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl node rm 3f2a\n"},
+	{"inspect", cmd_node_inspect, "NODE",
+	    "show a node's capacity, reservations, tasks and leases",
+	    "DESCRIPTION\n"
+	    "    Asks NODE's schedd (this node's directly, another's through\n"
+	    "    the local gossipd's relay) for its slot ledger: capacity (the\n"
+	    "    CPUs and memory it offers, less [schedd] reserve_*), what the\n"
+	    "    committed tasks and live leases reserve, what is free, and\n"
+	    "    each task and lease. NODE: its name, id or a unique id\n"
+	    "    prefix. With -o json: capacity, reserved, free and reserve as\n"
+	    "    {cpu_millis, memory} (bytes), task_list and lease_list.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl node inspect n2\n"
+	    "    mtsctl -o json node inspect 3f2a\n"},
+	{"label", cmd_node_label, "add|rm NODE KEY=VALUE",
+	    "set or remove an operator label of a node",
+	    "DESCRIPTION\n"
+	    "    add writes the record nl/<node id>/KEY with VALUE (any node\n"
+	    "    may, the last write wins); rm deletes it (KEY or KEY=VALUE).\n"
+	    "    Placement constraints match them as node.labels.KEY. KEY:\n"
+	    "    letters, digits, '.', '-', '_'.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl node label add n2 disk=ssd\n"
+	    "    mtsctl node label rm n2 disk\n"},
 	{NULL, NULL, NULL, NULL, NULL},
 };
 
 const struct mtsctl_group mtsctl_group_cluster = {
 	"cluster", "create, join and leave the cluster", cluster_cmds};
 const struct mtsctl_group mtsctl_group_node = {
-	"node", "list and remove cluster members", node_cmds};
+	"node", "list, inspect, label and remove cluster members", node_cmds};

@@ -62,6 +62,14 @@ check "node ls: ids are bare (no self marker)" jq_ 'all(len(n["id"]) == 32 and "
 check "node ls: exactly one member has self: true" jq_ 'sum(1 for n in j if n["self"] is True) == 1'
 check "node ls: the table still marks this node with *" \
 	eval 'g_ctl 1 node ls | grep -q "^[0-9a-f]\{32\} \* "'
+jcheck "node inspect" 1 node inspect n1
+check "node inspect: capacity, free and the lists" jq_ 'j["capacity"]["cpu_millis"] >= 1000 and j["free"]["memory"] > 0 and j["task_list"] == [] and j["lease_list"] == []'
+jcheck "node inspect" 1 node inspect n2
+check "node inspect n2 (through the relay): node 2's id" jq_ 'j["node"] == sys.argv[3]' "$(g_id 2)"
+jcheck "node label" 1 node label add n2 zone=a
+check "node label add: the nl/ key and value" jq_ 'j["key"] == "nl/" + sys.argv[3] + "/zone" and j["value"] == "a"' "$(g_id 2)"
+jcheck "node label" 1 node label rm n2 zone
+check "node label rm: removed" jq_ 'j["removed"] is True'
 
 # --- stack config: the loaded stack as JSON ---
 printf 'services:\n  web:\n    image: nginx\n    deploy: {replicas: 2}\n' >"$T_DIR/stack.yml"

@@ -110,5 +110,17 @@ check "race: node 3's ledger holds 900 of 1000 millicores" \
 check "race: d/ of node 3 on node 1 says the same" \
 	wait_for 5 bash -c "'$ST' '$r1' - digest $n3 | grep -q '^cpu 1000 mem [0-9]* free_cpu 100 .*leases 3$'"
 
+# mtsctl node inspect: local and through the relay
+ctl1() { "$BIN/mtsctl" -r "$r1" "$@"; }
+check "node inspect n3 (relayed): 3 live leases, 100 millicores free" \
+	bash -c "'$BIN/mtsctl' -r '$r1' -o json node inspect n3 | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j[\"free\"][\"cpu_millis\"] == 100 and j[\"leases\"] == 3 and len([l for l in j[\"lease_list\"] if l[\"state\"] == \"prepared\"]) == 3 else 1)'"
+check "node inspect n1 (local): capacity 1 CPU after the reserve" \
+	bash -c "'$BIN/mtsctl' -r '$r1' node inspect n1 | grep -q '^Capacity: *1 CPU, 1G'"
+check "node inspect of an unknown node: exit 5" bash -c "'$BIN/mtsctl' -r '$r1' node inspect nosuch 2>/dev/null; [ \$? -eq 5 ]"
+ctl1 node label add n3 disk=ssd >/dev/null
+check "node label add on node 1: nl/<n3>/disk reaches node 3" \
+	wait_for 5 bash -c "'$BIN/mtsctl' -r '$(g_run 3)' state get nl/$n3/disk 2>/dev/null | grep -q ssd"
+check "node label with a bad key refused (exit 2)" bash -c "'$BIN/mtsctl' -r '$r1' node label add n3 'a/b=c' 2>/dev/null; [ \$? -eq 2 ]"
+
 check "no schedd died of SIGSYS" bash -c "! grep -E 'schedd.*(SIGSYS|signal 31)' '$MTS_CLUSTER_DIR'/n*/log/init.log"
 t_done

@@ -1,0 +1,329 @@
+/* cmd_node.c: `mtsctl node inspect|label` — a node's slot ledger from its schedd (the local one, or another node's through the local gossipd's relay) and the operator's nl/<node>/<key> label records. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "gossipd.pb-c.h"
+#include "hash.h"
+#include "ipc.h"
+#include "mtserr.h"
+#include "nodectl.h"
+#include "schedd.pb-c.h"
+#include "shimctl.h"
+#include "statestore.pb-c.h"
+#include "xmalloc.h"
+
+#define RELAY_TIMEOUT_MS 3000
+
+/* The Ledger request to the target's schedd; *rep on 0. */
+static int
+ledger_call(struct mtsctl *ctx, const struct shimctl_target *t,
+    Mts__Schedd__Reply **rep)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__LedgerReq lr = MTS__SCHEDD__LEDGER_REQ__INIT;
+	Mts__Gossipd__Request greq = MTS__GOSSIPD__REQUEST__INIT;
+	Mts__Gossipd__RelayReq rr = MTS__GOSSIPD__RELAY_REQ__INIT;
+	Mts__Gossipd__Reply *grep = NULL;
+	char err[512];
+	uint8_t *buf;
+	int rc, saved = ctx->timeout_ms;
+
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_LEDGER;
+	req.ledger = &lr;
+	if (!t->remote)
+		return mtsctl_call(ctx, "schedd", &req.base,
+		    &mts__schedd__reply__descriptor, (ProtobufCMessage **)rep);
+	mts_pb_set_version(&req.base);
+	buf = xmalloc(protobuf_c_message_get_packed_size(&req.base) + 1);
+	rr.payload.len = protobuf_c_message_pack(&req.base, buf);
+	rr.payload.data = buf;
+	rr.to_node.data = (uint8_t *)t->node;
+	rr.to_node.len = 16;
+	rr.agent = "schedd";
+	rr.timeout_ms = RELAY_TIMEOUT_MS;
+	if (getrandom(&rr.request_id, sizeof(rr.request_id), 0) !=
+	    sizeof(rr.request_id))
+		rr.request_id = 0;
+	greq.body_case = MTS__GOSSIPD__REQUEST__BODY_RELAY;
+	greq.relay = &rr;
+	ctx->timeout_ms = RELAY_TIMEOUT_MS + 2000;
+	rc = mtsctl_try_call(ctx, "gossipd", &greq.base,
+	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&grep, err,
+	    sizeof(err));
+	ctx->timeout_ms = saved;
+	free(buf);
+	if (rc != 0) {
+		mtsctl_err("node %s: %s", t->label, rc == -MTS_ERR_NOTFOUND &&
+		    strncmp(err, "remote: ", 8) == 0 ? "it runs no schedd" :
+		    err);
+		return rc == -MTS_ERR_TIMEOUT ? MTSCTL_EUNREACH :
+		    mtsctl_exit_for(rc);
+	}
+	*rep = grep->relay ? mts__schedd__reply__unpack(NULL,
+	    grep->relay->payload.len, grep->relay->payload.data) : NULL;
+	protobuf_c_message_free_unpacked(&grep->base, NULL);
+	if (*rep == NULL) {
+		mtsctl_err("node %s: undecodable reply from its schedd",
+		    t->label);
+		return MTSCTL_EFAIL;
+	}
+	if ((*rep)->error != NULL && (*rep)->error->code != 0) {
+		rc = -(int)(*rep)->error->code;
+		mtsctl_err("node %s: its schedd: %s%s", t->label,
+		    (*rep)->error->message, rc == -MTS_ERR_DENIED ?
+		    " ([schedd] acl_relay must name that node's gossipd user)" :
+		    "");
+		protobuf_c_message_free_unpacked(&(*rep)->base, NULL);
+		*rep = NULL;
+		return mtsctl_exit_for(rc);
+	}
+	return 0;
+}
+
+/* "1.5" for 1500 millicores. */
+static void
+fmt_cpus(char *out, size_t len, uint32_t m)
+{
+	if (m % 1000 == 0)
+		snprintf(out, len, "%u", m / 1000);
+	else
+		snprintf(out, len, "%u.%03u", m / 1000, m % 1000);
+	if (strchr(out, '.') != NULL)
+		while (out[strlen(out) - 1] == '0')
+			out[strlen(out) - 1] = '\0';
+}
+
+/* "512M" style for people; JSON has the bytes. */
+static void
+fmt_bytes(char *out, size_t len, uint64_t b)
+{
+	static const char units[] = "KMGT";
+	double v = (double)b;
+	int u = -1;
+
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(out, len, "%llu", (unsigned long long)b);
+	else
+		snprintf(out, len, "%.4g%c", v, units[u]);
+}
+
+static json_t *
+res_text(uint32_t cpu, uint64_t mem)
+{
+	char c[32], m[32], s[80];
+
+	fmt_cpus(c, sizeof(c), cpu);
+	fmt_bytes(m, sizeof(m), mem);
+	snprintf(s, sizeof(s), "%s CPU, %s", c, m);
+	return json_string(s);
+}
+
+static json_t *
+leases_json(const Mts__Schedd__LedgerRep *l)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < l->n_leases; i++) {
+		const Mts__Schedd__Lease *x = l->leases[i];
+
+		json_array_append_new(a, json_pack("{ss ss ss sI sI ss ss sI}",
+		    "id", x->id, "owner", x->owner, "service", x->service,
+		    "cpu_millis", (json_int_t)x->cpu_millis, "memory",
+		    (json_int_t)x->memory, "state", x->state, "task", x->task,
+		    "expires_in_ms", (json_int_t)x->expires_in_ms));
+	}
+	return a;
+}
+
+static json_t *
+tasks_json(const Mts__Schedd__LedgerRep *l)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < l->n_tasks; i++) {
+		const Mts__Schedd__Task *x = l->tasks[i];
+
+		json_array_append_new(a, json_pack("{ss ss sI sI}", "id", x->id,
+		    "service", x->service, "cpu_millis",
+		    (json_int_t)x->cpu_millis, "memory", (json_int_t)x->memory));
+	}
+	return a;
+}
+
+static void
+print_table(const Mts__Schedd__LedgerRep *l, json_t *obj)
+{
+	static const struct mtsctl_col cols[] = {{"node", "Node:"},
+	    {"capacity_text", "Capacity:"}, {"reserved_text", "Reserved:"},
+	    {"free_text", "Free:"}, {"reserve_text", "Kept back:"},
+	    {"tasks", "Tasks:"}, {"leases", "Leases:"}, {NULL, NULL}};
+	const struct mtsctl ctx = {.fmt = MTSCTL_FMT_TABLE};
+	char c[32], m[32];
+	size_t i;
+
+	mtsctl_print_obj(&ctx, obj, cols);
+	if (l->n_tasks > 0)
+		printf("\nTASK                             SERVICE                "
+		       "  CPU    MEMORY\n");
+	for (i = 0; i < l->n_tasks; i++) {
+		fmt_cpus(c, sizeof(c), l->tasks[i]->cpu_millis);
+		fmt_bytes(m, sizeof(m), l->tasks[i]->memory);
+		printf("%-32s %-24s %-6s %s\n", l->tasks[i]->id,
+		    l->tasks[i]->service, c, m);
+	}
+	if (l->n_leases > 0)
+		printf("\nLEASE                    STATE      SERVICE          "
+		       "        CPU    MEMORY  OWNER\n");
+	for (i = 0; i < l->n_leases; i++) {
+		fmt_cpus(c, sizeof(c), l->leases[i]->cpu_millis);
+		fmt_bytes(m, sizeof(m), l->leases[i]->memory);
+		printf("%-24s %-10s %-24s %-6s %-7s %.12s\n", l->leases[i]->id,
+		    l->leases[i]->state, l->leases[i]->service, c, m,
+		    l->leases[i]->owner);
+	}
+}
+
+int
+cmd_node_inspect(struct mtsctl *ctx, int argc, char **argv)
+{
+	struct shimctl_target t;
+	Mts__Schedd__Reply *rep;
+	const Mts__Schedd__LedgerRep *l;
+	const Mts__Schedd__Digest *d;
+	uint32_t rcpu;
+	uint64_t rmem;
+	json_t *obj;
+	int rc;
+
+	if (argc != 2)
+		return mtsctl_usage(ctx);
+	if ((rc = shimctl_locate(ctx, NULL, argv[1], &t)) != 0)
+		return rc;
+	if ((rc = ledger_call(ctx, &t, &rep)) != 0)
+		return rc;
+	if (rep->body_case != MTS__SCHEDD__REPLY__BODY_LEDGER ||
+	    rep->ledger->digest == NULL) {
+		mtsctl_err("node %s: its schedd sent an unexpected reply",
+		    t.label);
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return MTSCTL_EFAIL;
+	}
+	l = rep->ledger;
+	d = l->digest;
+	rcpu = d->cpu_millis - d->free_cpu_millis;
+	rmem = d->memory - d->free_memory;
+	obj = json_pack("{so s{sI sI} s{sI sI} s{sI sI} s{sI sI} sI sI sb}",
+	    "node", mtsctl_json_hex(l->node.data, l->node.len), "capacity",
+	    "cpu_millis", (json_int_t)d->cpu_millis, "memory",
+	    (json_int_t)d->memory, "reserved", "cpu_millis", (json_int_t)rcpu,
+	    "memory", (json_int_t)rmem, "free", "cpu_millis",
+	    (json_int_t)d->free_cpu_millis, "memory",
+	    (json_int_t)d->free_memory, "reserve", "cpu_millis",
+	    (json_int_t)l->reserve_cpu_millis, "memory",
+	    (json_int_t)l->reserve_memory, "tasks", (json_int_t)d->tasks,
+	    "leases", (json_int_t)d->leases, "draining", d->draining);
+	if (ctx->fmt == MTSCTL_FMT_JSON) {
+		json_object_set_new(obj, "task_list", tasks_json(l));
+		json_object_set_new(obj, "lease_list", leases_json(l));
+		mtsctl_print_obj(ctx, obj, NULL);
+	} else {
+		json_object_set_new(obj, "capacity_text",
+		    res_text(d->cpu_millis, d->memory));
+		json_object_set_new(obj, "reserved_text", res_text(rcpu, rmem));
+		json_object_set_new(obj, "free_text",
+		    res_text(d->free_cpu_millis, d->free_memory));
+		json_object_set_new(obj, "reserve_text",
+		    res_text(l->reserve_cpu_millis, l->reserve_memory));
+		print_table(l, obj);
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return MTSCTL_OK;
+}
+
+/* A label key: letters, digits, '.', '-', '_' (no '/': it ends the key's
+ * node part). */
+static int
+valid_key(const char *k, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((k[i] >= 'a' && k[i] <= 'z') ||
+			(k[i] >= 'A' && k[i] <= 'Z') ||
+			(k[i] >= '0' && k[i] <= '9') || k[i] == '.' ||
+			k[i] == '-' || k[i] == '_'))
+			return 0;
+	return 1;
+}
+
+int
+cmd_node_label(struct mtsctl *ctx, int argc, char **argv)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
+	Mts__Statestore__DeleteReq del = MTS__STATESTORE__DELETE_REQ__INIT;
+	Mts__Statestore__Reply *rep;
+	struct shimctl_target t;
+	char hex[MTS_NODE_HEX_LEN + 1], key[200];
+	const char *eq, *value = "";
+	int add, rc;
+	size_t klen;
+
+	if (argc != 4 || (strcmp(argv[1], "add") && strcmp(argv[1], "rm")))
+		return mtsctl_usage(ctx);
+	add = strcmp(argv[1], "add") == 0;
+	eq = strchr(argv[3], '=');
+	klen = eq ? (size_t)(eq - argv[3]) : strlen(argv[3]);
+	if ((add && eq == NULL) || !valid_key(argv[3], klen)) {
+		mtsctl_err("'%s': expected KEY=VALUE%s (KEY: letters, digits, "
+			   "'.', '-', '_')", argv[3], add ? "" : " or KEY");
+		return MTSCTL_EUSAGE;
+	}
+	if (eq != NULL)
+		value = eq + 1;
+	if ((rc = shimctl_locate(ctx, NULL, argv[2], &t)) != 0)
+		return rc;
+	mts_hex(hex, t.node, 16);
+	snprintf(key, sizeof(key), "nl/%s/%.*s", hex, (int)klen, argv[3]);
+	if (add) {
+		put.key.data = (uint8_t *)key;
+		put.key.len = strlen(key);
+		put.value.data = (uint8_t *)value;
+		put.value.len = strlen(value);
+		req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
+		req.put = &put;
+	} else {
+		del.key.data = (uint8_t *)key;
+		del.key.len = strlen(key);
+		req.body_case = MTS__STATESTORE__REQUEST__BODY_DELETE;
+		req.delete_ = &del;
+	}
+	if ((rc = mtsctl_call(ctx, "statestore", &req.base,
+	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)&rep)))
+		return rc;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (ctx->fmt == MTSCTL_FMT_JSON && add)
+		mtsctl_print_obj(ctx, json_pack("{ss ss ss ss}", "node", hex,
+		    "key", key, "label", key + 3 + MTS_NODE_HEX_LEN + 1,
+		    "value", value), NULL);
+	else if (ctx->fmt == MTSCTL_FMT_JSON)
+		mtsctl_print_obj(ctx, json_pack("{ss ss ss sb}", "node", hex,
+		    "key", key, "label", key + 3 + MTS_NODE_HEX_LEN + 1,
+		    "removed", 1), NULL);
+	else if (add)
+		printf("%s: label %.*s=%s\n", t.label, (int)klen, argv[3],
+		    value);
+	else
+		printf("%s: label %.*s removed\n", t.label, (int)klen, argv[3]);
+	return MTSCTL_OK;
+}

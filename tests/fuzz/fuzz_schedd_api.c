@@ -1,0 +1,389 @@
+/* fuzz_schedd_api.c: libFuzzer target that drives the real mts-schedd — its dispatch table and handlers over its own schedd.sock on its loop, with the real ledger — with well-formed prepare/commit/abort/ledger requests built from the input (colliding lease ids, odd sizes, short ttls, bad owners and over-long strings), and checks every reply and that the ledger never holds more than its capacity. */
+#define main schedd_main
+#include "agents/schedd/schedd.c"
+#undef main
+
+#include <ftw.h>
+#include <stdio.h>
+
+#include "mtserr.h"
+#include "xmalloc.h"
+
+#define MAX_REQS 24
+#define REPLY_WAIT_MS 2000
+#define CAP_CPU 2000
+#define CAP_MEM (1ull << 30)
+
+static char tdir[64];
+static struct schedd fz;
+static struct mts_agent fz_agent;
+static struct mts_ipc_async *cli;
+
+static int
+rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	return remove(p);
+}
+
+static void
+rm_tdir(void)
+{
+	if (tdir[0])
+		(void)nftw(tdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* main() of schedd.c without init, the sandbox and the statestore: the
+ * digest writes go to a socket nobody serves (they time out quietly). */
+static void
+start(void)
+{
+	char conf[128], sock[160], err[512];
+	FILE *f;
+
+	snprintf(tdir, sizeof(tdir), "/tmp/mts-fuzz-sd.XXXXXX");
+	if (mkdtemp(tdir) == NULL)
+		abort();
+	atexit(rm_tdir);
+	snprintf(conf, sizeof(conf), "%s/mts.conf", tdir);
+	if ((f = fopen(conf, "w")) == NULL)
+		abort();
+	fprintf(f, "[schedd]\ncpus = 2\nmemory = 1G\nacl = %u\n",
+	    (unsigned)getuid());
+	fclose(f);
+	log_init("schedd", MTS_LOG_WARN);
+	fz_agent.name = "schedd";
+	fz_agent.node_id = "0123456789abcdef0123456789abcdef";
+	fz_agent.rundir = tdir;
+	if (mts_cfg_load_agent(conf, mts_conf_schema(), "schedd",
+	    &fz_agent.cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+	if (setup(&fz, &fz_agent) < 0)
+		abort();
+	snprintf(sock, sizeof(sock), "%s/nostore.sock", tdir);
+	if ((fz.store = mts_ipc_async_open(fz.loop, sock, 200, err,
+	    sizeof(err))) == NULL)
+		abort();
+	snprintf(sock, sizeof(sock), "%s/schedd.sock", tdir);
+	if ((fz.srv = mts_ipc_server_open(sock, &schedd_service, &fz, err,
+	    sizeof(err))) == NULL)
+		abort();
+	mts_ipc_server_set_acl(fz.srv, &fz.cfg.acl);
+	if (mts_loop_add_server(fz.loop, fz.srv) < 0)
+		abort();
+	if ((cli = mts_ipc_async_open(fz.loop, sock, REPLY_WAIT_MS, err,
+	    sizeof(err))) == NULL)
+		abort();
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	start();
+	return 0;
+}
+
+/* --- reading the program ------------------------------------------------ */
+
+struct in {
+	const uint8_t *p;
+	size_t n;
+};
+
+static unsigned
+take(struct in *in, unsigned mod)
+{
+	unsigned v;
+
+	if (in->n == 0)
+		return 0;
+	v = *in->p++;
+	in->n--;
+	return mod ? v % mod : v;
+}
+
+static uint32_t
+take32(struct in *in)
+{
+	return (uint32_t)take(in, 0) << 24 | (uint32_t)take(in, 0) << 16 |
+	    (uint32_t)take(in, 0) << 8 | take(in, 0);
+}
+
+static char longstr[300];
+
+/* A lease id, task id or service: mostly from a few that collide,
+ * sometimes empty or longer than the core takes. */
+static const char *
+take_name(struct in *in, const char *const *names, size_t n)
+{
+	unsigned c = take(in, 16);
+
+	if (c == 14)
+		return "";
+	if (c == 15)
+		return longstr;
+	return names[c % n];
+}
+
+static const char *const leases[] = {"l0", "l1", "l2", "l3", "l4", "l5"};
+static const char *const tasks[] = {"t0", "t1", "t2", "t3"};
+static const char *const services[] = {"s_a", "s_b", "s_c"};
+static const char *const owners[] = {"0123456789abcdef0123456789abcdef",
+    "ffffffffffffffffffffffffffffffff", "0123", "",
+    "0123456789abcdef0123456789abcdeg"};
+
+/* --- checks ----------------------------------------------------------------- */
+
+static void
+check_capacity(void)
+{
+	const struct mts_ledger *l = &fz.ledger;
+	uint64_t cpu = 0, mem = 0;
+	size_t i;
+
+	for (i = 0; i < l->ntasks; i++) {
+		cpu += l->tasks[i].res.cpu_millis;
+		mem += l->tasks[i].res.memory;
+	}
+	for (i = 0; i < l->nleases; i++)
+		if (l->leases[i].state == LEASE_PREPARED) {
+			cpu += l->leases[i].res.cpu_millis;
+			mem += l->leases[i].res.memory;
+		}
+	if (cpu > CAP_CPU || mem > CAP_MEM) {
+		fprintf(stderr, "over-committed: %llu millicores, %llu bytes\n",
+		    (unsigned long long)cpu, (unsigned long long)mem);
+		abort();
+	}
+}
+
+static const struct mts_lease *
+lease_of(const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < fz.ledger.nleases; i++)
+		if (strcmp(fz.ledger.leases[i].id, id) == 0)
+			return &fz.ledger.leases[i];
+	return NULL;
+}
+
+struct pending {
+	int done, rc;
+	Mts__Schedd__Reply *rep;
+};
+
+static void
+on_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct pending *p = arg;
+	size_t len;
+	uint8_t *buf;
+
+	p->done = 1;
+	p->rc = rc;
+	if (m == NULL)
+		return;
+	/* keep a copy: m is valid only during the callback */
+	len = protobuf_c_message_get_packed_size(m);
+	buf = xmalloc(len + 1);
+	protobuf_c_message_pack(m, buf);
+	p->rep = mts__schedd__reply__unpack(NULL, len, buf);
+	free(buf);
+}
+
+/* Sends req and runs schedd's loop until the reply came; the error
+ * code (0 for none) or -1 when there was no reply. */
+static int
+call(Mts__Schedd__Request *req, Mts__Schedd__Reply **rep)
+{
+	struct pending p = {0, 0, NULL};
+	mts_time_t end = mts_now() + REPLY_WAIT_MS + 500;
+
+	if (mts_ipc_async_call(cli, &req->base,
+	    &mts__schedd__reply__descriptor, 0, on_reply, &p) == NULL)
+		abort();
+	while (!p.done && mts_now() < end)
+		mts_loop_run_once(fz.loop, 5);
+	if (!p.done)
+		abort(); /* schedd never answered */
+	*rep = p.rep;
+	if (p.rc < 0)
+		return -p.rc;
+	if (p.rep == NULL)
+		abort();
+	return 0;
+}
+
+static int
+valid_str(const char *s, size_t max)
+{
+	return *s != '\0' && strlen(s) < max;
+}
+
+static int
+valid_owner(const char *o)
+{
+	uint8_t id[16];
+
+	return strlen(o) == 32 && mts_unhex(id, 16, o, 32) == 0;
+}
+
+static void
+do_prepare(struct in *in)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__PrepareReq p = MTS__SCHEDD__PREPARE_REQ__INIT;
+	Mts__Schedd__Reply *rep;
+	static const uint64_t mems[] = {0, 1, 100 << 20, 512 << 20, CAP_MEM,
+	    CAP_MEM + 1, UINT64_MAX};
+	int code, valid;
+
+	p.lease = (char *)take_name(in, leases, 6);
+	p.owner = (char *)owners[take(in, 5)];
+	p.service = (char *)take_name(in, services, 3);
+	p.cpu_millis = take(in, 4) == 0 ? take32(in) : take(in, 0) * 10;
+	p.memory = mems[take(in, 7)];
+	p.max_per_node = take(in, 4);
+	p.ttl_ms = take(in, 4) == 0 ? 0 : take(in, 60);
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_PREPARE;
+	req.prepare = &p;
+	valid = valid_str(p.lease, MTS_LEASE_ID_MAX) &&
+	    valid_owner(p.owner) && valid_str(p.service, MTS_SERVICE_MAX);
+	code = call(&req, &rep);
+	if (!valid) {
+		if (code != MTS_ERR_INVAL)
+			abort();
+	} else if (code == 0) {
+		const struct mts_lease *l = lease_of(p.lease);
+
+		if (rep->body_case != MTS__SCHEDD__REPLY__BODY_PREPARE)
+			abort();
+		if (rep->prepare->result_case ==
+		    MTS__SCHEDD__PREPARE_REP__RESULT_GRANTED) {
+			/* a ttl of a few ms may be over by now; a resent
+			 * prepare keeps the first one's expiry */
+			if (l == NULL || (l->state != LEASE_PREPARED &&
+			    l->state != LEASE_COMMITTED &&
+			    !(l->state == LEASE_ENDED && p.ttl_ms != 0)) ||
+			    rep->prepare->granted->expires_in_ms > 10000)
+				abort();
+		} else if (rep->prepare->result_case ==
+		    MTS__SCHEDD__PREPARE_REP__RESULT_REJECTED) {
+			if (rep->prepare->rejected->digest == NULL ||
+			    *rep->prepare->rejected->reason == '\0' ||
+			    rep->prepare->rejected->digest->cpu_millis !=
+			    CAP_CPU)
+				abort();
+		} else {
+			abort();
+		}
+	} else if (code != MTS_ERR_CONFLICT) {
+		abort();
+	}
+	if (rep)
+		mts__schedd__reply__free_unpacked(rep, NULL);
+}
+
+static void
+do_commit(struct in *in)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__CommitReq c = MTS__SCHEDD__COMMIT_REQ__INIT;
+	Mts__Schedd__Reply *rep;
+	int code, valid;
+
+	c.lease = (char *)take_name(in, leases, 6);
+	c.task = (char *)take_name(in, tasks, 4);
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_COMMIT;
+	req.commit = &c;
+	valid = valid_str(c.lease, MTS_LEASE_ID_MAX) &&
+	    valid_str(c.task, MTS_TASK_ID_MAX);
+	code = call(&req, &rep);
+	if (!valid ? code != MTS_ERR_INVAL :
+	    code != 0 && code != MTS_ERR_NOTFOUND && code != MTS_ERR_STATE &&
+	    code != MTS_ERR_CONFLICT)
+		abort();
+	if (valid && code == 0) {
+		const struct mts_lease *l = lease_of(c.lease);
+
+		if (l == NULL || l->state != LEASE_COMMITTED ||
+		    strcmp(l->task, c.task) != 0)
+			abort();
+	}
+	if (rep)
+		mts__schedd__reply__free_unpacked(rep, NULL);
+}
+
+static void
+do_abort(struct in *in)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__AbortReq a = MTS__SCHEDD__ABORT_REQ__INIT;
+	Mts__Schedd__Reply *rep;
+	int code;
+
+	a.lease = (char *)take_name(in, leases, 6);
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_ABORT;
+	req.abort = &a;
+	code = call(&req, &rep);
+	if (!valid_str(a.lease, MTS_LEASE_ID_MAX) ? code != MTS_ERR_INVAL :
+	    code != 0 && code != MTS_ERR_NOTFOUND && code != MTS_ERR_CONFLICT)
+		abort();
+	if (rep)
+		mts__schedd__reply__free_unpacked(rep, NULL);
+}
+
+static void
+do_ledger(struct in *in)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__LedgerReq lr = MTS__SCHEDD__LEDGER_REQ__INIT;
+	Mts__Schedd__Reply *rep;
+	const Mts__Schedd__Digest *d;
+
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_LEDGER;
+	req.ledger = &lr;
+	if (call(&req, &rep) != 0 ||
+	    rep->body_case != MTS__SCHEDD__REPLY__BODY_LEDGER ||
+	    (d = rep->ledger->digest) == NULL)
+		abort();
+	if (d->cpu_millis != CAP_CPU || d->memory != CAP_MEM ||
+	    d->free_cpu_millis > CAP_CPU || d->free_memory > CAP_MEM ||
+	    rep->ledger->n_leases != fz.ledger.nleases ||
+	    rep->ledger->n_tasks != fz.ledger.ntasks)
+		abort();
+	mts__schedd__reply__free_unpacked(rep, NULL);
+}
+
+/* A task that ended (its record says so) frees what it held. */
+static void
+do_task_gone(struct in *in)
+{
+	mts_ledger_task_remove(&fz.ledger, tasks[take(in, 4)]);
+	schedd_changed(&fz);
+}
+
+static void (*const ops[])(struct in *) = {
+	do_prepare, do_prepare, do_prepare, do_commit, do_commit, do_abort,
+	do_ledger, do_task_gone,
+};
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct in in = {data, size};
+	int i;
+
+	memset(longstr, 'x', sizeof(longstr) - 1);
+	for (i = 0; i < MAX_REQS && in.n > 0; i++) {
+		ops[take(&in, sizeof(ops) / sizeof(ops[0]))](&in);
+		check_capacity();
+	}
+	/* the next input starts from an empty ledger */
+	mts_ledger_free(&fz.ledger);
+	mts_ledger_init(&fz.ledger, fz.cfg.capacity, 0);
+	schedd_changed(&fz);
+	return 0;
+}
