@@ -196,10 +196,10 @@ make_val(struct in *in, size_t budget)
 		len = 1;
 		break;
 	case 2:
-		len = (size_t)take(in, 0) << 12 | take(in, 0);
+		len = (size_t)take(in, 0) << 4 | take(in, 16);
 		break;
-	case 3: /* the largest, now and then: they make a run slow */
-		len = take(in, 4) == 0 ? VAL_MAX : take(in, 0) << 8;
+	case 3: /* large ones now and then: they make a run slow */
+		len = take(in, 16) == 0 ? VAL_MAX : take(in, 0) << 8;
 		break;
 	default:
 		len = take(in, 32);
@@ -417,7 +417,7 @@ op_scan(struct in *in)
 		sr.start_after.len = make_key(in, after);
 		sr.start_after.data = after;
 	}
-	sr.limit = take(in, 4) == 0 ? 20000 : take(in, 8);
+	sr.limit = take(in, 16) == 0 ? 20000 : 1 + take(in, 16);
 	sr.include_tombstones = take(in, 2);
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
 	req.scan = &sr;
