@@ -165,7 +165,7 @@ struct sim_stats {
 	uint64_t bytes[K_MAX], msgs[K_MAX];
 	uint64_t dropped, duplicated, events;
 	uint64_t false_suspect, false_dead;
-	uint64_t merges_applied, merges_ignored;
+	uint64_t merges_applied, merges_ignored, by_push, by_ae;
 	uint64_t node_ms; /* sum over nodes of time up */
 	uint64_t prepares, refused;
 };

@@ -428,8 +428,10 @@ on_walk_reply(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 			}
 	} else {
 		for (i = 0; i < m->nrecs; i++)
-			if (merge(s, n, m->recs[i]))
+			if (merge(s, n, m->recs[i])) {
+				s->st.by_ae++;
 				learn_member(s, n, m->recs[i], out);
+			}
 	}
 	walk_next(s, n);
 }
@@ -455,8 +457,10 @@ on_push(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 		sim_push(s, n, fresh, k, &sent);
 	}
 	for (i = 0; i < k; i++)
-		if (merge(s, n, fresh[i]))
+		if (merge(s, n, fresh[i])) {
+			s->st.by_push++;
 			learn_member(s, n, fresh[i], out);
+		}
 	free(fresh);
 }
 

@@ -430,11 +430,12 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
 	printf("%-34s %llu suspicions, %llu deaths\n", "false (of live nodes)",
 	    (unsigned long long)s->st.false_suspect,
 	    (unsigned long long)s->st.false_dead);
-	printf("%-34s %llu dropped, %llu duplicated; merges %llu applied, "
-	    "%llu ignored\n", "network",
+	printf("%-34s %llu dropped, %llu duplicated\n", "network",
 	    (unsigned long long)s->st.dropped,
-	    (unsigned long long)s->st.duplicated,
-	    (unsigned long long)s->st.merges_applied,
+	    (unsigned long long)s->st.duplicated);
+	printf("%-34s %llu applied (%llu by push, %llu by anti-entropy), "
+	    "%llu ignored\n", "merges", (unsigned long long)s->st.merges_applied,
+	    (unsigned long long)s->st.by_push, (unsigned long long)s->st.by_ae,
 	    (unsigned long long)s->st.merges_ignored);
 	report_bytes(s);
 	per = heap > heap0 + sim_intern_bytes() ?
