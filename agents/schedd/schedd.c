@@ -109,12 +109,14 @@ serve(struct schedd *s, struct mts_agent *a)
 static void
 cleanup(struct schedd *s, struct mts_agent *a)
 {
+	/* the statestore client first: dry-runs waiting on it are answered
+	 * (canceled) while their server is still open */
+	if (s->store != NULL)
+		mts_ipc_async_close(s->store);
 	if (s->srv != NULL) {
 		mts_loop_remove_server(s->loop, s->srv);
 		mts_ipc_server_close(s->srv);
 	}
-	if (s->store != NULL)
-		mts_ipc_async_close(s->store);
 	if (s->loop != NULL) {
 		mts_timer_disarm(s->loop, &s->expire_timer);
 		mts_timer_disarm(s->loop, &s->digest_timer);

@@ -57,6 +57,10 @@ void schedd_digest_fill(const struct schedd *, Mts__Schedd__Digest *);
 void schedd_task_record(struct schedd *, const char *key, size_t klen,
     const Mts__Record *rec);
 
+/* The Place dry-run (schedd_place.c): answers call once the statestore
+ * gave the service record, the d/ digests and the nl/ labels. */
+void schedd_place(struct schedd *, const Mts__Schedd__PlaceReq *,
+    struct mts_ipc_call *);
 /* The first read of t/<self>/, before the socket opens. 0 or -1. */
 int schedd_scan_blocking(struct schedd *, const char *path, int timeout_ms);
 /* Timer callbacks: the periodic rescan, the digest write. */

@@ -222,18 +222,26 @@ h_ledger(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	free(ls);
 }
 
+static void
+h_place(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	schedd_place(ctx, ((const Mts__Schedd__Request *)m)->place, call);
+}
+
 #define READ MTS_CALLER_READ
 #define WRITE MTS_CALLER_WRITE
 #define REMOTE MTS_CALLER_REMOTE
 
 /* Owners on other nodes reserve here through the relay: every call but
- * the future placement dry-run is open to a relayed caller. */
+ * the placement dry-run (local: it reads the local replica) is open to a
+ * relayed caller. */
 static const struct mts_ipc_route routes[] = {
 	{MTS__SCHEDD__REQUEST__BODY_PREPARE, "prepare", WRITE | REMOTE,
 	    h_prepare},
 	{MTS__SCHEDD__REQUEST__BODY_COMMIT, "commit", WRITE | REMOTE, h_commit},
 	{MTS__SCHEDD__REQUEST__BODY_ABORT, "abort", WRITE | REMOTE, h_abort},
 	{MTS__SCHEDD__REQUEST__BODY_LEDGER, "ledger", READ | REMOTE, h_ledger},
+	{MTS__SCHEDD__REQUEST__BODY_PLACE, "place", READ, h_place},
 };
 
 /* [schedd] acl: everything (the node's reconciled, root's mtsctl);

@@ -122,5 +122,22 @@ check "node label add on node 1: nl/<n3>/disk reaches node 3" \
 	wait_for 5 bash -c "'$BIN/mtsctl' -r '$(g_run 3)' state get nl/$n3/disk 2>/dev/null | grep -q ssd"
 check "node label with a bad key refused (exit 2)" bash -c "'$BIN/mtsctl' -r '$r1' node label add n3 'a/b=c' 2>/dev/null; [ \$? -eq 2 ]"
 
+# Place: the dry-run over every node's d/ and nl/ (node 3 has 100
+# millicores left, nodes 1 and 2 all of theirs)
+out=$("$ST" "$r1" - place - 3 600 $MB 0 -)
+check "place: 2 of 3 x 600 millicores placeable ($out)" \
+	bash -c "[[ '$out' == '2 of 3 placeable: '* ]]"
+out=$("$ST" "$r1" - place - 1 100 $MB 0 'node.labels.disk == ssd')
+out2=$("$ST" "$r1" - place - 1 200 $MB 0 'node.labels.disk == ssd')
+check "place with a constraint on node 3's label: 100 fits, 200 not ($out / $out2)" \
+	bash -c "[ '$out' = '1 of 1 placeable' ] && [[ '$out2' == '0 of 1 placeable: '* ]]"
+printf 'services:\n  web:\n    image: nginx\n    deploy:\n      replicas: 4\n      resources: {reservations: {cpus: "0.6"}}\n' >"$T_DIR/stack.yml"
+ctl1 deploy -c "$T_DIR/stack.yml" --stack st --detach >/dev/null 2>&1
+out=$("$ST" "$r1" - place st_web 0 0 0 0 -)
+check "place of the deployed service st_web: its replicas and reservation ($out)" \
+	bash -c "[[ '$out' == '2 of 4 placeable: '* ]]"
+out=$("$ST" "$r1" - place st_nosuch 0 0 0 0 -)
+check "place of an unknown service: NOT_FOUND ($out)" bash -c "[[ '$out' == 'error 2 '* ]]"
+
 check "no schedd died of SIGSYS" bash -c "! grep -E 'schedd.*(SIGSYS|signal 31)' '$MTS_CLUSTER_DIR'/n*/log/init.log"
 t_done

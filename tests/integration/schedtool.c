@@ -22,6 +22,8 @@ usage(void)
 	    "       schedtool RUNDIR NODE commit LEASE TASK\n"
 	    "       schedtool RUNDIR NODE abort LEASE\n"
 	    "       schedtool RUNDIR NODE ledger\n"
+	    "       schedtool RUNDIR - place SERVICE|- COUNT CPU MEM MAXPN "
+	    "CONSTRAINT|-\n"
 	    "       schedtool RUNDIR - digest NODE   (d/NODE from the local "
 	    "statestore)\n"
 	    "       schedtool RUNDIR - puttask NODE TASK SERVICE CPU MEM STATE\n"
@@ -54,6 +56,7 @@ pack_req(int argc, char **argv, size_t *len)
 	Mts__Schedd__CommitReq c = MTS__SCHEDD__COMMIT_REQ__INIT;
 	Mts__Schedd__AbortReq a = MTS__SCHEDD__ABORT_REQ__INIT;
 	Mts__Schedd__LedgerReq l = MTS__SCHEDD__LEDGER_REQ__INIT;
+	Mts__Schedd__PlaceReq pl = MTS__SCHEDD__PLACE_REQ__INIT;
 	const char *op = argv[3];
 	uint8_t *buf;
 
@@ -77,6 +80,18 @@ pack_req(int argc, char **argv, size_t *len)
 		a.lease = argv[4];
 		req.body_case = MTS__SCHEDD__REQUEST__BODY_ABORT;
 		req.abort = &a;
+	} else if (strcmp(op, "place") == 0 && argc == 10) {
+		pl.service = strcmp(argv[4], "-") ? argv[4] : "";
+		pl.count = (uint32_t)strtoul(argv[5], NULL, 10);
+		pl.cpu_millis = (uint32_t)strtoul(argv[6], NULL, 10);
+		pl.memory = strtoull(argv[7], NULL, 10);
+		pl.max_per_node = (uint32_t)strtoul(argv[8], NULL, 10);
+		if (strcmp(argv[9], "-") != 0) {
+			pl.constraints = &argv[9];
+			pl.n_constraints = 1;
+		}
+		req.body_case = MTS__SCHEDD__REQUEST__BODY_PLACE;
+		req.place = &pl;
 	} else if (strcmp(op, "ledger") == 0 && argc == 4) {
 		req.body_case = MTS__SCHEDD__REQUEST__BODY_LEDGER;
 		req.ledger = &l;
@@ -113,6 +128,8 @@ print_reply(const uint8_t *data, size_t len)
 		printf("rejected %s; ", r->prepare->rejected->reason);
 		print_digest(r->prepare->rejected->digest);
 		rc = 3;
+	} else if (r->body_case == MTS__SCHEDD__REPLY__BODY_PLACE) {
+		printf("%s\n", r->place->explain);
 	} else if (r->body_case == MTS__SCHEDD__REPLY__BODY_LEDGER) {
 		print_digest(r->ledger->digest);
 	} else if (r->body_case == MTS__SCHEDD__REPLY__BODY_COMMIT ||
