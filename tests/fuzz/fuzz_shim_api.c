@@ -24,6 +24,11 @@
 #include "sp_wire.h"
 #include "xmalloc.h"
 
+/*
+ * Debugging aids (environment): FUZZ_SHIM_LOG=1 the shim's debug log and
+ * every reply, FUZZ_SHIM_STATS=N the harness's state every N inputs,
+ * FUZZ_SHIM_KEEP=1 keeps the temp directory at exit.
+ */
 #define MAX_REQS 6	   /* requests per input */
 #define REPLY_WAIT_MS 400  /* then the caller hangs up; the shim carries on */
 #define MAX_TASKS 4	   /* beyond: every task is force-removed */
@@ -689,10 +694,26 @@ bound(void)
 		make_image();
 }
 
+/* Before libFuzzer starts its threads (they inherit the mask): SIGCHLD
+ * must reach the loop's signalfd, not one of them, as in the shim, whose
+ * only thread is the loop's. */
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	sigset_t ss;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	return 0;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static unsigned long inputs;
 	struct in in = {.p = data, .n = size};
+	struct mts_image_info img;
 	uint8_t *body;
 	size_t len;
 	int i;
@@ -705,6 +726,29 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(body);
 	}
 	bound();
+	if (getenv("FUZZ_SHIM_STATS") != NULL && ++inputs %
+	    (unsigned long)atoi(getenv("FUZZ_SHIM_STATS")) == 0) {
+		struct shim_task *t;
+		struct shim_child *c;
+		size_t nt = 0, nc = 0;
+		for (t = s.tasks; t != NULL; t = t->next)
+			nt++;
+		for (c = s.children; c != NULL; c = c->next)
+			nc++;
+		int has = mts_store_get(s.store, IMAGE, &img) == 0;
+		if (has)
+			mts_image_info_free(&img);
+		fprintf(stderr, "stats: %lu inputs, %zu tasks, %zu children, "
+		    "image_job %d, spare %d, image %s\n", inputs, nt, nc,
+		    s.image_job, (int)s.spare, has ? "yes" : "no");
+		for (t = s.tasks; t != NULL; t = t->next)
+			fprintf(stderr, "  task %s: %s %s\n", t->core.id,
+			    mts_task_state_name(t->core.state), t->error);
+		for (c = s.children; c != NULL; c = c->next)
+			fprintf(stderr, "  child %d kind %d exited %d call %p "
+			    "deadline in %lld\n", (int)c->pid, c->kind, c->exited,
+			    (void *)c->call, (long long)(c->deadline - mts_now()));
+	}
 	if (verbose) {
 		struct shim_task *t;
 		for (t = s.tasks; t != NULL; t = t->next)
