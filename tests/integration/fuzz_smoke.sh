@@ -10,8 +10,16 @@ for f in "$BUILD"/fuzz/fuzz_*; do
 	n=$((n + 1))
 	name=$(basename "$f")
 	mkdir -p "$T_DIR/$name"
-	check "$name runs 2000 inputs" bash -c \
-	    "cd '$T_DIR' && timeout 120 '$f' -runs=2000 -max_len=4096 '$T_DIR/$name' >'$T_DIR/$name.log' 2>&1 && grep -q 'Done 2000 runs' '$T_DIR/$name.log'"
+	(cd "$T_DIR" && timeout 120 "$f" -runs=2000 -max_len=4096 "$T_DIR/$name" \
+	    >"$T_DIR/$name.log" 2>&1)
+	rc=$?
+	if [ $rc = 0 ] && grep -q 'Done 2000 runs' "$T_DIR/$name.log"; then
+		pass "$name runs 2000 inputs"
+	else
+		# say why: the scratch directory (and the log) go at exit
+		fail "$name runs 2000 inputs ($([ $rc = 124 ] && echo "timed out after 120 s" || echo "exit $rc"))"
+		tail -25 "$T_DIR/$name.log" | sed 's/^/  /'
+	fi
 done
 check "at least the 7 known targets" test "$n" -ge 7
 # the API targets that drive a real agent (issue 10 item 13)
