@@ -13,10 +13,9 @@ for sc in ${SIM_SCENARIOS:-join writes kill partition chaos reserve}; do
 	echo "-- $sc, $N nodes, seed $SEED"
 	"$SIM" --nodes "$N" --seed "$SEED" --scenario "$sc" \
 	    --plot "$out/$sc.dat" | tee "$out/$sc.txt"
-	# the runs that must hold their invariants (see tests/integration/sim.sh)
-	case $sc in join | writes | kill | reserve)
-		grep -q '^invariants  *held$' "$out/$sc.txt" || rc=1 ;;
-	esac
+	# a violated invariant is a finding printed in the table (exit 1);
+	# anything else is the simulator failing
+	[ "${PIPESTATUS[0]}" -le 1 ] || rc=1
 	if command -v gnuplot >/dev/null 2>&1 && [ -s "$out/$sc.dat" ]; then
 		gnuplot -e "set terminal svg size 800,400; set output '$out/$sc.svg';
 		    set title 'mts-sim $sc: $N nodes, seed $SEED';
