@@ -22,7 +22,7 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all test check fuzz bench deps demo install clean format
+.PHONY: all test check fuzz bench deps demo install clean format format-check
 
 # --- generated protobuf-c code -------------------------------------------
 PROTOS   := $(wildcard proto/*.proto)
@@ -133,6 +133,14 @@ install: all
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+# Fails, naming them, when files differ from what `make format` would make.
+format-check:
+	@bad=$$(for f in $$(git ls-files '*.c' '*.h'); do \
+	    clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
+	if [ -n "$$bad" ]; then \
+	    echo "format-check: not laid out as .clang-format says (make format does it):"; \
+	    echo "$$bad" | sed 's/^/    /'; exit 1; fi
 
 clean:
 	rm -rf build build-san

@@ -20,13 +20,13 @@ precheck(const struct mtsctl *ctx, const char *path)
 	if (stat(path, &st) < 0 || access(path, R_OK | W_OK) < 0) {
 		if (errno == EACCES || errno == EPERM) {
 			mtsctl_err("permission denied: uid %u may not use %s "
-				   "(only root and members of the node's "
-				   "admin group may)",
+			           "(only root and members of the node's "
+			           "admin group may)",
 			    (unsigned)getuid(), path);
 			return MTSCTL_EDENIED;
 		}
 		mtsctl_err("%s: %s (is mts-init running with run directory "
-			   "%s? set it with -r or MTS_RUNDIR)",
+		           "%s? set it with -r or MTS_RUNDIR)",
 		    path, strerror(errno), ctx->rundir);
 		return MTSCTL_EUNREACH;
 	}
@@ -64,7 +64,7 @@ mtsctl_try_call(struct mtsctl *ctx, const char *agent, ProtobufCMessage *req,
 
 	*reply = NULL;
 	if ((r = mts_ipc_sock_path(path, sizeof(path), ctx->rundir, agent,
-		NULL)) < 0) {
+	         NULL)) < 0) {
 		if (r == -MTS_ERR_TOOBIG)
 			snprintf(err, errlen, "%s: socket path too long",
 			    ctx->rundir);
@@ -100,7 +100,7 @@ mtsctl_call(struct mtsctl *ctx, const char *agent, ProtobufCMessage *req,
 
 	*reply = NULL;
 	if ((r = mts_ipc_sock_path(path, sizeof(path), ctx->rundir, agent,
-		NULL)) < 0) {
+	         NULL)) < 0) {
 		if (r == -MTS_ERR_TOOBIG)
 			mtsctl_err("%s: socket path too long", ctx->rundir);
 		else

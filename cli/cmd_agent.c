@@ -6,15 +6,15 @@
 #include "mtsctl.h"
 
 static const struct mtsctl_col agent_cols[] = {
-	{"name", "NAME"},
-	{"state", "STATE"},
-	{"pid", "PID"},
-	{"user", "USER"},
-	{"restarts", "RESTARTS"},
-	{"uptime", "UPTIME"},
-	{"seccomp", "SECCOMP"},
-	{"last_exit", "LAST EXIT"},
-	{NULL, NULL},
+	{ "name", "NAME" },
+	{ "state", "STATE" },
+	{ "pid", "PID" },
+	{ "user", "USER" },
+	{ "restarts", "RESTARTS" },
+	{ "uptime", "UPTIME" },
+	{ "seccomp", "SECCOMP" },
+	{ "last_exit", "LAST EXIT" },
+	{ NULL, NULL },
 };
 
 static json_t *
@@ -28,12 +28,12 @@ agent_json(const Mts__Admin__AgentInfo *a)
 		mtsctl_fmt_duration(up, sizeof(up), a->uptime_ms);
 	for (i = 0; i < a->n_after; i++)
 		json_array_append_new(after, json_string(a->after[i]));
-	o = json_pack("{ss ss sI sI sI ss sI ss sI sb ss ss ss sI so}",
-	    "name", a->name, "state", a->state, "pid", (json_int_t)a->pid,
-	    "uid", (json_int_t)a->uid, "gid", (json_int_t)a->gid, "user",
-	    a->user, "restarts", (json_int_t)a->restarts, "uptime", up,
-	    "uptime_ms", (json_int_t)a->uptime_ms, "seccomp_on", a->seccomp,
-	    "seccomp", a->seccomp ? "on" : "off", "executable", a->executable,
+	o = json_pack("{ss ss sI sI sI ss sI ss sI sb ss ss ss sI so}", "name",
+	    a->name, "state", a->state, "pid", (json_int_t)a->pid, "uid",
+	    (json_int_t)a->uid, "gid", (json_int_t)a->gid, "user", a->user,
+	    "restarts", (json_int_t)a->restarts, "uptime", up, "uptime_ms",
+	    (json_int_t)a->uptime_ms, "seccomp_on", a->seccomp, "seccomp",
+	    a->seccomp ? "on" : "off", "executable", a->executable,
 	    "capabilities", a->capabilities, "next_start_ms",
 	    (json_int_t)a->next_start_ms, "after", after);
 	json_object_set_new(o, "last_exit",
@@ -131,13 +131,15 @@ agent_ctl(struct mtsctl *ctx, int argc, char **argv,
 static int
 cmd_start(struct mtsctl *ctx, int argc, char **argv)
 {
-	return agent_ctl(ctx, argc, argv, MTS__ADMIN__AGENT_CTL_REQ__ACTION__START);
+	return agent_ctl(ctx, argc, argv,
+	    MTS__ADMIN__AGENT_CTL_REQ__ACTION__START);
 }
 
 static int
 cmd_stop(struct mtsctl *ctx, int argc, char **argv)
 {
-	return agent_ctl(ctx, argc, argv, MTS__ADMIN__AGENT_CTL_REQ__ACTION__STOP);
+	return agent_ctl(ctx, argc, argv,
+	    MTS__ADMIN__AGENT_CTL_REQ__ACTION__STOP);
 }
 
 static int
@@ -148,7 +150,7 @@ cmd_restart(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static const struct mtsctl_cmd cmds[] = {
-	{"ls", cmd_ls, "", "list the agents and their state",
+	{ "ls", cmd_ls, "", "list the agents and their state",
 	    "DESCRIPTION\n"
 	    "    Lists every agent of the node's mts.conf as mts-init sees it:\n"
 	    "    NAME      the agent's section name in mts.conf\n"
@@ -171,32 +173,32 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    next_start_ms (time until the next restart in backoff).\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl agent ls\n"
-	    "    mtsctl -o json agent ls\n"},
-	{"start", cmd_start, "NAME", "start an agent that is down or failed",
+	    "    mtsctl -o json agent ls\n" },
+	{ "start", cmd_start, "NAME", "start an agent that is down or failed",
 	    "DESCRIPTION\n"
 	    "    Starts the agent NAME (after its dependencies are up). This\n"
 	    "    also clears a permanent failure and the restart backoff.\n"
 	    "    Prints the agent's line as in `agent ls`; the start itself\n"
 	    "    happens asynchronously, watch it with `mtsctl agent ls`.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl agent start statestore\n"},
-	{"stop", cmd_stop, "NAME", "stop an agent and keep it down",
+	    "    mtsctl agent start statestore\n" },
+	{ "stop", cmd_stop, "NAME", "stop an agent and keep it down",
 	    "DESCRIPTION\n"
 	    "    Stops the agent NAME: SIGTERM to its process group, SIGKILL\n"
 	    "    after the configured grace period. Agents that depend on it\n"
 	    "    are not stopped. It stays down until `mtsctl agent start`,\n"
 	    "    a restart of mts-init or a config reload that changes it.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl agent stop shim\n"},
-	{"restart", cmd_restart, "NAME", "stop an agent and start it again",
+	    "    mtsctl agent stop shim\n" },
+	{ "restart", cmd_restart, "NAME", "stop an agent and start it again",
 	    "DESCRIPTION\n"
 	    "    Stops the agent NAME as `agent stop` does, then starts it\n"
 	    "    again at once (no backoff). A down or failed agent is simply\n"
 	    "    started.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl agent restart statestore\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    mtsctl agent restart statestore\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-const struct mtsctl_group mtsctl_group_agent = {
-	"agent", "list, start, stop and restart the node's agents", cmds};
+const struct mtsctl_group mtsctl_group_agent = { "agent",
+	"list, start, stop and restart the node's agents", cmds };

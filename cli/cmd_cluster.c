@@ -29,8 +29,9 @@ gd_call(struct mtsctl *ctx, Mts__Gossipd__Request *req,
 static int
 advertise_opt(struct mtsctl *ctx, int argc, char **argv, const char **adv)
 {
-	static const struct option lo[] = {
-	    {"advertise", required_argument, NULL, 'a'}, {NULL, 0, NULL, 0}};
+	static const struct option lo[] = { { "advertise", required_argument,
+		                                NULL, 'a' },
+		{ NULL, 0, NULL, 0 } };
 	int c;
 
 	*adv = "";
@@ -59,10 +60,11 @@ cmd_init(struct mtsctl *ctx, int argc, char **argv)
 	if ((rc = gd_call(ctx, &req, &rep, MTS__GOSSIPD__REPLY__BODY_INIT)))
 		return rc;
 	if (ctx->fmt == MTSCTL_FMT_JSON)
-		mtsctl_print_obj(ctx, json_pack("{ss so}", "token",
-					  rep->init->token, "cluster_id",
-					  mtsctl_json_hex(rep->init->cluster_id.data,
-					      rep->init->cluster_id.len)),
+		mtsctl_print_obj(ctx,
+		    json_pack("{ss so}", "token", rep->init->token,
+		        "cluster_id",
+		        mtsctl_json_hex(rep->init->cluster_id.data,
+		            rep->init->cluster_id.len)),
 		    NULL);
 	else
 		printf("%s\n", rep->init->token);
@@ -91,9 +93,10 @@ cmd_join(struct mtsctl *ctx, int argc, char **argv)
 	if (rep->join->cluster_id.len == 16) {
 		mts_hex(hex, rep->join->cluster_id.data, 16);
 		if (ctx->fmt == MTSCTL_FMT_JSON)
-			mtsctl_print_obj(ctx, json_pack("{ss sI}",
-			    "cluster_id", hex, "members",
-			    (json_int_t)rep->join->members), NULL);
+			mtsctl_print_obj(ctx,
+			    json_pack("{ss sI}", "cluster_id", hex, "members",
+			        (json_int_t)rep->join->members),
+			    NULL);
 		else
 			printf("joined cluster %s (%u members)\n", hex,
 			    rep->join->members);
@@ -110,8 +113,8 @@ cmd_token(struct mtsctl *ctx, int argc, char **argv)
 	Mts__Gossipd__Reply *rep;
 	int rc;
 
-	if (argc != 2 || (strcmp(argv[1], "show") != 0 &&
-			     strcmp(argv[1], "rotate") != 0))
+	if (argc != 2 ||
+	    (strcmp(argv[1], "show") != 0 && strcmp(argv[1], "rotate") != 0))
 		return mtsctl_usage(ctx);
 	tr.rotate = strcmp(argv[1], "rotate") == 0;
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_TOKEN;
@@ -119,8 +122,10 @@ cmd_token(struct mtsctl *ctx, int argc, char **argv)
 	if ((rc = gd_call(ctx, &req, &rep, MTS__GOSSIPD__REPLY__BODY_TOKEN)))
 		return rc;
 	if (ctx->fmt == MTSCTL_FMT_JSON)
-		mtsctl_print_obj(ctx, json_pack("{ss sb}", "token",
-		    rep->token->token, "rotated", tr.rotate), NULL);
+		mtsctl_print_obj(ctx,
+		    json_pack("{ss sb}", "token", rep->token->token, "rotated",
+		        tr.rotate),
+		    NULL);
 	else
 		printf("%s\n", rep->token->token);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -152,12 +157,14 @@ cmd_leave(struct mtsctl *ctx, int argc, char **argv)
 static int
 cmd_stats(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct mtsctl_col cols[] = {{"rx_bytes", "rx bytes:"},
-	    {"tx_bytes", "tx bytes:"}, {"ae_rounds", "anti-entropy rounds:"},
-	    {"ae_records", "anti-entropy records:"},
-	    {"ae_bytes", "anti-entropy bytes:"}, {"push_sent", "pushes sent:"},
-	    {"push_recv", "pushes received:"}, {"conns", "connections:"},
-	    {NULL, NULL}};
+	static const struct mtsctl_col cols[] = { { "rx_bytes", "rx bytes:" },
+		{ "tx_bytes", "tx bytes:" },
+		{ "ae_rounds", "anti-entropy rounds:" },
+		{ "ae_records", "anti-entropy records:" },
+		{ "ae_bytes", "anti-entropy bytes:" },
+		{ "push_sent", "pushes sent:" },
+		{ "push_recv", "pushes received:" },
+		{ "conns", "connections:" }, { NULL, NULL } };
 	Mts__Gossipd__Request req = MTS__GOSSIPD__REQUEST__INIT;
 	Mts__Gossipd__StatsReq sr = MTS__GOSSIPD__STATS_REQ__INIT;
 	Mts__Gossipd__Reply *rep;
@@ -173,11 +180,11 @@ cmd_stats(struct mtsctl *ctx, int argc, char **argv)
 	s = rep->stats;
 	mtsctl_print_obj(ctx,
 	    json_pack("{sI sI sI sI sI sI sI sI}", "rx_bytes",
-		(json_int_t)s->rx_bytes, "tx_bytes", (json_int_t)s->tx_bytes,
-		"ae_rounds", (json_int_t)s->ae_rounds, "ae_records",
-		(json_int_t)s->ae_records, "ae_bytes", (json_int_t)s->ae_bytes,
-		"push_sent", (json_int_t)s->push_sent, "push_recv",
-		(json_int_t)s->push_recv, "conns", (json_int_t)s->conns),
+	        (json_int_t)s->rx_bytes, "tx_bytes", (json_int_t)s->tx_bytes,
+	        "ae_rounds", (json_int_t)s->ae_rounds, "ae_records",
+	        (json_int_t)s->ae_records, "ae_bytes", (json_int_t)s->ae_bytes,
+	        "push_sent", (json_int_t)s->push_sent, "push_recv",
+	        (json_int_t)s->push_recv, "conns", (json_int_t)s->conns),
 	    cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return MTSCTL_OK;
@@ -186,10 +193,10 @@ cmd_stats(struct mtsctl *ctx, int argc, char **argv)
 static int
 cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct mtsctl_col cols[] = {{"id", "ID"}, {"name", "NAME"},
-	    {"addr", "ADDRESS"}, {"state", "STATE"},
-	    {"incarnation", "INCARNATION"}, {"last_seen", "LAST SEEN"},
-	    {NULL, NULL}};
+	static const struct mtsctl_col cols[] = { { "id", "ID" },
+		{ "name", "NAME" }, { "addr", "ADDRESS" }, { "state", "STATE" },
+		{ "incarnation", "INCARNATION" }, { "last_seen", "LAST SEEN" },
+		{ NULL, NULL } };
 	Mts__Gossipd__Request req = MTS__GOSSIPD__REQUEST__INIT;
 	Mts__Gossipd__MembersReq mr = MTS__GOSSIPD__MEMBERS_REQ__INIT;
 	Mts__Gossipd__Reply *rep;
@@ -220,10 +227,10 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 			mtsctl_fmt_duration(ago, sizeof(ago), n->last_seen_ms);
 		json_array_append_new(rows,
 		    json_pack("{ss ss ss ss sI ss sI sb}", "id", id, "name",
-			n->name, "addr", n->addr, "state", n->state,
-			"incarnation", (json_int_t)n->incarnation, "last_seen",
-			ago, "last_seen_ms", (json_int_t)n->last_seen_ms,
-			"self", n->self));
+		        n->name, "addr", n->addr, "state", n->state,
+		        "incarnation", (json_int_t)n->incarnation, "last_seen",
+		        ago, "last_seen_ms", (json_int_t)n->last_seen_ms,
+		        "self", n->self));
 	}
 	mtsctl_print_rows(ctx, rows, cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -259,7 +266,7 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static const struct mtsctl_cmd cluster_cmds[] = {
-	{"init", cmd_init, "[--advertise ADDR:PORT]",
+	{ "init", cmd_init, "[--advertise ADDR:PORT]",
 	    "create a cluster and print its join token",
 	    "DESCRIPTION\n"
 	    "    Makes this node the first member of a new cluster: writes the\n"
@@ -271,8 +278,8 @@ static const struct mtsctl_cmd cluster_cmds[] = {
 	    "    -a, --advertise ADDR:PORT  the address other nodes dial\n"
 	    "                               (default: [gossipd] advertise)\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl cluster init --advertise 10.0.0.1:7373\n"},
-	{"join", cmd_join, "[--advertise ADDR:PORT] TOKEN",
+	    "    mtsctl cluster init --advertise 10.0.0.1:7373\n" },
+	{ "join", cmd_join, "[--advertise ADDR:PORT] TOKEN",
 	    "join a cluster with a token",
 	    "DESCRIPTION\n"
 	    "    Connects to the bootstrap node named in TOKEN with a\n"
@@ -280,28 +287,28 @@ static const struct mtsctl_cmd cluster_cmds[] = {
 	    "    node admits this node by writing its member record, and the\n"
 	    "    cluster state then arrives by anti-entropy.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl cluster join MTS1-AAAA...\n"},
-	{"token", cmd_token, "show|rotate", "print or replace the join token",
+	    "    mtsctl cluster join MTS1-AAAA...\n" },
+	{ "token", cmd_token, "show|rotate", "print or replace the join token",
 	    "DESCRIPTION\n"
 	    "    show prints the current join token (with this node as the\n"
 	    "    bootstrap address); rotate replaces the join secret, so older\n"
 	    "    tokens stop working everywhere once the change replicates.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl cluster token rotate\n"},
-	{"leave", cmd_leave, "", "leave the cluster",
+	    "    mtsctl cluster token rotate\n" },
+	{ "leave", cmd_leave, "", "leave the cluster",
 	    "DESCRIPTION\n"
 	    "    Announces that this node leaves (SWIM state left), deletes its\n"
 	    "    member record and stops talking to the other nodes. Joining\n"
-	    "    again needs a fresh node identity and state directory.\n"},
-	{"stats", cmd_stats, "", "show gossipd traffic counters",
+	    "    again needs a fresh node identity and state directory.\n" },
+	{ "stats", cmd_stats, "", "show gossipd traffic counters",
 	    "DESCRIPTION\n"
 	    "    Bytes received and sent to peers since gossipd started, and\n"
-	    "    anti-entropy and delta-push counters.\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    anti-entropy and delta-push counters.\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 static const struct mtsctl_cmd node_cmds[] = {
-	{"ls", cmd_ls, "", "list cluster members",
+	{ "ls", cmd_ls, "", "list cluster members",
 	    "DESCRIPTION\n"
 	    "    Lists the members this node knows with their SWIM state\n"
 	    "    (alive, suspect, dead, left), incarnation and how long ago\n"
@@ -311,15 +318,15 @@ static const struct mtsctl_cmd node_cmds[] = {
 	    "    own cluster leave) only this node is listed, in state removed.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl node ls\n"
-	    "    mtsctl -o json node ls\n"},
-	{"rm", cmd_rm, "NODE", "remove a member from the cluster",
+	    "    mtsctl -o json node ls\n" },
+	{ "rm", cmd_rm, "NODE", "remove a member from the cluster",
 	    "DESCRIPTION\n"
 	    "    Deletes NODE's member record (NODE: its id, a unique id prefix\n"
 	    "    or its name). Once the deletion replicates every node refuses\n"
 	    "    the removed node's handshakes.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl node rm 3f2a\n"},
-	{"inspect", cmd_node_inspect, "NODE",
+	    "    mtsctl node rm 3f2a\n" },
+	{ "inspect", cmd_node_inspect, "NODE",
 	    "show a node's capacity, reservations, tasks and leases",
 	    "DESCRIPTION\n"
 	    "    Asks NODE's schedd (this node's directly, another's through\n"
@@ -331,8 +338,8 @@ static const struct mtsctl_cmd node_cmds[] = {
 	    "    {cpu_millis, memory} (bytes), task_list and lease_list.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl node inspect n2\n"
-	    "    mtsctl -o json node inspect 3f2a\n"},
-	{"label", cmd_node_label, "add|rm NODE KEY=VALUE",
+	    "    mtsctl -o json node inspect 3f2a\n" },
+	{ "label", cmd_node_label, "add|rm NODE KEY=VALUE",
 	    "set or remove an operator label of a node",
 	    "DESCRIPTION\n"
 	    "    add writes the record nl/<node id>/KEY with VALUE (any node\n"
@@ -341,11 +348,11 @@ static const struct mtsctl_cmd node_cmds[] = {
 	    "    letters, digits, '.', '-', '_'.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl node label add n2 disk=ssd\n"
-	    "    mtsctl node label rm n2 disk\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    mtsctl node label rm n2 disk\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-const struct mtsctl_group mtsctl_group_cluster = {
-	"cluster", "create, join and leave the cluster", cluster_cmds};
-const struct mtsctl_group mtsctl_group_node = {
-	"node", "list, inspect, label and remove cluster members", node_cmds};
+const struct mtsctl_group mtsctl_group_cluster = { "cluster",
+	"create, join and leave the cluster", cluster_cmds };
+const struct mtsctl_group mtsctl_group_node = { "node",
+	"list, inspect, label and remove cluster members", node_cmds };

@@ -20,8 +20,8 @@ conf_readable(const char *path)
 {
 	if (access(path, R_OK) == 0 || (errno != ENOENT && errno != EACCES))
 		return 0;
-	mtsctl_err("%s: %s", path, errno == ENOENT ? "no such file" :
-	    "permission denied");
+	mtsctl_err("%s: %s", path,
+	    errno == ENOENT ? "no such file" : "permission denied");
 	return errno == ENOENT ? MTSCTL_ENOTFOUND : MTSCTL_EDENIED;
 }
 
@@ -141,14 +141,16 @@ agent_rows(const struct mts_cfg *cfg)
 			json_array_append_new(after, json_string(l[j]));
 		mts_cfg_list_free(l);
 		v = mts_cfg_str(cfg, s, "capabilities");
-		json_array_append_new(rows, json_pack("{ss ss ss ss ss ss so}",
-		    "name", s, "executable", mts_cfg_str(cfg, s, "executable"),
-		    "user", mts_cfg_str(cfg, s, "user"),
-		    "group", mts_cfg_str(cfg, s, "group") ?: "-",
-		    "capabilities", v && *v ? v : "-",
-		    "seccomp", *mts_cfg_str(cfg, s, "seccomp") ?
-			mts_cfg_str(cfg, s, "seccomp") : "-",
-		    "after", after));
+		json_array_append_new(rows,
+		    json_pack("{ss ss ss ss ss ss so}", "name", s, "executable",
+		        mts_cfg_str(cfg, s, "executable"), "user",
+		        mts_cfg_str(cfg, s, "user"), "group",
+		        mts_cfg_str(cfg, s, "group") ?: "-", "capabilities",
+		        v && *v ? v : "-", "seccomp",
+		        *mts_cfg_str(cfg, s, "seccomp")
+		            ? mts_cfg_str(cfg, s, "seccomp")
+		            : "-",
+		        "after", after));
 	}
 	return rows;
 }
@@ -156,10 +158,11 @@ agent_rows(const struct mts_cfg *cfg)
 static int
 cmd_check(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct mtsctl_col cols[] = {{"name", "AGENT"},
-	    {"executable", "EXECUTABLE"}, {"user", "USER"},
-	    {"group", "GROUP"}, {"capabilities", "CAPS"},
-	    {"seccomp", "SECCOMP"}, {"after", "AFTER"}, {NULL, NULL}};
+	static const struct mtsctl_col cols[] = { { "name", "AGENT" },
+		{ "executable", "EXECUTABLE" }, { "user", "USER" },
+		{ "group", "GROUP" }, { "capabilities", "CAPS" },
+		{ "seccomp", "SECCOMP" }, { "after", "AFTER" },
+		{ NULL, NULL } };
 	struct mts_cfg *cfg = NULL;
 	char *out = NULL, *err = NULL, msg[1024];
 	json_t *rows;
@@ -179,9 +182,10 @@ cmd_check(struct mtsctl *ctx, int argc, char **argv)
 		goto done;
 	}
 	if (mts_cfg_parse(out, argv[1], mts_conf_schema(), &cfg, msg,
-	    sizeof(msg)) < 0) {
+	        sizeof(msg)) < 0) {
 		mtsctl_err("mts-init's effective configuration does not parse "
-		    "here (another version?): %s", msg);
+		           "here (another version?): %s",
+		    msg);
 		rc = MTSCTL_EFAIL;
 		goto done;
 	}
@@ -214,7 +218,7 @@ cfg_json(const struct mts_cfg *cfg)
 	mts_cfg_print(cfg, f);
 	fclose(f);
 	if (mts_cfg_parse(text, cfg->file, cfg->schema, &again, err,
-		sizeof(err)) < 0)
+	        sizeof(err)) < 0)
 		goto out;
 	o = json_object();
 	for (i = 0; i < again->nsections; i++)
@@ -245,8 +249,8 @@ cmd_print(struct mtsctl *ctx, int argc, char **argv)
 		return mtsctl_usage(ctx);
 	if ((rc = conf_readable(argv[1])) != 0)
 		return rc;
-	if (mts_cfg_load(argv[1], mts_conf_schema(), &cfg, err,
-	    sizeof(err)) < 0) {
+	if (mts_cfg_load(argv[1], mts_conf_schema(), &cfg, err, sizeof(err)) <
+	    0) {
 		fprintf(stderr, "%s\n", err);
 		return MTSCTL_EFAIL;
 	}
@@ -256,7 +260,8 @@ cmd_print(struct mtsctl *ctx, int argc, char **argv)
 		mtsctl_print_obj(ctx, o, NULL);
 	else {
 		mtsctl_err("%s: the effective configuration does not parse "
-		    "again (a bug)", argv[1]);
+		           "again (a bug)",
+		    argv[1]);
 		rc = MTSCTL_EFAIL;
 	}
 	mts_cfg_free(cfg);
@@ -266,8 +271,9 @@ cmd_print(struct mtsctl *ctx, int argc, char **argv)
 static int
 cmd_reload(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct mtsctl_col cols[] = {{"restarted", "restarted:"},
-	    {"added", "added:"}, {"removed", "removed:"}, {NULL, NULL}};
+	static const struct mtsctl_col cols[] = { { "restarted", "restarted:" },
+		{ "added", "added:" }, { "removed", "removed:" },
+		{ NULL, NULL } };
 	Mts__Admin__Request req = MTS__ADMIN__REQUEST__INIT;
 	Mts__Admin__ReloadReq rr = MTS__ADMIN__RELOAD_REQ__INIT;
 	Mts__Admin__Reply *rep = NULL;
@@ -279,8 +285,8 @@ cmd_reload(struct mtsctl *ctx, int argc, char **argv)
 		return mtsctl_usage(ctx);
 	req.body_case = MTS__ADMIN__REQUEST__BODY_RELOAD;
 	req.reload = &rr;
-	rc = mtsctl_call(ctx, "init", &req.base,
-	    &mts__admin__reply__descriptor, (ProtobufCMessage **)&rep);
+	rc = mtsctl_call(ctx, "init", &req.base, &mts__admin__reply__descriptor,
+	    (ProtobufCMessage **)&rep);
 	if (rc != 0)
 		return rc;
 	if (rep->body_case != MTS__ADMIN__REPLY__BODY_RELOAD) {
@@ -298,15 +304,15 @@ cmd_reload(struct mtsctl *ctx, int argc, char **argv)
 	for (i = 0; i < rep->reload->n_removed; i++)
 		json_array_append_new(l[2],
 		    json_string(rep->reload->removed[i]));
-	o = json_pack("{so so so}", "restarted", l[0], "added", l[1],
-	    "removed", l[2]);
+	o = json_pack("{so so so}", "restarted", l[0], "added", l[1], "removed",
+	    l[2]);
 	mtsctl_print_obj(ctx, o, cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
 }
 
 static const struct mtsctl_cmd cmds[] = {
-	{"check", cmd_check, "FILE", "check a config file as mts-init would",
+	{ "check", cmd_check, "FILE", "check a config file as mts-init would",
 	    "DESCRIPTION\n"
 	    "    Runs `mts-init -n -c FILE` (the mts-init next to mtsctl, else\n"
 	    "    the one on PATH), so FILE is judged by the program that will\n"
@@ -321,8 +327,8 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    the node that will run the file.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl config check /etc/mts/mts.conf\n"
-	    "    mtsctl -o json config check mts.conf\n"},
-	{"print", cmd_print, "FILE", "print the effective configuration",
+	    "    mtsctl -o json config check mts.conf\n" },
+	{ "print", cmd_print, "FILE", "print the effective configuration",
 	    "DESCRIPTION\n"
 	    "    Prints every section of FILE with every key that applies to\n"
 	    "    it and its effective value (defaults filled in). The output\n"
@@ -331,8 +337,8 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    printed file writes them.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl config print /etc/mts/mts.conf\n"
-	    "    mtsctl -o json config print mts.conf\n"},
-	{"reload", cmd_reload, "", "make mts-init reload mts.conf",
+	    "    mtsctl -o json config print mts.conf\n" },
+	{ "reload", cmd_reload, "", "make mts-init reload mts.conf",
 	    "DESCRIPTION\n"
 	    "    Asks mts-init to read its configuration file again, as\n"
 	    "    SIGHUP does. The new file is checked completely first; if\n"
@@ -341,9 +347,9 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    changed are restarted, new ones started, removed ones\n"
 	    "    stopped, and their names are printed.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl config check /etc/mts/mts.conf && mtsctl config reload\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    mtsctl config check /etc/mts/mts.conf && mtsctl config reload\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-const struct mtsctl_group mtsctl_group_config = {
-	"config", "check, print and reload mts.conf", cmds};
+const struct mtsctl_group mtsctl_group_config = { "config",
+	"check, print and reload mts.conf", cmds };

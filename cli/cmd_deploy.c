@@ -25,10 +25,10 @@ enum change {
 struct planned {
 	char *name;
 	enum change change;
-	uint64_t version;		 /* after the deploy */
+	uint64_t version;                /* after the deploy */
 	Mts__Service__ServiceSpec *spec; /* the new spec (NULL: removed) */
-	struct svc_rec cur;		 /* what the replica holds */
-	char fields[512];		 /* CH_CHANGED: which fields */
+	struct svc_rec cur;              /* what the replica holds */
+	char fields[512];                /* CH_CHANGED: which fields */
 };
 
 static uint8_t *
@@ -47,8 +47,8 @@ pack_spec(const Mts__Service__ServiceSpec *s, size_t *len)
 static size_t
 field_size(const ProtobufCFieldDescriptor *f)
 {
-	return f->label == PROTOBUF_C_LABEL_REPEATED ? sizeof(void *) :
-	    mtsctl_pb_value_size(f);
+	return f->label == PROTOBUF_C_LABEL_REPEATED ? sizeof(void *)
+	                                             : mtsctl_pb_value_size(f);
 }
 
 /* A spec holding only field f of s (shallow: it is only packed). */
@@ -188,10 +188,11 @@ write_service(struct mtsctl *ctx, struct planned *p)
 	p->version = rec.version;
 	if ((rc = mtsctl_svc_put(ctx, p->name, &rec, &p->cur)) != 0)
 		mtsctl_err("%s: not written (another deploy changed it "
-		    "meanwhile? run deploy again)", p->name);
+		           "meanwhile? run deploy again)",
+		    p->name);
 	else if (ctx->fmt != MTSCTL_FMT_JSON)
-		printf("%s service %s (version %llu)\n", p->change == CH_NEW ?
-		    "Creating" : "Updating", p->name,
+		printf("%s service %s (version %llu)\n",
+		    p->change == CH_NEW ? "Creating" : "Updating", p->name,
 		    (unsigned long long)rec.version);
 	return rc;
 }
@@ -218,8 +219,8 @@ count_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 		if (t->spec == NULL || strcmp(t->spec->service, c->p[i].name))
 			continue;
 		c->pr[i].running += strcmp(t->state, "running") == 0;
-		c->pr[i].done += strcmp(t->state, "exited") == 0 &&
-		    t->exit_code == 0;
+		c->pr[i].done +=
+		    strcmp(t->state, "exited") == 0 && t->exit_code == 0;
 	}
 }
 
@@ -229,7 +230,7 @@ static int
 count_tasks(struct mtsctl *ctx, struct planned *p, size_t n,
     struct progress *pr)
 {
-	struct count_arg c = {p, n, pr};
+	struct count_arg c = { p, n, pr };
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -248,8 +249,8 @@ is_job(const Mts__Service__ServiceSpec *s)
 static int
 wait_converged(struct mtsctl *ctx, struct planned *p, size_t n, long timeout_s)
 {
-	struct progress *pr = xcalloc(n ? n : 1, sizeof(*pr)), *last =
-	    xcalloc(n ? n : 1, sizeof(*last));
+	struct progress *pr = xcalloc(n ? n : 1, sizeof(*pr)),
+	                *last = xcalloc(n ? n : 1, sizeof(*last));
 	mts_time_t deadline = mts_now() + timeout_s * 1000;
 	int rc = 0, done = 0;
 	size_t i;
@@ -263,24 +264,26 @@ wait_converged(struct mtsctl *ctx, struct planned *p, size_t n, long timeout_s)
 		for (i = 0; i < n; i++) {
 			uint32_t have, want;
 
-			if (p[i].spec == NULL || strncmp(p[i].spec->mode,
-			    "global", 6) == 0)
+			if (p[i].spec == NULL ||
+			    strncmp(p[i].spec->mode, "global", 6) == 0)
 				continue; /* global: one per node, not counted */
 			want = p[i].spec->replicas;
 			have = is_job(p[i].spec) ? pr[i].done : pr[i].running;
-			if (ctx->fmt != MTSCTL_FMT_JSON && have !=
-			    (is_job(p[i].spec) ? last[i].done :
-			    last[i].running))
+			if (ctx->fmt != MTSCTL_FMT_JSON &&
+			    have !=
+			        (is_job(p[i].spec) ? last[i].done
+			                           : last[i].running))
 				printf("%s: %u/%u %s\n", p[i].name, have, want,
-				    is_job(p[i].spec) ? "completed" :
-				    "running");
+				    is_job(p[i].spec) ? "completed"
+				                      : "running");
 			last[i] = pr[i];
 			done &= have >= want;
 		}
 		fflush(stdout);
 		if (!done && mts_now() >= deadline) {
 			mtsctl_err("not converged after %ld s (mtsctl service "
-			    "ps shows why)", timeout_s);
+			           "ps shows why)",
+			    timeout_s);
 			rc = MTSCTL_EFAIL;
 		} else if (!done)
 			usleep(WAIT_POLL_MS * 1000);
@@ -292,8 +295,8 @@ wait_converged(struct mtsctl *ctx, struct planned *p, size_t n, long timeout_s)
 
 /* --- the commands ---------------------------------------------------------------- */
 
-static const char *const change_names[] = {"unchanged", "new", "changed",
-    "removed"};
+static const char *const change_names[] = { "unchanged", "new", "changed",
+	"removed" };
 
 /* -o json: what deploy did, one object per service. */
 static void
@@ -303,18 +306,20 @@ print_result(struct mtsctl *ctx, const struct planned *p, size_t n, int prune)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		json_array_append_new(rows, json_pack("{ss ss sI sb}",
-		    "service", p[i].name, "change", change_names[p[i].change],
-		    "version", (json_int_t)(p[i].version ? p[i].version :
-		    p[i].cur.rec ? p[i].cur.rec->version : 0), "removed",
-		    p[i].change == CH_REMOVED && prune));
+		json_array_append_new(rows,
+		    json_pack("{ss ss sI sb}", "service", p[i].name, "change",
+		        change_names[p[i].change], "version",
+		        (json_int_t)(p[i].version ? p[i].version
+		                : p[i].cur.rec    ? p[i].cur.rec->version
+		                                  : 0),
+		        "removed", p[i].change == CH_REMOVED && prune));
 	mtsctl_print_rows(ctx, rows, NULL);
 }
 
 static int
 cmd_deploy(struct mtsctl *ctx, int argc, char **argv)
 {
-	struct stack_args a = {.opts = "csdpT", .timeout_s = 300};
+	struct stack_args a = { .opts = "csdpT", .timeout_s = 300 };
 	struct mts_stack *st = NULL;
 	struct planned *p = NULL;
 	size_t n = 0, i;
@@ -336,7 +341,8 @@ cmd_deploy(struct mtsctl *ctx, int argc, char **argv)
 				printf("Removing service %s\n", p[i].name);
 		} else if (p[i].change == CH_REMOVED && table)
 			printf("Keeping service %s: no longer in the file "
-			    "(--prune removes it)\n", p[i].name);
+			       "(--prune removes it)\n",
+			    p[i].name);
 	}
 	if (rc == 0 && !a.detach)
 		rc = wait_converged(ctx, p, st->nservices, a.timeout_s);
@@ -351,7 +357,7 @@ out:
 static int
 cmd_plan(struct mtsctl *ctx, int argc, char **argv)
 {
-	struct stack_args a = {.opts = "cs"};
+	struct stack_args a = { .opts = "cs" };
 	struct mts_stack *st = NULL;
 	struct planned *p = NULL;
 	size_t n = 0, i, changes = 0;
@@ -366,21 +372,23 @@ cmd_plan(struct mtsctl *ctx, int argc, char **argv)
 	if ((rc = make_plan(ctx, st, &p, &n)) != 0)
 		goto out;
 	for (i = 0; i < n; i++) {
-		const Mts__Service__ServiceSpec *now = p[i].cur.rec ?
-		    p[i].cur.rec->spec : NULL;
+		const Mts__Service__ServiceSpec *now =
+		    p[i].cur.rec ? p[i].cur.rec->spec : NULL;
 
 		changes += p[i].change != CH_NONE;
-		json_array_append_new(rows, json_pack("{ss ss ss sI sI}",
-		    "service", p[i].name, "change", change_names[p[i].change],
-		    "fields", p[i].fields,
-		    "replicas_now", (json_int_t)(now ? now->replicas : 0),
-		    "replicas", (json_int_t)(p[i].spec ? p[i].spec->replicas :
-		    0)));
+		json_array_append_new(rows,
+		    json_pack("{ss ss ss sI sI}", "service", p[i].name,
+		        "change", change_names[p[i].change], "fields",
+		        p[i].fields, "replicas_now",
+		        (json_int_t)(now ? now->replicas : 0), "replicas",
+		        (json_int_t)(p[i].spec ? p[i].spec->replicas : 0)));
 	}
 	{
-		static const struct mtsctl_col cols[] = {{"service", "SERVICE"},
-		    {"change", "CHANGE"}, {"replicas_now", "NOW"},
-		    {"replicas", "THEN"}, {"fields", "FIELDS"}, {NULL, NULL}};
+		static const struct mtsctl_col cols[] = {
+			{ "service", "SERVICE" }, { "change", "CHANGE" },
+			{ "replicas_now", "NOW" }, { "replicas", "THEN" },
+			{ "fields", "FIELDS" }, { NULL, NULL }
+		};
 
 		mtsctl_print_rows(ctx, rows, cols);
 		rows = NULL;
@@ -394,7 +402,7 @@ out:
 }
 
 static const struct mtsctl_cmd deploy_cmds[] = {
-	{NULL, cmd_deploy,
+	{ NULL, cmd_deploy,
 	    "[-c|-f FILE]... [--stack NAME] [--prune] [--detach] [--wait S]",
 	    "deploy a Compose stack from any node",
 	    "DESCRIPTION\n"
@@ -422,12 +430,12 @@ static const struct mtsctl_cmd deploy_cmds[] = {
 	    "    --wait S        how long to wait (default 300)\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl deploy -c stack.yml --stack shop\n"
-	    "    mtsctl deploy -f base.yml -f prod.yml --prune --detach\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    mtsctl deploy -f base.yml -f prod.yml --prune --detach\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 static const struct mtsctl_cmd plan_cmds[] = {
-	{NULL, cmd_plan, "[-c|-f FILE]... [--stack NAME]",
+	{ NULL, cmd_plan, "[-c|-f FILE]... [--stack NAME]",
 	    "show what a deploy would change, writing nothing",
 	    "DESCRIPTION\n"
 	    "    Compares the Compose files with the service records in the\n"
@@ -439,11 +447,11 @@ static const struct mtsctl_cmd plan_cmds[] = {
 	    "    (as Nomad's job plan).\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl plan -c stack.yml --stack shop\n"
-	    "    mtsctl -o json plan -c stack.yml\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    mtsctl -o json plan -c stack.yml\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-const struct mtsctl_group mtsctl_group_deploy = {
-	"deploy", "deploy a Compose stack", deploy_cmds};
-const struct mtsctl_group mtsctl_group_plan = {
-	"plan", "what a deploy would change", plan_cmds};
+const struct mtsctl_group mtsctl_group_deploy = { "deploy",
+	"deploy a Compose stack", deploy_cmds };
+const struct mtsctl_group mtsctl_group_plan = { "plan",
+	"what a deploy would change", plan_cmds };

@@ -18,7 +18,7 @@
 
 #define MAX_ENV 64
 #define STDIN_CHUNK (32u << 10)
-#define POLL_MIN_MS 10	/* idle polling backs off from here ... */
+#define POLL_MIN_MS 10  /* idle polling backs off from here ... */
 #define POLL_MAX_MS 200 /* ... to here */
 #define LONG_POLL_MS 1000
 
@@ -65,7 +65,8 @@ on_signal(int sig)
 static void
 catch_signals(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH};
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+		SIGWINCH };
 	struct sigaction sa;
 	size_t i;
 
@@ -111,10 +112,10 @@ struct session {
 	struct shimctl_target tg;
 	uint64_t id;
 	int tty;
-	int in_open;		/* stdin attached and not at EOF */
+	int in_open; /* stdin attached and not at EOF */
 	int close_sent;
-	struct mts_buf in;	/* read from stdin, not yet accepted */
-	mts_time_t deadline;	/* --timeout, or MTS_TIME_NEVER */
+	struct mts_buf in;   /* read from stdin, not yet accepted */
+	mts_time_t deadline; /* --timeout, or MTS_TIME_NEVER */
 	int timed_out;
 };
 
@@ -139,7 +140,7 @@ start(struct session *ss, const char *task, const struct exec_opts *o,
 	req.body_case = MTS__SHIM__REQUEST__BODY_EXEC_START;
 	req.exec_start = &sr;
 	if ((rc = shimctl_call_at(ss->ctx, &ss->tg, &req, &rep,
-		 MTS__SHIM__REPLY__BODY_EXEC_START, 0)) != 0)
+	         MTS__SHIM__REPLY__BODY_EXEC_START, 0)) != 0)
 		return rc;
 	ss->id = rep->exec_start->session;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -210,17 +211,17 @@ io_round(struct session *ss, int *progress, int *done, int *code)
 	req.body_case = MTS__SHIM__REQUEST__BODY_EXEC_IO;
 	req.exec_io = &io;
 	if ((rc = shimctl_call_at(ss->ctx, &ss->tg, &req, &rep,
-		 MTS__SHIM__REPLY__BODY_EXEC_IO, LONG_POLL_MS + 4000)) != 0)
+	         MTS__SHIM__REPLY__BODY_EXEC_IO, LONG_POLL_MS + 4000)) != 0)
 		return rc;
 	if (rep->exec_io->output.len > 0 &&
 	    write_all(STDOUT_FILENO, rep->exec_io->output.data,
-		rep->exec_io->output.len) < 0)
+	        rep->exec_io->output.len) < 0)
 		ss->in_open = 0; /* our output is gone: wind down */
 	drop_head(&ss->in, rep->exec_io->stdin_accepted);
 	if (closing && rep->exec_io->stdin_accepted == io.stdin.len)
 		ss->close_sent = 1;
-	*progress = rep->exec_io->output.len > 0 ||
-	    rep->exec_io->stdin_accepted > 0;
+	*progress =
+	    rep->exec_io->output.len > 0 || rep->exec_io->stdin_accepted > 0;
 	*done = rep->exec_io->exited;
 	*code = rep->exec_io->exit_code;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -231,7 +232,7 @@ io_round(struct session *ss, int *progress, int *done, int *code)
 static void
 wait_stdin(struct session *ss, int ms)
 {
-	struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 	uint8_t buf[STDIN_CHUNK];
 	ssize_t n;
 
@@ -269,12 +270,13 @@ run(struct session *ss, int *code)
 static int
 parse(struct mtsctl *ctx, int argc, char **argv, struct exec_opts *o)
 {
-	static const struct option lo[] = {
-	    {"interactive", no_argument, NULL, 'i'},
-	    {"tty", no_argument, NULL, 't'},
-	    {"env", required_argument, NULL, 'e'},
-	    {"node", required_argument, NULL, 'N'},
-	    {"timeout", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0}};
+	static const struct option lo[] = { { "interactive", no_argument, NULL,
+		                                'i' },
+		{ "tty", no_argument, NULL, 't' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "node", required_argument, NULL, 'N' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 } };
 	const char *last = NULL; /* the last option's value */
 	int c;
 
@@ -288,21 +290,23 @@ parse(struct mtsctl *ctx, int argc, char **argv, struct exec_opts *o)
 			o->env[o->nenv++] = optarg;
 		else if (c == 'N')
 			o->node = optarg;
-		else if (c == 'T' && mts_parse_duration(optarg, &o->timeout) ==
-			     0 && o->timeout > 0)
+		else if (c == 'T' &&
+		    mts_parse_duration(optarg, &o->timeout) == 0 &&
+		    o->timeout > 0)
 			;
 		else
 			return mtsctl_usage(ctx);
 	}
 	if (mtsctl_dashdash_ended(argv, optind, last)) {
 		mtsctl_err("exec: TASK is missing: it comes before \"--\" "
-		    "(exec [OPTIONS] TASK -- COMMAND...)");
+		           "(exec [OPTIONS] TASK -- COMMAND...)");
 		return MTSCTL_EUSAGE;
 	}
 	if (argc - optind == 1 ||
 	    (argc - optind == 2 && strcmp(argv[optind + 1], "--") == 0)) {
 		mtsctl_err("exec: no COMMAND to run in %s (exec [OPTIONS] "
-		    "TASK -- COMMAND...)", argv[optind]);
+		           "TASK -- COMMAND...)",
+		    argv[optind]);
 		return MTSCTL_EUSAGE;
 	}
 	if (argc - optind < 2)
@@ -313,8 +317,8 @@ parse(struct mtsctl *ctx, int argc, char **argv, struct exec_opts *o)
 static int
 cmd_exec(struct mtsctl *ctx, int argc, char **argv)
 {
-	struct exec_opts o = {.interactive = 0};
-	struct session ss = {.ctx = ctx};
+	struct exec_opts o = { .interactive = 0 };
+	struct session ss = { .ctx = ctx };
 	const char *task;
 	int rc, code = 0;
 
@@ -327,7 +331,7 @@ cmd_exec(struct mtsctl *ctx, int argc, char **argv)
 		return mtsctl_usage(ctx);
 	if (o.tty && !isatty(STDIN_FILENO)) {
 		mtsctl_err("-t needs a terminal on stdin (this one is not); "
-			   "use -i to pass stdin without a terminal");
+		           "use -i to pass stdin without a terminal");
 		return MTSCTL_EUSAGE;
 	}
 	if ((rc = shimctl_locate(ctx, task, o.node, &ss.tg)) != 0)
@@ -338,11 +342,11 @@ cmd_exec(struct mtsctl *ctx, int argc, char **argv)
 	mts_buf_init(&ss.in);
 	catch_signals();
 	if ((rc = start(&ss, task, &o, argv + optind,
-		 (size_t)(argc - optind))) != 0)
+	         (size_t)(argc - optind))) != 0)
 		goto out;
 	if (o.tty && raw_enter() < 0)
 		mtsctl_err("cannot put the terminal in raw mode: keys are "
-			   "passed on line by line");
+		           "passed on line by line");
 	rc = run(&ss, &code);
 	raw_restore();
 	if (rc == 0)
@@ -356,7 +360,7 @@ out:
 }
 
 static const struct mtsctl_cmd exec_cmds[] = {
-	{NULL, cmd_exec,
+	{ NULL, cmd_exec,
 	    "[-i] [-t] [-e KEY=VALUE] [--node NODE] [--timeout DUR] TASK -- "
 	    "COMMAND...",
 	    "run a command in a running task",
@@ -383,8 +387,8 @@ static const struct mtsctl_cmd exec_cmds[] = {
 	    "EXIT STATUS\n"
 	    "    The command's exit code once it ran; otherwise 2 usage (or\n"
 	    "    -t without a terminal), 3 its node is unreachable, 4\n"
-	    "    permission denied, 5 no such task on any node.\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    permission denied, 5 no such task on any node.\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const struct mtsctl_group mtsctl_group_exec = {

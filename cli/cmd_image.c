@@ -26,12 +26,12 @@ image_json(const Mts__Shim__ImageInfo *i)
 }
 
 static const struct mtsctl_col image_cols[] = {
-	{"name", "NAME"},
-	{"id", "ID"},
-	{"size_h", "SIZE"},
-	{"layers", "LAYERS"},
-	{"tasks", "TASKS"},
-	{NULL, NULL},
+	{ "name", "NAME" },
+	{ "id", "ID" },
+	{ "size_h", "SIZE" },
+	{ "layers", "LAYERS" },
+	{ "tasks", "TASKS" },
+	{ NULL, NULL },
 };
 
 static int
@@ -48,7 +48,8 @@ static int
 cmd_import(struct mtsctl *ctx, int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"name", required_argument, NULL, 'n'}, {NULL, 0, NULL, 0}};
+		{ "name", required_argument, NULL, 'n' }, { NULL, 0, NULL, 0 }
+	};
 	Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
 	Mts__Shim__ImageImportReq im = MTS__SHIM__IMAGE_IMPORT_REQ__INIT;
 	Mts__Shim__Reply *rep;
@@ -71,7 +72,7 @@ cmd_import(struct mtsctl *ctx, int argc, char **argv)
 	req.body_case = MTS__SHIM__REQUEST__BODY_IMAGE_IMPORT;
 	req.image_import = &im;
 	if ((rc = shimctl_call(ctx, &req, &rep,
-		 MTS__SHIM__REPLY__BODY_IMAGE_IMPORT, IMAGE_TMO)))
+	         MTS__SHIM__REPLY__BODY_IMAGE_IMPORT, IMAGE_TMO)))
 		return rc;
 	print_one(ctx, rep->image_import->image);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -82,7 +83,8 @@ static int
 cmd_pull(struct mtsctl *ctx, int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"insecure", no_argument, NULL, 'k'}, {NULL, 0, NULL, 0}};
+		{ "insecure", no_argument, NULL, 'k' }, { NULL, 0, NULL, 0 }
+	};
 	Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
 	Mts__Shim__ImagePullReq pl = MTS__SHIM__IMAGE_PULL_REQ__INIT;
 	Mts__Shim__Reply *rep;
@@ -99,7 +101,7 @@ cmd_pull(struct mtsctl *ctx, int argc, char **argv)
 	req.body_case = MTS__SHIM__REQUEST__BODY_IMAGE_PULL;
 	req.image_pull = &pl;
 	if ((rc = shimctl_call(ctx, &req, &rep,
-		 MTS__SHIM__REPLY__BODY_IMAGE_PULL, IMAGE_TMO)))
+	         MTS__SHIM__REPLY__BODY_IMAGE_PULL, IMAGE_TMO)))
 		return rc;
 	print_one(ctx, rep->image_pull->image);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -121,7 +123,7 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 	req.body_case = MTS__SHIM__REQUEST__BODY_IMAGE_LIST;
 	req.image_list = &ls;
 	if ((rc = shimctl_call(ctx, &req, &rep,
-		 MTS__SHIM__REPLY__BODY_IMAGE_LIST, 0)))
+	         MTS__SHIM__REPLY__BODY_IMAGE_LIST, 0)))
 		return rc;
 	rows = json_array();
 	for (i = 0; i < rep->image_list->n_images; i++)
@@ -135,8 +137,8 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 static int
 cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    {"force", no_argument, NULL, 'f'}, {NULL, 0, NULL, 0}};
+	static const struct option lo[] = { { "force", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 } };
 	Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
 	Mts__Shim__ImageRemoveReq rm = MTS__SHIM__IMAGE_REMOVE_REQ__INIT;
 	Mts__Shim__Reply *rep;
@@ -153,7 +155,7 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 	req.body_case = MTS__SHIM__REQUEST__BODY_IMAGE_REMOVE;
 	req.image_remove = &rm;
 	if ((rc = shimctl_call(ctx, &req, &rep,
-		 MTS__SHIM__REPLY__BODY_IMAGE_REMOVE, 0)))
+	         MTS__SHIM__REPLY__BODY_IMAGE_REMOVE, 0)))
 		return rc;
 	if (ctx->fmt == MTSCTL_FMT_JSON) /* a table prints nothing */
 		mtsctl_print_obj(ctx, json_pack("{ss}", "removed", rm.name),
@@ -163,7 +165,7 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static const struct mtsctl_cmd cmds[] = {
-	{"import", cmd_import, "[--name NAME] FILE|DIR",
+	{ "import", cmd_import, "[--name NAME] FILE|DIR",
 	    "import an OCI layout (dir or archive) or a docker-save archive",
 	    "DESCRIPTION\n"
 	    "    Imports an image into this node's store: an OCI image layout\n"
@@ -171,20 +173,20 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    `docker save` archive. Every blob's digest is checked and\n"
 	    "    nothing is stored when anything is wrong. The name comes from\n"
 	    "    the image (io.containerd.image.name, ref.name or RepoTags)\n"
-	    "    unless --name gives one.\n"},
-	{"pull", cmd_pull, "[--insecure] REF",
+	    "    unless --name gives one.\n" },
+	{ "pull", cmd_pull, "[--insecure] REF",
 	    "pull an image from an OCI distribution registry",
 	    "DESCRIPTION\n"
 	    "    Fetches REF ([REGISTRY/]REPO[:TAG][@DIGEST]) for linux/amd64\n"
 	    "    over HTTPS (--insecure: plain HTTP), answering bearer-token\n"
-	    "    challenges, and verifies every blob before storing it.\n"},
-	{"ls", cmd_ls, "", "list the images of this node",
-	    "DESCRIPTION\n    Lists stored images with their size and users.\n"},
-	{"rm", cmd_rm, "[-f] NAME", "remove an image",
+	    "    challenges, and verifies every blob before storing it.\n" },
+	{ "ls", cmd_ls, "", "list the images of this node",
+	    "DESCRIPTION\n    Lists stored images with their size and users.\n" },
+	{ "rm", cmd_rm, "[-f] NAME", "remove an image",
 	    "DESCRIPTION\n"
 	    "    Removes NAME and the blobs and layers no other image uses.\n"
-	    "    Refused while tasks use it, unless -f.\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    Refused while tasks use it, unless -f.\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const struct mtsctl_group mtsctl_group_image = {

@@ -29,8 +29,7 @@ emit_line(struct logs_out *lo, int partial)
 	json_t *o = json_pack("{ss sI}", "task", lo->task, "offset",
 	    (json_int_t)lo->line_off);
 
-	mtsctl_json_set_bytes(lo->ctx, o, "line", lo->line.data,
-	    lo->line.len);
+	mtsctl_json_set_bytes(lo->ctx, o, "line", lo->line.data, lo->line.len);
 	if (partial)
 		json_object_set_new(o, "partial", json_true());
 	json_dumpf(o, stdout, JSON_COMPACT);
@@ -79,10 +78,10 @@ logs_finish(struct logs_out *lo)
  * reads start at the last line and move to the end without printing).
  */
 static int
-logs_loop(struct mtsctl *ctx, struct shimctl_target *tg,
-    Mts__Shim__LogsReq *lr, int follow, int skip, struct logs_out *lo)
+logs_loop(struct mtsctl *ctx, struct shimctl_target *tg, Mts__Shim__LogsReq *lr,
+    int follow, int skip, struct logs_out *lo)
 {
-	struct timespec pause = {0, FOLLOW_POLL_MS * 1000000L};
+	struct timespec pause = { 0, FOLLOW_POLL_MS * 1000000L };
 	Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
 	Mts__Shim__Reply *rep;
 	int rc, done, empty;
@@ -91,7 +90,7 @@ logs_loop(struct mtsctl *ctx, struct shimctl_target *tg,
 	req.logs = lr;
 	for (;;) {
 		if ((rc = shimctl_call_at(ctx, tg, &req, &rep,
-			 MTS__SHIM__REPLY__BODY_LOGS, 0)))
+		         MTS__SHIM__REPLY__BODY_LOGS, 0)))
 			return rc;
 		empty = rep->logs->data.len == 0;
 		if (!empty && !skip)
@@ -118,11 +117,12 @@ static int
 cmd_logs(struct mtsctl *ctx, int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"follow", no_argument, NULL, 'f'},
-	    {"tail", required_argument, NULL, 'n'},
-	    {"node", required_argument, NULL, 'N'}, {NULL, 0, NULL, 0}};
+		{ "follow", no_argument, NULL, 'f' },
+		{ "tail", required_argument, NULL, 'n' },
+		{ "node", required_argument, NULL, 'N' }, { NULL, 0, NULL, 0 }
+	};
 	Mts__Shim__LogsReq lr = MTS__SHIM__LOGS_REQ__INIT;
-	struct logs_out out = {.ctx = ctx};
+	struct logs_out out = { .ctx = ctx };
 	struct shimctl_target tg;
 	const char *node = NULL;
 	int c, rc, follow = 0, tail0 = 0;
@@ -132,14 +132,15 @@ cmd_logs(struct mtsctl *ctx, int argc, char **argv)
 		if (c == 'f')
 			follow = 1;
 		else if (c == 'n' && mts_parse_int(optarg, &n) == 0 && n >= 0 &&
-			 n < 1000000) {
+		    n < 1000000) {
 			/* the shim's 0 means "from the start": --tail 0 starts
 			 * at the last line and skips to the end */
 			lr.tail_lines = n > 0 ? (uint32_t)n : 1;
 			tail0 = n == 0;
 		} else if (c == 'n') {
 			mtsctl_err("--tail %s: expected a number of lines "
-			    "(0 to 999999)", optarg);
+			           "(0 to 999999)",
+			    optarg);
 			return MTSCTL_EUSAGE;
 		} else if (c == 'N')
 			node = optarg;
@@ -159,7 +160,7 @@ cmd_logs(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static const struct mtsctl_cmd logs_cmds[] = {
-	{NULL, cmd_logs, "[-f] [--tail N] [--node NODE] TASK",
+	{ NULL, cmd_logs, "[-f] [--tail N] [--node NODE] TASK",
 	    "print a task's output",
 	    "DESCRIPTION\n"
 	    "    Prints what TASK wrote to stdout and stderr (kept in rotated\n"
@@ -184,8 +185,8 @@ static const struct mtsctl_cmd logs_cmds[] = {
 	    "EXIT STATUS\n"
 	    "    0 done, 3 the task's node is unreachable, 4 permission denied\n"
 	    "    (here, by the relay, or by the remote shim), 5 no such task\n"
-	    "    on any node.\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    on any node.\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const struct mtsctl_group mtsctl_group_logs = {

@@ -55,14 +55,17 @@ ledger_call(struct mtsctl *ctx, const struct shimctl_target *t,
 	ctx->timeout_ms = saved;
 	free(buf);
 	if (rc != 0) {
-		mtsctl_err("node %s: %s", t->label, rc == -MTS_ERR_NOTFOUND &&
-		    strncmp(err, "remote: ", 8) == 0 ? "it runs no schedd" :
-		    err);
-		return rc == -MTS_ERR_TIMEOUT ? MTSCTL_EUNREACH :
-		    mtsctl_exit_for(rc);
+		mtsctl_err("node %s: %s", t->label,
+		    rc == -MTS_ERR_NOTFOUND && strncmp(err, "remote: ", 8) == 0
+		        ? "it runs no schedd"
+		        : err);
+		return rc == -MTS_ERR_TIMEOUT ? MTSCTL_EUNREACH
+		                              : mtsctl_exit_for(rc);
 	}
-	*rep = grep->relay ? mts__schedd__reply__unpack(NULL,
-	    grep->relay->payload.len, grep->relay->payload.data) : NULL;
+	*rep = grep->relay
+	    ? mts__schedd__reply__unpack(NULL, grep->relay->payload.len,
+	          grep->relay->payload.data)
+	    : NULL;
 	protobuf_c_message_free_unpacked(&grep->base, NULL);
 	if (*rep == NULL) {
 		mtsctl_err("node %s: undecodable reply from its schedd",
@@ -72,9 +75,10 @@ ledger_call(struct mtsctl *ctx, const struct shimctl_target *t,
 	if ((*rep)->error != NULL && (*rep)->error->code != 0) {
 		rc = -(int)(*rep)->error->code;
 		mtsctl_err("node %s: its schedd: %s%s", t->label,
-		    (*rep)->error->message, rc == -MTS_ERR_DENIED ?
-		    " ([schedd] acl_relay must name that node's gossipd user)" :
-		    "");
+		    (*rep)->error->message,
+		    rc == -MTS_ERR_DENIED
+		        ? " ([schedd] acl_relay must name that node's gossipd user)"
+		        : "");
 		protobuf_c_message_free_unpacked(&(*rep)->base, NULL);
 		*rep = NULL;
 		return mtsctl_exit_for(rc);
@@ -133,11 +137,13 @@ leases_json(const Mts__Schedd__LedgerRep *l)
 	for (i = 0; i < l->n_leases; i++) {
 		const Mts__Schedd__Lease *x = l->leases[i];
 
-		json_array_append_new(a, json_pack("{ss ss ss sI sI ss ss sI}",
-		    "id", x->id, "owner", x->owner, "service", x->service,
-		    "cpu_millis", (json_int_t)x->cpu_millis, "memory",
-		    (json_int_t)x->memory, "state", x->state, "task", x->task,
-		    "expires_in_ms", (json_int_t)x->expires_in_ms));
+		json_array_append_new(a,
+		    json_pack("{ss ss ss sI sI ss ss sI}", "id", x->id, "owner",
+		        x->owner, "service", x->service, "cpu_millis",
+		        (json_int_t)x->cpu_millis, "memory",
+		        (json_int_t)x->memory, "state", x->state, "task",
+		        x->task, "expires_in_ms",
+		        (json_int_t)x->expires_in_ms));
 	}
 	return a;
 }
@@ -151,9 +157,10 @@ tasks_json(const Mts__Schedd__LedgerRep *l)
 	for (i = 0; i < l->n_tasks; i++) {
 		const Mts__Schedd__Task *x = l->tasks[i];
 
-		json_array_append_new(a, json_pack("{ss ss sI sI}", "id", x->id,
-		    "service", x->service, "cpu_millis",
-		    (json_int_t)x->cpu_millis, "memory", (json_int_t)x->memory));
+		json_array_append_new(a,
+		    json_pack("{ss ss sI sI}", "id", x->id, "service",
+		        x->service, "cpu_millis", (json_int_t)x->cpu_millis,
+		        "memory", (json_int_t)x->memory));
 	}
 	return a;
 }
@@ -161,18 +168,20 @@ tasks_json(const Mts__Schedd__LedgerRep *l)
 static void
 print_table(const Mts__Schedd__LedgerRep *l, json_t *obj)
 {
-	static const struct mtsctl_col cols[] = {{"node", "Node:"},
-	    {"capacity_text", "Capacity:"}, {"reserved_text", "Reserved:"},
-	    {"free_text", "Free:"}, {"reserve_text", "Kept back:"},
-	    {"tasks", "Tasks:"}, {"leases", "Leases:"}, {NULL, NULL}};
-	const struct mtsctl ctx = {.fmt = MTSCTL_FMT_TABLE};
+	static const struct mtsctl_col cols[] = { { "node", "Node:" },
+		{ "capacity_text", "Capacity:" },
+		{ "reserved_text", "Reserved:" }, { "free_text", "Free:" },
+		{ "reserve_text", "Kept back:" }, { "tasks", "Tasks:" },
+		{ "leases", "Leases:" }, { NULL, NULL } };
+	const struct mtsctl ctx = { .fmt = MTSCTL_FMT_TABLE };
 	char c[32], m[32];
 	size_t i;
 
 	mtsctl_print_obj(&ctx, obj, cols);
 	if (l->n_tasks > 0)
-		printf("\nTASK                             SERVICE                "
-		       "  CPU    MEMORY\n");
+		printf(
+		    "\nTASK                             SERVICE                "
+		    "  CPU    MEMORY\n");
 	for (i = 0; i < l->n_tasks; i++) {
 		fmt_cpus(c, sizeof(c), l->tasks[i]->cpu_millis);
 		fmt_bytes(m, sizeof(m), l->tasks[i]->memory);
@@ -259,9 +268,9 @@ valid_key(const char *k, size_t n)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (!((k[i] >= 'a' && k[i] <= 'z') ||
-			(k[i] >= 'A' && k[i] <= 'Z') ||
-			(k[i] >= '0' && k[i] <= '9') || k[i] == '.' ||
-			k[i] == '-' || k[i] == '_'))
+		        (k[i] >= 'A' && k[i] <= 'Z') ||
+		        (k[i] >= '0' && k[i] <= '9') || k[i] == '.' ||
+		        k[i] == '-' || k[i] == '_'))
 			return 0;
 	return 1;
 }
@@ -286,7 +295,8 @@ cmd_node_label(struct mtsctl *ctx, int argc, char **argv)
 	klen = eq ? (size_t)(eq - argv[3]) : strlen(argv[3]);
 	if ((add && eq == NULL) || !valid_key(argv[3], klen)) {
 		mtsctl_err("'%s': expected KEY=VALUE%s (KEY: letters, digits, "
-			   "'.', '-', '_')", argv[3], add ? "" : " or KEY");
+		           "'.', '-', '_')",
+		    argv[3], add ? "" : " or KEY");
 		return MTSCTL_EUSAGE;
 	}
 	if (eq != NULL)
@@ -309,17 +319,20 @@ cmd_node_label(struct mtsctl *ctx, int argc, char **argv)
 		req.delete_ = &del;
 	}
 	if ((rc = mtsctl_call(ctx, "statestore", &req.base,
-	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)&rep)))
+	         &mts__statestore__reply__descriptor,
+	         (ProtobufCMessage **)&rep)))
 		return rc;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	if (ctx->fmt == MTSCTL_FMT_JSON && add)
-		mtsctl_print_obj(ctx, json_pack("{ss ss ss ss}", "node", hex,
-		    "key", key, "label", key + 3 + MTS_NODE_HEX_LEN + 1,
-		    "value", value), NULL);
+		mtsctl_print_obj(ctx,
+		    json_pack("{ss ss ss ss}", "node", hex, "key", key, "label",
+		        key + 3 + MTS_NODE_HEX_LEN + 1, "value", value),
+		    NULL);
 	else if (ctx->fmt == MTSCTL_FMT_JSON)
-		mtsctl_print_obj(ctx, json_pack("{ss ss ss sb}", "node", hex,
-		    "key", key, "label", key + 3 + MTS_NODE_HEX_LEN + 1,
-		    "removed", 1), NULL);
+		mtsctl_print_obj(ctx,
+		    json_pack("{ss ss ss sb}", "node", hex, "key", key, "label",
+		        key + 3 + MTS_NODE_HEX_LEN + 1, "removed", 1),
+		    NULL);
 	else if (add)
 		printf("%s: label %.*s=%s\n", t.label, (int)klen, argv[3],
 		    value);

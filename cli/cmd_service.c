@@ -36,8 +36,8 @@ members_load(struct mtsctl *ctx, struct members *m)
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_MEMBERS;
 	req.members = &mr;
 	if (mtsctl_try_call(ctx, "gossipd", &req.base,
-	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&rep, err,
-	    sizeof(err)) != 0 ||
+	        &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&rep,
+	        err, sizeof(err)) != 0 ||
 	    rep->body_case != MTS__GOSSIPD__REPLY__BODY_MEMBERS) {
 		if (rep)
 			protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -127,10 +127,10 @@ wanted(const char *filter_stack, const struct svc_rec *r)
 static int
 list_services(struct mtsctl *ctx, const char *filter_stack)
 {
-	static const struct mtsctl_col cols[] = {{"name", "NAME"},
-	    {"mode", "MODE"}, {"replicas", "REPLICAS"}, {"image", "IMAGE"},
-	    {"owner", "OWNER"}, {NULL, NULL}};
-	struct counts c = {NULL, 0, NULL};
+	static const struct mtsctl_col cols[] = { { "name", "NAME" },
+		{ "mode", "MODE" }, { "replicas", "REPLICAS" },
+		{ "image", "IMAGE" }, { "owner", "OWNER" }, { NULL, NULL } };
+	struct counts c = { NULL, 0, NULL };
 	struct members m;
 	json_t *rows;
 	size_t i;
@@ -152,12 +152,13 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 			continue;
 		snprintf(rep, sizeof(rep), "%u/%zu", c.running[i],
 		    global ? m.nalive : (size_t)s->replicas);
-		json_array_append_new(rows, json_pack("{ss ss ss sI sI ss so sI}",
-		    "name", s->name, "mode", s->mode, "replicas", rep,
-		    "running", (json_int_t)c.running[i],
-		    "desired", (json_int_t)(global ? m.nalive : s->replicas),
-		    "image", s->image, "owner", owner_of(&m, s->name),
-		    "version", (json_int_t)c.svc[i].rec->version));
+		json_array_append_new(rows,
+		    json_pack("{ss ss ss sI sI ss so sI}", "name", s->name,
+		        "mode", s->mode, "replicas", rep, "running",
+		        (json_int_t)c.running[i], "desired",
+		        (json_int_t)(global ? m.nalive : s->replicas), "image",
+		        s->image, "owner", owner_of(&m, s->name), "version",
+		        (json_int_t)c.svc[i].rec->version));
 	}
 	mtsctl_print_rows(ctx, rows, cols);
 	members_free(&m);
@@ -184,29 +185,29 @@ ps_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 	char age[32] = "";
 	size_t sl = p->stack ? strlen(p->stack) : 0;
 
-	if (p->service ? strcmp(svc, p->service) != 0 :
-	    strncmp(svc, p->stack, sl) != 0 || svc[sl] != '_')
+	if (p->service ? strcmp(svc, p->service) != 0
+	               : strncmp(svc, p->stack, sl) != 0 || svc[sl] != '_')
 		return;
 	if (t->started_at)
-		mtsctl_fmt_duration(age, sizeof(age), mts_wall_ms() -
-		    t->started_at);
-	json_array_append_new(p->rows, json_pack(
-	    "{ss ss ss ss ss ss ss ss sI ss}", "task", t->id, "service", svc,
-	    "node", node, "node_name", member_name(p->m, node),
-	    "desired_state", t->desired, "state", t->state, "health",
-	    t->health, "error", t->error, "exit_code", (json_int_t)t->exit_code,
-	    "age", age));
+		mtsctl_fmt_duration(age, sizeof(age),
+		    mts_wall_ms() - t->started_at);
+	json_array_append_new(p->rows,
+	    json_pack("{ss ss ss ss ss ss ss ss sI ss}", "task", t->id,
+	        "service", svc, "node", node, "node_name",
+	        member_name(p->m, node), "desired_state", t->desired, "state",
+	        t->state, "health", t->health, "error", t->error, "exit_code",
+	        (json_int_t)t->exit_code, "age", age));
 }
 
 static int
 list_tasks(struct mtsctl *ctx, const char *service, const char *stack)
 {
-	static const struct mtsctl_col cols[] = {{"task", "TASK"},
-	    {"node_name", "NODE"}, {"desired_state", "DESIRED"},
-	    {"state", "STATE"}, {"health", "HEALTH"}, {"age", "AGE"},
-	    {"error", "ERROR"}, {NULL, NULL}};
+	static const struct mtsctl_col cols[] = { { "task", "TASK" },
+		{ "node_name", "NODE" }, { "desired_state", "DESIRED" },
+		{ "state", "STATE" }, { "health", "HEALTH" }, { "age", "AGE" },
+		{ "error", "ERROR" }, { NULL, NULL } };
 	struct members m;
-	struct ps p = {service, stack, &m, json_array()};
+	struct ps p = { service, stack, &m, json_array() };
 	int rc;
 
 	members_load(ctx, &m);
@@ -287,8 +288,9 @@ scale_one(struct mtsctl *ctx, const char *arg, json_t *done)
 	unsigned long n;
 	int rc;
 
-	if (eq == NULL || eq == arg || (n = strtoul(eq + 1, &end, 10),
-	    *end != '\0' || end == eq + 1 || n > 100000)) {
+	if (eq == NULL || eq == arg ||
+	    (n = strtoul(eq + 1, &end, 10),
+	        *end != '\0' || end == eq + 1 || n > 100000)) {
 		mtsctl_err("%s: expected SERVICE=REPLICAS", arg);
 		return MTSCTL_EUSAGE;
 	}
@@ -299,7 +301,8 @@ scale_one(struct mtsctl *ctx, const char *arg, json_t *done)
 	now = r.rec->spec;
 	if (strncmp(now->mode, "global", 6) == 0) {
 		mtsctl_err("%s: a global service runs one task per node and "
-		    "cannot be scaled", name);
+		           "cannot be scaled",
+		    name);
 		rc = MTSCTL_EFAIL;
 	} else {
 		/* the new spec shares everything with the old but replicas */
@@ -314,9 +317,10 @@ scale_one(struct mtsctl *ctx, const char *arg, json_t *done)
 		    ctx->fmt != MTSCTL_FMT_JSON)
 			printf("%s scaled to %lu\n", name, n);
 		else if (rc == 0)
-			json_array_append_new(done, json_pack("{ss sI sI}",
-			    "service", name, "replicas", (json_int_t)n,
-			    "version", (json_int_t)rec.version));
+			json_array_append_new(done,
+			    json_pack("{ss sI sI}", "service", name, "replicas",
+			        (json_int_t)n, "version",
+			        (json_int_t)rec.version));
 		free(next);
 	}
 	mtsctl_svc_rec_clear(&r);
@@ -364,8 +368,8 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 		mtsctl_print_rows(ctx, json_incref(done), NULL);
 	else
 		for (i = 0; i < (int)json_array_size(done); i++)
-			printf("%s\n", json_string_value(json_array_get(done,
-			    (size_t)i)));
+			printf("%s\n",
+			    json_string_value(json_array_get(done, (size_t)i)));
 	json_decref(done);
 	return rc;
 }
@@ -375,8 +379,8 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 int
 mtsctl_cmd_stack_ls(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct mtsctl_col cols[] = {{"name", "NAME"},
-	    {"services", "SERVICES"}, {NULL, NULL}};
+	static const struct mtsctl_col cols[] = { { "name", "NAME" },
+		{ "services", "SERVICES" }, { NULL, NULL } };
 	struct svc_rec *l;
 	size_t n, i;
 	json_t *by = json_object(), *rows = json_array(), *v;
@@ -393,12 +397,11 @@ mtsctl_cmd_stack_ls(struct mtsctl *ctx, int argc, char **argv)
 			const char *st = l[i].rec->spec->stack;
 			json_t *c = json_object_get(by, st);
 
-			json_object_set_new(by, st, json_integer(c ?
-			    json_integer_value(c) + 1 : 1));
+			json_object_set_new(by, st,
+			    json_integer(c ? json_integer_value(c) + 1 : 1));
 		}
-		json_object_foreach(by, k, v)
-			json_array_append_new(rows, json_pack("{ss sO}", "name",
-			    k, "services", v));
+		json_object_foreach(by, k, v) json_array_append_new(rows,
+		    json_pack("{ss sO}", "name", k, "services", v));
 		mtsctl_svc_list_free(l, n);
 		mtsctl_print_rows(ctx, rows, cols);
 		rows = NULL;
@@ -459,36 +462,37 @@ mtsctl_cmd_stack_rm(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static const struct mtsctl_cmd service_cmds[] = {
-	{"ls", cmd_ls, "", "list services: mode, running/desired, image, owner",
+	{ "ls", cmd_ls, "",
+	    "list services: mode, running/desired, image, owner",
 	    "DESCRIPTION\n"
 	    "    Lists every service record of the replicated state with its\n"
 	    "    mode, running/desired tasks (a global service: one per node\n"
 	    "    seen alive), image and owner: the node that reconciles it,\n"
 	    "    by rendezvous hashing over the members this node sees alive.\n"
-	    "    The same on every node once the state has converged.\n"},
-	{"ps", cmd_ps, "SERVICE", "list a service's tasks",
+	    "    The same on every node once the state has converged.\n" },
+	{ "ps", cmd_ps, "SERVICE", "list a service's tasks",
 	    "DESCRIPTION\n"
 	    "    Lists the tasks of SERVICE (<stack>_<service>) on every node:\n"
 	    "    task id, node, desired and current state, health, age and\n"
-	    "    the last error.\n"},
-	{"inspect", cmd_inspect, "SERVICE", "print a service's record as JSON",
+	    "    the last error.\n" },
+	{ "inspect", cmd_inspect, "SERVICE", "print a service's record as JSON",
 	    "DESCRIPTION\n"
 	    "    Prints the service record (proto/service.proto): version,\n"
 	    "    spec, the previous spec kept for rollback, when and where it\n"
-	    "    was last deployed.\n"},
-	{"scale", cmd_scale, "SERVICE=N [SERVICE=N]...",
+	    "    was last deployed.\n" },
+	{ "scale", cmd_scale, "SERVICE=N [SERVICE=N]...",
 	    "set the replica count of replicated services",
 	    "DESCRIPTION\n"
 	    "    Writes each service's record with N replicas (a new version;\n"
 	    "    the previous spec kept). Global services cannot be scaled.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl service scale shop_web=9 shop_worker=3\n"},
-	{"rm", cmd_rm, "SERVICE...", "remove services",
+	    "    mtsctl service scale shop_web=9 shop_worker=3\n" },
+	{ "rm", cmd_rm, "SERVICE...", "remove services",
 	    "DESCRIPTION\n"
 	    "    Deletes the service records; every node's reconciled then\n"
-	    "    stops their tasks.\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    stops their tasks.\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-const struct mtsctl_group mtsctl_group_service = {
-	"service", "services of the cluster", service_cmds};
+const struct mtsctl_group mtsctl_group_service = { "service",
+	"services of the cluster", service_cmds };

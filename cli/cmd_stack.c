@@ -9,7 +9,7 @@
 static int
 cmd_config(struct mtsctl *ctx, int argc, char **argv)
 {
-	struct stack_args a = {.opts = "csq"};
+	struct stack_args a = { .opts = "csq" };
 	struct mts_stack *st = NULL;
 	int rc;
 
@@ -20,7 +20,8 @@ cmd_config(struct mtsctl *ctx, int argc, char **argv)
 		if (ctx->fmt == MTSCTL_FMT_JSON) {
 			json_t *j = mts_stack_json(st);
 
-			json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+			json_dumpf(j, stdout,
+			    JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 			putchar('\n');
 			json_decref(j);
 		} else
@@ -31,7 +32,7 @@ cmd_config(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static const struct mtsctl_cmd cmds[] = {
-	{"config", cmd_config, "[-c|-f FILE]... [--stack NAME] [-q]",
+	{ "config", cmd_config, "[-c|-f FILE]... [--stack NAME] [-q]",
 	    "check Compose files and print the stack mts would deploy",
 	    "DESCRIPTION\n"
 	    "    Reads the Compose files as `docker stack deploy -c` does and\n"
@@ -60,23 +61,24 @@ static const struct mtsctl_cmd cmds[] = {
 	    "\nEXAMPLES\n"
 	    "    mtsctl stack config -c stack.yml\n"
 	    "    mtsctl stack config -c base.yml -c prod.yml --stack shop\n"
-	    "    TAG=1.25 mtsctl -o json stack config -c stack.yml\n"},
-	{"ls", mtsctl_cmd_stack_ls, "", "list stacks and their number of services",
+	    "    TAG=1.25 mtsctl -o json stack config -c stack.yml\n" },
+	{ "ls", mtsctl_cmd_stack_ls, "",
+	    "list stacks and their number of services",
 	    "DESCRIPTION\n"
-	    "    Lists the stacks that have services in the replicated state.\n"},
-	{"services", mtsctl_cmd_stack_services, "STACK",
+	    "    Lists the stacks that have services in the replicated state.\n" },
+	{ "services", mtsctl_cmd_stack_services, "STACK",
 	    "list a stack's services",
 	    "DESCRIPTION\n"
-	    "    As `mtsctl service ls`, for the services of STACK.\n"},
-	{"ps", mtsctl_cmd_stack_ps, "STACK", "list a stack's tasks",
+	    "    As `mtsctl service ls`, for the services of STACK.\n" },
+	{ "ps", mtsctl_cmd_stack_ps, "STACK", "list a stack's tasks",
 	    "DESCRIPTION\n"
-	    "    As `mtsctl service ps`, for every service of STACK.\n"},
-	{"rm", mtsctl_cmd_stack_rm, "STACK", "remove a stack's services",
+	    "    As `mtsctl service ps`, for every service of STACK.\n" },
+	{ "rm", mtsctl_cmd_stack_rm, "STACK", "remove a stack's services",
 	    "DESCRIPTION\n"
 	    "    Deletes every service record of STACK; every node's\n"
-	    "    reconciled then stops their tasks.\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    reconciled then stops their tasks.\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-const struct mtsctl_group mtsctl_group_stack = {
-	"stack", "Compose stacks", cmds};
+const struct mtsctl_group mtsctl_group_stack = { "stack", "Compose stacks",
+	cmds };

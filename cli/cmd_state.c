@@ -36,13 +36,15 @@ ss_call(struct mtsctl *ctx, Mts__Statestore__Request *req,
 static void
 record_rh(const Mts__Record *r, uint8_t rh[MTS_HASH_LEN])
 {
-	struct mts_record rec = {.hlc = r->hlc, .tombstone = r->tombstone,
-	    .value = r->value.data, .vlen = r->value.len};
+	struct mts_record rec = { .hlc = r->hlc,
+		.tombstone = r->tombstone,
+		.value = r->value.data,
+		.vlen = r->value.len };
 
 	if (r->origin.len > 0)
 		memcpy(rec.origin, r->origin.data,
 		    r->origin.len < sizeof(rec.origin) ? r->origin.len
-						       : sizeof(rec.origin));
+		                                       : sizeof(rec.origin));
 	mts_record_hash(&rec, rh);
 }
 
@@ -66,20 +68,20 @@ record_json(const struct mtsctl *ctx, const uint8_t *key, size_t klen,
 }
 
 static const struct mtsctl_col record_cols[] = {
-	{"key", "key:"},
-	{"value", "value:"},
-	{"hlc", "hlc:"},
-	{"origin", "origin:"},
-	{"tombstone", "tombstone:"},
-	{"rh", "rh:"},
-	{NULL, NULL},
+	{ "key", "key:" },
+	{ "value", "value:" },
+	{ "hlc", "hlc:" },
+	{ "origin", "origin:" },
+	{ "tombstone", "tombstone:" },
+	{ "rh", "rh:" },
+	{ NULL, NULL },
 };
 
 static int
 cmd_get(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct option lo[] = {{"value", no_argument, NULL, 'v'},
-	    {NULL, 0, NULL, 0}};
+	static const struct option lo[] = { { "value", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 } };
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__GetReq g = MTS__STATESTORE__GET_REQ__INIT;
 	Mts__Statestore__Reply *rep;
@@ -112,8 +114,8 @@ cmd_get(struct mtsctl *ctx, int argc, char **argv)
 		fwrite(rep->get->record->value.data, 1,
 		    rep->get->record->value.len, stdout);
 	} else {
-		mtsctl_print_obj(ctx, record_json(ctx, g.key.data, g.key.len,
-					  rep->get->record),
+		mtsctl_print_obj(ctx,
+		    record_json(ctx, g.key.data, g.key.len, rep->get->record),
 		    record_cols);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -167,8 +169,8 @@ cmd_put(struct mtsctl *ctx, int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	if (rep->put->record != NULL)
-		mtsctl_print_obj(ctx, record_json(ctx, p.key.data, p.key.len,
-					  rep->put->record),
+		mtsctl_print_obj(ctx,
+		    record_json(ctx, p.key.data, p.key.len, rep->put->record),
 		    record_cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
@@ -192,8 +194,9 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	if (rep->delete_->record != NULL)
-		mtsctl_print_obj(ctx, record_json(ctx, d.key.data, d.key.len,
-					  rep->delete_->record),
+		mtsctl_print_obj(ctx,
+		    record_json(ctx, d.key.data, d.key.len,
+		        rep->delete_->record),
 		    record_cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
@@ -225,9 +228,9 @@ scan_page(struct mtsctl *ctx, const char *prefix, int tombs,
 	for (i = 0; i < rep->scan->n_items; i++) {
 		kr = rep->scan->items[i];
 		if (kr->record != NULL)
-			json_array_append_new(rows, record_json(ctx, kr->key.data,
-							kr->key.len,
-							kr->record));
+			json_array_append_new(rows,
+			    record_json(ctx, kr->key.data, kr->key.len,
+			        kr->record));
 	}
 	*more = rep->scan->more && rep->scan->n_items > 0;
 	if (rep->scan->n_items > 0) {
@@ -243,13 +246,14 @@ static int
 cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"hashes", no_argument, NULL, 'H'},
-	    {"tombstones", no_argument, NULL, 'a'}, {NULL, 0, NULL, 0}};
-	static const struct mtsctl_col cols[] = {{"key", "KEY"},
-	    {"size", "SIZE"}, {"hlc", "HLC"}, {"tombstone", "DELETED"},
-	    {NULL, NULL}};
-	static const struct mtsctl_col hcols[] = {{"key", "KEY"},
-	    {"rh", "RH"}, {NULL, NULL}};
+		{ "hashes", no_argument, NULL, 'H' },
+		{ "tombstones", no_argument, NULL, 'a' }, { NULL, 0, NULL, 0 }
+	};
+	static const struct mtsctl_col cols[] = { { "key", "KEY" },
+		{ "size", "SIZE" }, { "hlc", "HLC" },
+		{ "tombstone", "DELETED" }, { NULL, NULL } };
+	static const struct mtsctl_col hcols[] = { { "key", "KEY" },
+		{ "rh", "RH" }, { NULL, NULL } };
 	int c, hashes = 0, tombs = 0, more = 1, rc = 0;
 	struct mts_buf after;
 	json_t *rows;
@@ -280,9 +284,9 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 static int
 cmd_root(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct mtsctl_col cols[] = {{"hash", "root:"},
-	    {"records", "records:"}, {"live", "live:"}, {"pages", "pages:"},
-	    {NULL, NULL}};
+	static const struct mtsctl_col cols[] = { { "hash", "root:" },
+		{ "records", "records:" }, { "live", "live:" },
+		{ "pages", "pages:" }, { NULL, NULL } };
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__RootReq r = MTS__STATESTORE__ROOT_REQ__INIT;
 	Mts__Statestore__Reply *rep;
@@ -296,17 +300,17 @@ cmd_root(struct mtsctl *ctx, int argc, char **argv)
 		return rc;
 	mtsctl_print_obj(ctx,
 	    json_pack("{so sI sI sI}", "hash",
-		mtsctl_json_hex(rep->root->hash.data, rep->root->hash.len),
-		"records", (json_int_t)rep->root->records, "live",
-		(json_int_t)rep->root->live, "pages",
-		(json_int_t)rep->root->pages),
+	        mtsctl_json_hex(rep->root->hash.data, rep->root->hash.len),
+	        "records", (json_int_t)rep->root->records, "live",
+	        (json_int_t)rep->root->live, "pages",
+	        (json_int_t)rep->root->pages),
 	    cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
 }
 
 static const struct mtsctl_cmd cmds[] = {
-	{"get", cmd_get, "[-v|--value] KEY", "show one record",
+	{ "get", cmd_get, "[-v|--value] KEY", "show one record",
 	    "DESCRIPTION\n"
 	    "    Reads KEY from the local replica (statestore.sock) and shows\n"
 	    "    its record: value (UTF-8 as is, other bytes as \\xNN), hlc,\n"
@@ -320,8 +324,8 @@ static const struct mtsctl_cmd cmds[] = {
 	    "                  {\"value_base64\": ...}\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl state get c/cluster-name\n"
-	    "    mtsctl state get --value s/web > web.spec\n"},
-	{"put", cmd_put, "KEY VALUE|-", "write a record (debug)",
+	    "    mtsctl state get --value s/web > web.spec\n" },
+	{ "put", cmd_put, "KEY VALUE|-", "write a record (debug)",
 	    "DESCRIPTION\n"
 	    "    Writes VALUE (or stdin, for \"-\"; at most 1 MiB) under KEY in\n"
 	    "    the local replica with a fresh hlc and this node as origin,\n"
@@ -330,14 +334,14 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    is a debugging tool.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl state put c/motd 'hello'\n"
-	    "    mtsctl state put s/web - < web.spec\n"},
-	{"rm", cmd_rm, "KEY", "delete a record (writes a tombstone)",
+	    "    mtsctl state put s/web - < web.spec\n" },
+	{ "rm", cmd_rm, "KEY", "delete a record (writes a tombstone)",
 	    "DESCRIPTION\n"
 	    "    Deletes KEY: writes a tombstone record, which replicates and\n"
 	    "    is pruned after the tombstone retention period.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl state rm c/motd\n"},
-	{"ls", cmd_ls, "[--hashes] [--tombstones] [PREFIX]",
+	    "    mtsctl state rm c/motd\n" },
+	{ "ls", cmd_ls, "[--hashes] [--tombstones] [PREFIX]",
 	    "list keys under a prefix",
 	    "DESCRIPTION\n"
 	    "    Lists the keys starting with PREFIX (all keys without one),\n"
@@ -349,16 +353,16 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    -a, --tombstones  include deleted keys\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl state ls n/\n"
-	    "    mtsctl state ls --hashes t/ | sha256sum\n"},
-	{"root", cmd_root, "", "show the MST root hash and counts",
+	    "    mtsctl state ls --hashes t/ | sha256sum\n" },
+	{ "root", cmd_root, "", "show the MST root hash and counts",
 	    "DESCRIPTION\n"
 	    "    Prints the Merkle Search Tree root hash of the local replica,\n"
 	    "    the number of records (tombstones included), live records and\n"
 	    "    pages. Equal roots on two nodes mean equal state.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl state root\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    mtsctl state root\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-const struct mtsctl_group mtsctl_group_state = {
-	"state", "read and write the local replica (debugging)", cmds};
+const struct mtsctl_group mtsctl_group_state = { "state",
+	"read and write the local replica (debugging)", cmds };

@@ -18,8 +18,8 @@ shimctl_call(struct mtsctl *ctx, Mts__Shim__Request *req,
 
 	if (ctx->timeout_ms < min_tmo)
 		ctx->timeout_ms = min_tmo;
-	rc = mtsctl_call(ctx, "shim", &req->base,
-	    &mts__shim__reply__descriptor, (ProtobufCMessage **)rep);
+	rc = mtsctl_call(ctx, "shim", &req->base, &mts__shim__reply__descriptor,
+	    (ProtobufCMessage **)rep);
 	ctx->timeout_ms = saved;
 	if (rc == 0 && (*rep)->body_case != want) {
 		mtsctl_err("shim sent an unexpected reply");
@@ -64,51 +64,52 @@ task_json(const Mts__Shim__TaskStatus *t)
 		    strv_json(sp->entrypoint, sp->n_entrypoint));
 		json_object_set_new(o, "memory_limit",
 		    json_integer((json_int_t)sp->memory_limit));
-		json_object_set_new(o, "read_only", json_boolean(sp->read_only));
+		json_object_set_new(o, "read_only",
+		    json_boolean(sp->read_only));
 		/* Values only from the node running the task; elsewhere (a
 		 * relayed reply) the names alone. */
-		json_object_set_new(o, "env", sp->n_env
-			? strv_json(sp->env, sp->n_env)
-			: strv_json(sp->env_names, sp->n_env_names));
+		json_object_set_new(o, "env",
+		    sp->n_env ? strv_json(sp->env, sp->n_env)
+		              : strv_json(sp->env_names, sp->n_env_names));
 		json_object_set_new(o, "restart_policy",
 		    json_string(sp->restart && sp->restart->condition
-			    ? sp->restart->condition
-			    : "none"));
+		            ? sp->restart->condition
+		            : "none"));
 	}
 	return o;
 }
 
 static const struct mtsctl_col task_cols[] = {
-	{"id", "ID"},
-	{"image", "IMAGE"},
-	{"state", "STATE"},
-	{"exit_code", "EXIT"},
-	{"health", "HEALTH"},
-	{"restarts", "RESTARTS"},
-	{"pid", "PID"},
-	{NULL, NULL},
+	{ "id", "ID" },
+	{ "image", "IMAGE" },
+	{ "state", "STATE" },
+	{ "exit_code", "EXIT" },
+	{ "health", "HEALTH" },
+	{ "restarts", "RESTARTS" },
+	{ "pid", "PID" },
+	{ NULL, NULL },
 };
 
 static const struct mtsctl_col inspect_cols[] = {
-	{"id", "id:"},
-	{"image", "image:"},
-	{"image_id", "image id:"},
-	{"state", "state:"},
-	{"desired", "desired:"},
-	{"exit_code", "exit code:"},
-	{"signal", "signal:"},
-	{"oom_killed", "oom killed:"},
-	{"health", "health:"},
-	{"health_output", "health output:"},
-	{"restarts", "restarts:"},
-	{"restart_policy", "restart policy:"},
-	{"env", "env:"},
-	{"pid", "pid:"},
-	{"started_at", "started at:"},
-	{"finished_at", "finished at:"},
-	{"rootfs", "rootfs:"},
-	{"error", "error:"},
-	{NULL, NULL},
+	{ "id", "id:" },
+	{ "image", "image:" },
+	{ "image_id", "image id:" },
+	{ "state", "state:" },
+	{ "desired", "desired:" },
+	{ "exit_code", "exit code:" },
+	{ "signal", "signal:" },
+	{ "oom_killed", "oom killed:" },
+	{ "health", "health:" },
+	{ "health_output", "health output:" },
+	{ "restarts", "restarts:" },
+	{ "restart_policy", "restart policy:" },
+	{ "env", "env:" },
+	{ "pid", "pid:" },
+	{ "started_at", "started at:" },
+	{ "finished_at", "finished at:" },
+	{ "rootfs", "rootfs:" },
+	{ "error", "error:" },
+	{ NULL, NULL },
 };
 
 /* Options of `task run`, gathered before the spec is built. */
@@ -166,8 +167,8 @@ add_mount(struct run_opts *o, const char *v)
 	mode = strchr(dst, ':');
 	if (mode != NULL)
 		*mode++ = '\0';
-	o->mounts = xreallocarray(o->mounts, o->sp.n_mounts + 1,
-	    sizeof(*o->mounts));
+	o->mounts =
+	    xreallocarray(o->mounts, o->sp.n_mounts + 1, sizeof(*o->mounts));
 	m = &o->mounts[o->sp.n_mounts++];
 	mts__shim__mount__init(m);
 	m->source = s;
@@ -183,38 +184,56 @@ add_mount(struct run_opts *o, const char *v)
 }
 
 enum {
-	O_NAME = 256, O_ENTRY, O_HOST, O_RO, O_CPU, O_PIDS, O_RESTART,
-	O_RDELAY, O_RMAX, O_GRACE, O_HCMD, O_HSHELL, O_HHTTP, O_HTCP,
-	O_HINT, O_HTMO, O_HRET, O_HSTART, O_NETNS, O_MOUNT, O_NOFILE,
+	O_NAME = 256,
+	O_ENTRY,
+	O_HOST,
+	O_RO,
+	O_CPU,
+	O_PIDS,
+	O_RESTART,
+	O_RDELAY,
+	O_RMAX,
+	O_GRACE,
+	O_HCMD,
+	O_HSHELL,
+	O_HHTTP,
+	O_HTCP,
+	O_HINT,
+	O_HTMO,
+	O_HRET,
+	O_HSTART,
+	O_NETNS,
+	O_MOUNT,
+	O_NOFILE,
 };
 
 static const struct option run_lo[] = {
-	{"name", required_argument, NULL, O_NAME},
-	{"env", required_argument, NULL, 'e'},
-	{"workdir", required_argument, NULL, 'w'},
-	{"user", required_argument, NULL, 'u'},
-	{"memory", required_argument, NULL, 'm'},
-	{"entrypoint", required_argument, NULL, O_ENTRY},
-	{"hostname", required_argument, NULL, O_HOST},
-	{"read-only", no_argument, NULL, O_RO},
-	{"cpu-millis", required_argument, NULL, O_CPU},
-	{"pids-limit", required_argument, NULL, O_PIDS},
-	{"nofile", required_argument, NULL, O_NOFILE},
-	{"restart", required_argument, NULL, O_RESTART},
-	{"restart-delay", required_argument, NULL, O_RDELAY},
-	{"restart-max-delay", required_argument, NULL, O_RMAX},
-	{"stop-grace", required_argument, NULL, O_GRACE},
-	{"health-cmd", required_argument, NULL, O_HSHELL},
-	{"health-exec", required_argument, NULL, O_HCMD},
-	{"health-http", required_argument, NULL, O_HHTTP},
-	{"health-tcp", required_argument, NULL, O_HTCP},
-	{"health-interval", required_argument, NULL, O_HINT},
-	{"health-timeout", required_argument, NULL, O_HTMO},
-	{"health-retries", required_argument, NULL, O_HRET},
-	{"health-start-period", required_argument, NULL, O_HSTART},
-	{"netns", required_argument, NULL, O_NETNS},
-	{"mount", required_argument, NULL, O_MOUNT},
-	{NULL, 0, NULL, 0},
+	{ "name", required_argument, NULL, O_NAME },
+	{ "env", required_argument, NULL, 'e' },
+	{ "workdir", required_argument, NULL, 'w' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "memory", required_argument, NULL, 'm' },
+	{ "entrypoint", required_argument, NULL, O_ENTRY },
+	{ "hostname", required_argument, NULL, O_HOST },
+	{ "read-only", no_argument, NULL, O_RO },
+	{ "cpu-millis", required_argument, NULL, O_CPU },
+	{ "pids-limit", required_argument, NULL, O_PIDS },
+	{ "nofile", required_argument, NULL, O_NOFILE },
+	{ "restart", required_argument, NULL, O_RESTART },
+	{ "restart-delay", required_argument, NULL, O_RDELAY },
+	{ "restart-max-delay", required_argument, NULL, O_RMAX },
+	{ "stop-grace", required_argument, NULL, O_GRACE },
+	{ "health-cmd", required_argument, NULL, O_HSHELL },
+	{ "health-exec", required_argument, NULL, O_HCMD },
+	{ "health-http", required_argument, NULL, O_HHTTP },
+	{ "health-tcp", required_argument, NULL, O_HTCP },
+	{ "health-interval", required_argument, NULL, O_HINT },
+	{ "health-timeout", required_argument, NULL, O_HTMO },
+	{ "health-retries", required_argument, NULL, O_HRET },
+	{ "health-start-period", required_argument, NULL, O_HSTART },
+	{ "netns", required_argument, NULL, O_NETNS },
+	{ "mount", required_argument, NULL, O_MOUNT },
+	{ NULL, 0, NULL, 0 },
 };
 
 static int
@@ -260,13 +279,26 @@ run_opt(struct run_opts *o, int c, const char *v)
 	int64_t n;
 
 	switch (c) {
-	case O_NAME: o->sp.id = (char *)v; return 0;
-	case 'w': o->sp.cwd = (char *)v; return 0;
-	case 'u': o->sp.user = (char *)v; return 0;
-	case O_HOST: o->sp.hostname = (char *)v; return 0;
-	case O_RO: o->sp.read_only = 1; return 0;
-	case O_NETNS: o->sp.netns = (char *)v; return 0;
-	case O_MOUNT: return add_mount(o, v);
+	case O_NAME:
+		o->sp.id = (char *)v;
+		return 0;
+	case 'w':
+		o->sp.cwd = (char *)v;
+		return 0;
+	case 'u':
+		o->sp.user = (char *)v;
+		return 0;
+	case O_HOST:
+		o->sp.hostname = (char *)v;
+		return 0;
+	case O_RO:
+		o->sp.read_only = 1;
+		return 0;
+	case O_NETNS:
+		o->sp.netns = (char *)v;
+		return 0;
+	case O_MOUNT:
+		return add_mount(o, v);
 	case O_ENTRY:
 		o->ep[0] = (char *)v;
 		o->sp.entrypoint = o->ep;
@@ -284,7 +316,8 @@ run_opt(struct run_opts *o, int c, const char *v)
 		}
 		o->sp.memory_limit = (uint64_t)n;
 		return 0;
-	case O_CPU: return parse_u32("--cpu-millis", v, &o->sp.cpu_millis);
+	case O_CPU:
+		return parse_u32("--cpu-millis", v, &o->sp.cpu_millis);
 	case O_PIDS:
 		/* "max" as in pids.max: no limit, not even the node's default */
 		if (strcmp(v, "max") == 0) {
@@ -295,32 +328,46 @@ run_opt(struct run_opts *o, int c, const char *v)
 			return -1;
 		if (o->sp.pids_limit == 0 || o->sp.pids_limit == 0xffffffffu) {
 			mtsctl_err("--pids-limit %s: expected 1 to 4294967294 or "
-			    "max", v);
+			           "max",
+			    v);
 			return -1;
 		}
 		return 0;
 	case O_NOFILE:
 		if (mts_parse_int(v, &n) != 0 || n <= 0) {
-			mtsctl_err("--nofile %s: expected a positive number", v);
+			mtsctl_err("--nofile %s: expected a positive number",
+			    v);
 			return -1;
 		}
 		o->sp.nofile = (uint64_t)n;
 		return 0;
-	case O_RESTART: return set_restart(o, v);
-	case O_RDELAY: return parse_ms("--restart-delay", v, &o->rp.delay_ms);
-	case O_RMAX: return parse_ms("--restart-max-delay", v,
-			 &o->rp.max_delay_ms);
-	case O_GRACE: return parse_ms("--stop-grace", v, &o->sp.stop_grace_ms);
-	case O_HSHELL: return set_health(o, "CMD-SHELL", v);
-	case O_HCMD: return set_health(o, "CMD", v);
-	case O_HHTTP: return set_health(o, "HTTP", v);
-	case O_HTCP: return set_health(o, "TCP", v);
-	case O_HINT: return parse_ms("--health-interval", v, &o->hc.interval_ms);
-	case O_HTMO: return parse_ms("--health-timeout", v, &o->hc.timeout_ms);
-	case O_HRET: return parse_u32("--health-retries", v, &o->hc.retries);
-	case O_HSTART: return parse_ms("--health-start-period", v,
-			   &o->hc.start_period_ms);
-	default: return -1;
+	case O_RESTART:
+		return set_restart(o, v);
+	case O_RDELAY:
+		return parse_ms("--restart-delay", v, &o->rp.delay_ms);
+	case O_RMAX:
+		return parse_ms("--restart-max-delay", v, &o->rp.max_delay_ms);
+	case O_GRACE:
+		return parse_ms("--stop-grace", v, &o->sp.stop_grace_ms);
+	case O_HSHELL:
+		return set_health(o, "CMD-SHELL", v);
+	case O_HCMD:
+		return set_health(o, "CMD", v);
+	case O_HHTTP:
+		return set_health(o, "HTTP", v);
+	case O_HTCP:
+		return set_health(o, "TCP", v);
+	case O_HINT:
+		return parse_ms("--health-interval", v, &o->hc.interval_ms);
+	case O_HTMO:
+		return parse_ms("--health-timeout", v, &o->hc.timeout_ms);
+	case O_HRET:
+		return parse_u32("--health-retries", v, &o->hc.retries);
+	case O_HSTART:
+		return parse_ms("--health-start-period", v,
+		    &o->hc.start_period_ms);
+	default:
+		return -1;
 	}
 }
 
@@ -361,7 +408,7 @@ cmd_run(struct mtsctl *ctx, int argc, char **argv)
 	}
 	if (mtsctl_dashdash_ended(argv, optind, last)) {
 		mtsctl_err("task run: IMAGE is missing: it comes before \"--\" "
-		    "(task run [OPTIONS] IMAGE [-- COMMAND...])");
+		           "(task run [OPTIONS] IMAGE [-- COMMAND...])");
 		goto out;
 	}
 	if (optind >= argc) {
@@ -381,7 +428,7 @@ cmd_run(struct mtsctl *ctx, int argc, char **argv)
 	req.body_case = MTS__SHIM__REQUEST__BODY_RUN;
 	req.run = &run;
 	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_RUN,
-		 60000)) != 0)
+	         60000)) != 0)
 		goto out;
 	if (ctx->fmt == MTSCTL_FMT_JSON)
 		mtsctl_print_obj(ctx, task_json(rep->run->task), inspect_cols);
@@ -413,7 +460,8 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 		return mtsctl_usage(ctx);
 	req.body_case = MTS__SHIM__REQUEST__BODY_LIST;
 	req.list = &ls;
-	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_LIST, 0)))
+	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_LIST,
+	         0)))
 		return rc;
 	rows = json_array();
 	for (i = 0; i < rep->list->n_tasks; i++)
@@ -437,7 +485,7 @@ cmd_inspect(struct mtsctl *ctx, int argc, char **argv)
 	req.body_case = MTS__SHIM__REQUEST__BODY_INSPECT;
 	req.inspect = &in;
 	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_INSPECT,
-		 0)))
+	         0)))
 		return rc;
 	mtsctl_print_obj(ctx, task_json(rep->inspect->task), inspect_cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -448,7 +496,8 @@ static int
 cmd_stop(struct mtsctl *ctx, int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"grace", required_argument, NULL, 'g'}, {NULL, 0, NULL, 0}};
+		{ "grace", required_argument, NULL, 'g' }, { NULL, 0, NULL, 0 }
+	};
 	Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
 	Mts__Shim__TaskStopReq st = MTS__SHIM__TASK_STOP_REQ__INIT;
 	Mts__Shim__Reply *rep;
@@ -466,7 +515,7 @@ cmd_stop(struct mtsctl *ctx, int argc, char **argv)
 	req.stop = &st;
 	/* The reply comes when the task has stopped: wait past the grace. */
 	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_STOP,
-		 (st.has_grace ? (int)st.grace_ms : 10000) + 30000)))
+	         (st.has_grace ? (int)st.grace_ms : 10000) + 30000)))
 		return rc;
 	if (ctx->fmt == MTSCTL_FMT_JSON)
 		mtsctl_print_obj(ctx, task_json(rep->stop->task), inspect_cols);
@@ -480,8 +529,8 @@ cmd_stop(struct mtsctl *ctx, int argc, char **argv)
 static int
 cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    {"force", no_argument, NULL, 'f'}, {NULL, 0, NULL, 0}};
+	static const struct option lo[] = { { "force", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 } };
 	Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
 	Mts__Shim__TaskRemoveReq rm = MTS__SHIM__TASK_REMOVE_REQ__INIT;
 	Mts__Shim__Reply *rep;
@@ -498,7 +547,7 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 	req.body_case = MTS__SHIM__REQUEST__BODY_REMOVE;
 	req.remove = &rm;
 	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_REMOVE,
-		 0)))
+	         0)))
 		return rc;
 	if (ctx->fmt == MTSCTL_FMT_JSON) /* a table prints nothing */
 		mtsctl_print_obj(ctx, json_pack("{ss}", "removed", rm.id),
@@ -508,7 +557,7 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static const struct mtsctl_cmd cmds[] = {
-	{"run", cmd_run, "[OPTIONS] IMAGE [-- COMMAND...]",
+	{ "run", cmd_run, "[OPTIONS] IMAGE [-- COMMAND...]",
 	    "run a one-off container on this node",
 	    "DESCRIPTION\n"
 	    "    Starts a container from IMAGE (imported or pulled on this\n"
@@ -538,22 +587,22 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    --health-http URL         e.g. http://127.0.0.1:80/ (2xx/3xx)\n"
 	    "    --health-tcp PORT         TCP connect to 127.0.0.1:PORT\n"
 	    "    --health-interval DUR, --health-timeout DUR,\n"
-	    "    --health-retries N, --health-start-period DUR\n"},
-	{"ls", cmd_ls, "", "list this node's tasks",
-	    "DESCRIPTION\n    Lists the tasks the local shim runs or ran.\n"},
-	{"inspect", cmd_inspect, "TASK", "show a task's state in detail",
+	    "    --health-retries N, --health-start-period DUR\n" },
+	{ "ls", cmd_ls, "", "list this node's tasks",
+	    "DESCRIPTION\n    Lists the tasks the local shim runs or ran.\n" },
+	{ "inspect", cmd_inspect, "TASK", "show a task's state in detail",
 	    "DESCRIPTION\n"
 	    "    State, exit code, signal, OOM kill, health, restarts and the\n"
-	    "    last error of TASK.\n"},
-	{"stop", cmd_stop, "[--grace DUR] TASK", "stop a task",
+	    "    last error of TASK.\n" },
+	{ "stop", cmd_stop, "[--grace DUR] TASK", "stop a task",
 	    "DESCRIPTION\n"
 	    "    Sends SIGTERM, then SIGKILL after the grace period (the\n"
-	    "    task's, or --grace), and returns once the task stopped.\n"},
-	{"rm", cmd_rm, "[-f] TASK", "remove a stopped task",
+	    "    task's, or --grace), and returns once the task stopped.\n" },
+	{ "rm", cmd_rm, "[-f] TASK", "remove a stopped task",
 	    "DESCRIPTION\n"
 	    "    Removes TASK's container, root file system and logs. -f kills\n"
-	    "    a running task first.\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    a running task first.\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const struct mtsctl_group mtsctl_group_task = {

@@ -8,9 +8,10 @@
 static int
 cmd_version(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct mtsctl_col cols[] = {{"mtsctl", "mtsctl:"},
-	    {"init", "mts-init:"}, {"node", "node:"}, {"pid", "init pid:"},
-	    {"uptime", "init uptime:"}, {"config", "config:"}, {NULL, NULL}};
+	static const struct mtsctl_col cols[] = { { "mtsctl", "mtsctl:" },
+		{ "init", "mts-init:" }, { "node", "node:" },
+		{ "pid", "init pid:" }, { "uptime", "init uptime:" },
+		{ "config", "config:" }, { NULL, NULL } };
 	Mts__Admin__Request req = MTS__ADMIN__REQUEST__INIT;
 	Mts__Admin__VersionReq vr = MTS__ADMIN__VERSION_REQ__INIT;
 	Mts__Admin__Reply *rep = NULL;
@@ -22,8 +23,8 @@ cmd_version(struct mtsctl *ctx, int argc, char **argv)
 		return mtsctl_usage(ctx);
 	req.body_case = MTS__ADMIN__REQUEST__BODY_VERSION_REQ;
 	req.version_req = &vr;
-	rc = mtsctl_call(ctx, "init", &req.base,
-	    &mts__admin__reply__descriptor, (ProtobufCMessage **)&rep);
+	rc = mtsctl_call(ctx, "init", &req.base, &mts__admin__reply__descriptor,
+	    (ProtobufCMessage **)&rep);
 	o = json_pack("{ss}", "mtsctl", MTS_VERSION);
 	if (rc == 0 && rep->body_case == MTS__ADMIN__REPLY__BODY_VERSION_REP) {
 		Mts__Admin__VersionRep *v = rep->version_rep;
@@ -43,7 +44,7 @@ cmd_version(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static const struct mtsctl_cmd cmds[] = {
-	{NULL, cmd_version, "", "print the versions of mtsctl and mts-init",
+	{ NULL, cmd_version, "", "print the versions of mtsctl and mts-init",
 	    "DESCRIPTION\n"
 	    "    Prints the version of mtsctl, then asks the node's mts-init\n"
 	    "    (admin.sock) for its version, node name, pid, uptime and the\n"
@@ -52,9 +53,9 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    stderr and the exit status says what failed.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl version\n"
-	    "    mtsctl -o json version\n"},
-	{NULL, NULL, NULL, NULL, NULL},
+	    "    mtsctl -o json version\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-const struct mtsctl_group mtsctl_group_version = {
-	"version", "versions of mtsctl and mts-init", cmds};
+const struct mtsctl_group mtsctl_group_version = { "version",
+	"versions of mtsctl and mts-init", cmds };

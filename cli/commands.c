@@ -42,7 +42,8 @@ const struct mtsctl_group *const mtsctl_groups_own_t[] = {
 };
 
 const struct mtsctl_no_json mtsctl_no_json[] = {
-	{&mtsctl_group_exec, NULL, "exec prints the command's own output and "
-	    "exits with its code"},
-	{NULL, NULL, NULL},
+	{ &mtsctl_group_exec, NULL,
+	    "exec prints the command's own output and "
+	    "exits with its code" },
+	{ NULL, NULL, NULL },
 };

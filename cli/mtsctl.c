@@ -8,8 +8,6 @@
 #include "agent.h"
 #include "mtsctl.h"
 
-
-
 static const char exit_help[] =
     "EXIT STATUS\n"
     "    0  success\n"
@@ -69,8 +67,10 @@ help_group(FILE *f, const struct mtsctl_group *g)
 	for (c = g->cmds; c->fn != NULL; c++)
 		fprintf(f, "    %-24s %s\n", c->name ? c->name : g->name,
 		    c->summary);
-	fprintf(f, "\nRun \"mtsctl %s COMMAND --help\" for a command's manual.\n"
-	       "\n%s\n%s", g->name, global_help, exit_help);
+	fprintf(f,
+	    "\nRun \"mtsctl %s COMMAND --help\" for a command's manual.\n"
+	    "\n%s\n%s",
+	    g->name, global_help, exit_help);
 }
 
 static void
@@ -80,17 +80,20 @@ help_top(FILE *f)
 	const struct mtsctl_cmd *c;
 	char words[64];
 
-	fprintf(f, "NAME\n    mtsctl - administer an mts node\n\n"
-		   "SYNOPSIS\n    mtsctl [-r RUNDIR] [-o table|json] "
-		   "COMMAND [ARGS]\n\nCOMMANDS\n");
+	fprintf(f,
+	    "NAME\n    mtsctl - administer an mts node\n\n"
+	    "SYNOPSIS\n    mtsctl [-r RUNDIR] [-o table|json] "
+	    "COMMAND [ARGS]\n\nCOMMANDS\n");
 	for (g = mtsctl_groups; *g != NULL; g++)
 		for (c = (*g)->cmds; c->fn != NULL; c++) {
 			snprintf(words, sizeof(words), "%s%s%s", (*g)->name,
 			    c->name ? " " : "", c->name ? c->name : "");
 			fprintf(f, "    %-24s %s\n", words, c->summary);
 		}
-	fprintf(f, "\nRun \"mtsctl COMMAND --help\" for a command's manual.\n"
-		   "\n%s\n%s", global_help, exit_help);
+	fprintf(f,
+	    "\nRun \"mtsctl COMMAND --help\" for a command's manual.\n"
+	    "\n%s\n%s",
+	    global_help, exit_help);
 }
 
 int
@@ -120,8 +123,8 @@ mtsctl_dashdash_ended(char **argv, int optind_, const char *last)
 
 /* Takes a global option's value: "-oX", "-o X", "--output=X", "--output X". */
 static int
-take_value(int argc, char **argv, int *i, const char *shrt,
-    const char *lng, const char **val)
+take_value(int argc, char **argv, int *i, const char *shrt, const char *lng,
+    const char **val)
 {
 	const char *a = argv[*i];
 	size_t ll = strlen(lng);
@@ -215,8 +218,10 @@ strip_globals(struct mtsctl *ctx, int argc, char **argv, int *help)
 			rest = 1; /* kept: handlers' getopt stops there too */
 		/* After a group that owns -t (exec), -t... and --timeout are its
 		 * own options. */
-		if (rest || (owns_t(g) && (strncmp(argv[i], "-t", 2) == 0 ||
-				strncmp(argv[i], "--timeout", 9) == 0)))
+		if (rest ||
+		    (owns_t(g) &&
+		        (strncmp(argv[i], "-t", 2) == 0 ||
+		            strncmp(argv[i], "--timeout", 9) == 0)))
 			r = 0;
 		else
 			r = global_opt(ctx, argc, argv, &i, help);
@@ -250,9 +255,10 @@ no_json(const struct mtsctl_group *g, const struct mtsctl_cmd *c)
 	const struct mtsctl_no_json *n;
 
 	for (n = mtsctl_no_json; n->group != NULL; n++)
-		if (n->group == g && ((n->cmd == NULL && c->name == NULL) ||
-			(n->cmd != NULL && c->name != NULL &&
-			    strcmp(n->cmd, c->name) == 0)))
+		if (n->group == g &&
+		    ((n->cmd == NULL && c->name == NULL) ||
+		        (n->cmd != NULL && c->name != NULL &&
+		            strcmp(n->cmd, c->name) == 0)))
 			return n->why;
 	return NULL;
 }
@@ -260,7 +266,7 @@ no_json(const struct mtsctl_group *g, const struct mtsctl_cmd *c)
 int
 main(int argc, char **argv)
 {
-	struct mtsctl ctx = {.fmt = MTSCTL_FMT_TABLE, .timeout_ms = 5000};
+	struct mtsctl ctx = { .fmt = MTSCTL_FMT_TABLE, .timeout_ms = 5000 };
 	const struct mtsctl_group *g;
 	const struct mtsctl_cmd *c;
 	const char *why;
@@ -302,8 +308,8 @@ main(int argc, char **argv)
 	}
 	ctx.cmd = c;
 	if (ctx.fmt == MTSCTL_FMT_JSON && (why = no_json(g, c)) != NULL) {
-		mtsctl_err("%s%s%s: no -o json: %s", g->name, c->name ? " " : "",
-		    c->name ? c->name : "", why);
+		mtsctl_err("%s%s%s: no -o json: %s", g->name,
+		    c->name ? " " : "", c->name ? c->name : "", why);
 		return MTSCTL_EUSAGE;
 	}
 	if (c->name != NULL) {

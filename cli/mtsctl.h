@@ -24,9 +24,9 @@ struct mtsctl_cmd;
 
 /* Global options, already removed from argv before a handler runs. */
 struct mtsctl {
-	const char *rundir;   /* -r, MTS_RUNDIR, /run/mts */
-	enum mtsctl_fmt fmt;  /* -o table|json */
-	int timeout_ms;       /* -t, default 5000 */
+	const char *rundir;           /* -r, MTS_RUNDIR, /run/mts */
+	enum mtsctl_fmt fmt;          /* -o table|json */
+	int timeout_ms;               /* -t, default 5000 */
 	const struct mtsctl_cmd *cmd; /* the command running */
 };
 

@@ -83,8 +83,9 @@ mtsctl_print_rows(const struct mtsctl *ctx, json_t *rows,
 	for (i = 0; i < nrow; i++) {
 		cell[i] = xcalloc(ncol, sizeof(char *));
 		for (j = 0; j < ncol; j++) {
-			cell[i][j] = cell_text(json_object_get(
-			    json_array_get(rows, i), cols[j].field));
+			cell[i][j] =
+			    cell_text(json_object_get(json_array_get(rows, i),
+			        cols[j].field));
 			if (strlen(cell[i][j]) > w[j])
 				w[j] = strlen(cell[i][j]);
 		}
@@ -200,8 +201,8 @@ mtsctl_json_bytes(const uint8_t *p, size_t len)
 }
 
 void
-mtsctl_json_set_bytes(const struct mtsctl *ctx, json_t *obj,
-    const char *field, const uint8_t *p, size_t len)
+mtsctl_json_set_bytes(const struct mtsctl *ctx, json_t *obj, const char *field,
+    const uint8_t *p, size_t len)
 {
 	char *b64, *name;
 	size_t blen;
@@ -211,8 +212,8 @@ mtsctl_json_set_bytes(const struct mtsctl *ctx, json_t *obj,
 		return;
 	}
 	if (mtsctl_utf8_valid(p, len)) {
-		json_object_set_new(obj, field, json_stringn((const char *)p,
-		    len));
+		json_object_set_new(obj, field,
+		    json_stringn((const char *)p, len));
 		return;
 	}
 	blen = sodium_base64_encoded_len(len, sodium_base64_VARIANT_ORIGINAL);

@@ -9,16 +9,20 @@ static json_t *
 value(const ProtobufCFieldDescriptor *f, const void *p)
 {
 	switch (f->type) {
-	case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32:
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_SINT32:
 	case PROTOBUF_C_TYPE_SFIXED32:
 		return json_integer(*(const int32_t *)p);
-	case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_FIXED32:
 		return json_integer(*(const uint32_t *)p);
-	case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64:
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_SINT64:
 	case PROTOBUF_C_TYPE_SFIXED64:
 		return json_integer(*(const int64_t *)p);
-	case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
-		return json_integer((json_int_t)*(const uint64_t *)p);
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+		return json_integer((json_int_t) * (const uint64_t *)p);
 	case PROTOBUF_C_TYPE_FLOAT:
 		return json_real(*(const float *)p);
 	case PROTOBUF_C_TYPE_DOUBLE:
@@ -40,9 +44,9 @@ value(const ProtobufCFieldDescriptor *f, const void *p)
 		return j;
 	}
 	case PROTOBUF_C_TYPE_MESSAGE:
-		return *(ProtobufCMessage *const *)p ?
-		    mtsctl_pb_json(*(ProtobufCMessage *const *)p) :
-		    json_null();
+		return *(ProtobufCMessage *const *)p
+		    ? mtsctl_pb_json(*(ProtobufCMessage *const *)p)
+		    : json_null();
 	}
 	return json_null();
 }
@@ -51,11 +55,15 @@ size_t
 mtsctl_pb_value_size(const ProtobufCFieldDescriptor *f)
 {
 	switch (f->type) {
-	case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_FIXED64:
-	case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_DOUBLE:
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_SINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+	case PROTOBUF_C_TYPE_DOUBLE:
 		return 8;
-	case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_MESSAGE:
 		return sizeof(void *);
 	case PROTOBUF_C_TYPE_BYTES:
 		return sizeof(ProtobufCBinaryData);
@@ -79,13 +87,15 @@ mtsctl_pb_json(const ProtobufCMessage *m)
 
 		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			size_t n = *(const size_t *)((const char *)m +
-			    f->quantifier_offset), k;
+			           f->quantifier_offset),
+			       k;
 			const char *arr = *(char *const *)base;
 			json_t *a = json_array();
 
 			for (k = 0; k < n; k++)
-				json_array_append_new(a, value(f, arr +
-				    k * mtsctl_pb_value_size(f)));
+				json_array_append_new(a,
+				    value(f,
+				        arr + k * mtsctl_pb_value_size(f)));
 			json_object_set_new(o, f->name, a);
 		} else
 			json_object_set_new(o, f->name, value(f, base));

@@ -85,14 +85,14 @@ by_node(struct mtsctl *ctx, const char *want, struct shimctl_target *t)
 		mts_hex(hex, n->node.data, 16);
 		if ((n->name && !strcmp(n->name, want)) ||
 		    (wl > 0 && wl <= MTS_NODE_HEX_LEN &&
-			!strncmp(hex, want, wl))) {
+		        !strncmp(hex, want, wl))) {
 			hit = n;
 			nhits++;
 		}
 	}
 	if (nhits != 1) {
 		mtsctl_err(nhits ? "node %s is ambiguous: give more of its id"
-				 : "node %s is not a member of this cluster",
+		                 : "node %s is not a member of this cluster",
 		    want);
 		rc = nhits ? MTSCTL_EUSAGE : MTSCTL_ENOTFOUND;
 	} else
@@ -152,8 +152,8 @@ scan_records(struct mtsctl *ctx, const char *task, const uint8_t self[16],
 		sr.start_after.data = (uint8_t *)after;
 		sr.start_after.len = strlen(after);
 		if ((rc = mtsctl_try_call(ctx, "statestore", &req.base,
-			 &mts__statestore__reply__descriptor,
-			 (ProtobufCMessage **)&rep, err, errlen)) != 0)
+		         &mts__statestore__reply__descriptor,
+		         (ProtobufCMessage **)&rep, err, errlen)) != 0)
 			return rc;
 		more = rep->scan->more && rep->scan->n_items > 0;
 		for (i = 0; i < rep->scan->n_items; i++) {
@@ -202,13 +202,14 @@ by_records(struct mtsctl *ctx, const char *task, struct shimctl_target *t)
 
 	if ((rep = members(ctx, &rc, err, sizeof(err))) == NULL) {
 		mtsctl_err("task %s not found on this node (and no gossipd here "
-			   "to look on others: %s)", task, err);
+		           "to look on others: %s)",
+		    task, err);
 		return rc == -MTS_ERR_NOTFOUND ? MTSCTL_ENOTFOUND
-					       : mtsctl_exit_for(rc);
+		                               : mtsctl_exit_for(rc);
 	}
-	rc = scan_records(ctx, task, rep->members->self.len == 16
-		? rep->members->self.data : NULL, &nodes, &n, err,
-	    sizeof(err));
+	rc = scan_records(ctx, task,
+	    rep->members->self.len == 16 ? rep->members->self.data : NULL,
+	    &nodes, &n, err, sizeof(err));
 	if (rc != 0) {
 		mtsctl_err("statestore: %s", err);
 		rc = mtsctl_exit_for(rc);
@@ -217,12 +218,14 @@ by_records(struct mtsctl *ctx, const char *task, struct shimctl_target *t)
 		rc = MTSCTL_ENOTFOUND;
 	} else if (n > 1) {
 		mtsctl_err("task %s exists on %zu nodes: choose one with "
-			   "--node", task, n);
+		           "--node",
+		    task, n);
 		rc = MTSCTL_EUSAGE;
 	} else if ((m = member_of(rep, nodes)) == NULL) {
 		mts_hex(hex, nodes, 16);
 		mtsctl_err("task %s runs on node %s, which is not a member "
-			   "any more", task, hex);
+		           "any more",
+		    task, hex);
 		rc = MTSCTL_EUNREACH;
 	} else
 		rc = set_member(t, m);
@@ -257,8 +260,9 @@ relay_failed(const struct shimctl_target *t, int rc, const char *err)
 	switch (-rc) {
 	case MTS_ERR_DENIED:
 		mtsctl_err("permission denied: the local gossipd relays only "
-			   "for root, its own user and [gossipd] acl_relay "
-			   "(%s)", err);
+		           "for root, its own user and [gossipd] acl_relay "
+		           "(%s)",
+		    err);
 		return MTSCTL_EDENIED;
 	case MTS_ERR_TIMEOUT:
 		if (remote)
@@ -294,7 +298,8 @@ remote_reply(const struct shimctl_target *t, const ProtobufCBinaryData *p,
 	int code;
 
 	if (rep == NULL) {
-		mtsctl_err("node %s: undecodable reply from its shim", t->label);
+		mtsctl_err("node %s: undecodable reply from its shim",
+		    t->label);
 		return MTSCTL_EFAIL;
 	}
 	if (rep->error == NULL || rep->error->code == 0) {
@@ -304,8 +309,9 @@ remote_reply(const struct shimctl_target *t, const ProtobufCBinaryData *p,
 	code = (int)rep->error->code;
 	if (code == MTS_ERR_DENIED)
 		mtsctl_err("node %s: its shim refused the relayed request (%s); "
-			   "its [shim] acl_relay must name that node's gossipd "
-			   "user", t->label, rep->error->message);
+		           "its [shim] acl_relay must name that node's gossipd "
+		           "user",
+		    t->label, rep->error->message);
 	else
 		mtsctl_err("node %s: %s", t->label, rep->error->message);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);

@@ -29,7 +29,7 @@ int shimctl_locate(struct mtsctl *, const char *task, const char *node,
 /* shimctl_call at the target (a remote call is bounded to a few seconds
  * whatever min_tmo says). */
 int shimctl_call_at(struct mtsctl *, const struct shimctl_target *,
-    Mts__Shim__Request *, Mts__Shim__Reply **,
-    Mts__Shim__Reply__BodyCase want, int min_tmo);
+    Mts__Shim__Request *, Mts__Shim__Reply **, Mts__Shim__Reply__BodyCase want,
+    int min_tmo);
 
 #endif

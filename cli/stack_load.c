@@ -56,8 +56,8 @@ shell_env(void *arg, const char *name)
 static const char *
 default_file(void)
 {
-	static const char *const names[] = {"compose.yaml", "compose.yml",
-	    "docker-compose.yaml", "docker-compose.yml", NULL};
+	static const char *const names[] = { "compose.yaml", "compose.yml",
+		"docker-compose.yaml", "docker-compose.yml", NULL };
 	struct stat st;
 	size_t i;
 
@@ -71,7 +71,7 @@ default_file(void)
 static int
 apply_env_files(struct mts_service *s, const char *dir)
 {
-	struct mts_kvlist merged = {NULL, 0};
+	struct mts_kvlist merged = { NULL, 0 };
 	char path[PATH_MAX], err[512];
 	size_t i, len;
 	char *text;
@@ -81,8 +81,9 @@ apply_env_files(struct mts_service *s, const char *dir)
 	for (i = 0; i < s->env_file.n; i++) {
 		const char *p = s->env_file.v[i];
 
-		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", p[0] == '/' ?
-		    "" : dir, p[0] == '/' ? "" : "/", p) >= sizeof(path)) {
+		if ((size_t)snprintf(path, sizeof(path), "%s%s%s",
+		        p[0] == '/' ? "" : dir, p[0] == '/' ? "" : "/",
+		        p) >= sizeof(path)) {
 			mtsctl_err("service \"%s\": env_file %s: path too long",
 			    s->name, p);
 			mts_kvlist_clear(&merged);
@@ -95,7 +96,7 @@ apply_env_files(struct mts_service *s, const char *dir)
 			return MTSCTL_ENOTFOUND;
 		}
 		if (mts_compose_env_parse(path, text, &merged, err,
-		    sizeof(err)) < 0) {
+		        sizeof(err)) < 0) {
 			mtsctl_err("%s", err);
 			free(text);
 			mts_kvlist_clear(&merged);
@@ -116,14 +117,14 @@ mtsctl_stack_args(struct mtsctl *ctx, int argc, char **argv,
     struct stack_args *a)
 {
 	static const struct option base[] = {
-		{"compose-file", required_argument, NULL, 'c'},
-		{"file", required_argument, NULL, 'c'},
-		{"stack", required_argument, NULL, 's'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"detach", no_argument, NULL, 'd'},
-		{"prune", no_argument, NULL, 'p'},
-		{"wait", required_argument, NULL, 'T'},
-		{NULL, 0, NULL, 0},
+		{ "compose-file", required_argument, NULL, 'c' },
+		{ "file", required_argument, NULL, 'c' },
+		{ "stack", required_argument, NULL, 's' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "prune", no_argument, NULL, 'p' },
+		{ "wait", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct option lo[8];
 	size_t i, n = 0;
@@ -154,18 +155,20 @@ mtsctl_stack_args(struct mtsctl *ctx, int argc, char **argv,
 			a->detach = 1;
 		else if (c == 'p')
 			a->prune = 1;
-		else if (c == 'T' && (a->timeout_s = strtol(optarg, &end, 10)) >
-		    0 && *end == '\0')
+		else if (c == 'T' &&
+		    (a->timeout_s = strtol(optarg, &end, 10)) > 0 &&
+		    *end == '\0')
 			continue;
 		else
 			return mtsctl_usage(ctx);
 	}
 	if (optind != argc)
 		return mtsctl_usage(ctx);
-	if (a->nfiles == 0 && (a->files[a->nfiles++] = default_file()) == NULL) {
+	if (a->nfiles == 0 &&
+	    (a->files[a->nfiles++] = default_file()) == NULL) {
 		mtsctl_err("no Compose file given (-c FILE) and none of "
-		    "compose.yaml, compose.yml, docker-compose.yaml, "
-		    "docker-compose.yml here");
+		           "compose.yaml, compose.yml, docker-compose.yaml, "
+		           "docker-compose.yml here");
 		return MTSCTL_ENOTFOUND;
 	}
 	return 0;
@@ -177,8 +180,11 @@ load_files(const struct stack_args *a, struct mts_stack **st, char *dir,
     size_t dirlen)
 {
 	struct mts_compose_file files[MAX_FILES];
-	struct mts_compose_input in = {.files = files, .nfiles = a->nfiles,
-	    .stack = a->stack, .getenv = shell_env, .dotenv_name = ".env"};
+	struct mts_compose_input in = { .files = files,
+		.nfiles = a->nfiles,
+		.stack = a->stack,
+		.getenv = shell_env,
+		.dotenv_name = ".env" };
 	char path[PATH_MAX], err[1024], *dotenv = NULL, *copy;
 	size_t i, len;
 	int rc = MTSCTL_EFAIL;
@@ -201,8 +207,7 @@ load_files(const struct stack_args *a, struct mts_stack **st, char *dir,
 	copy = xstrdup(dir);
 	in.dirname = xstrdup(basename(copy));
 	free(copy);
-	if ((size_t)snprintf(path, sizeof(path), "%s/.env", dir) <
-	    sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/.env", dir) < sizeof(path))
 		in.dotenv = dotenv = read_text(path, &len);
 	if (mts_compose_load(&in, st, err, sizeof(err)) < 0) {
 		mtsctl_err("%s", err);
@@ -216,7 +221,6 @@ out:
 	free((char *)in.dirname);
 	return rc;
 }
-
 
 int
 mtsctl_stack_load(const struct stack_args *a, struct mts_stack **st)

@@ -23,8 +23,8 @@ strv(const struct mts_strv *v, size_t *n)
 static Mts__Service__KeyValue **
 kvs(const struct mts_kvlist *l, size_t *n)
 {
-	Mts__Service__KeyValue **out = l->n ? xcalloc(l->n, sizeof(*out)) :
-	    NULL;
+	Mts__Service__KeyValue **out =
+	    l->n ? xcalloc(l->n, sizeof(*out)) : NULL;
 	size_t i;
 
 	for (i = 0; i < l->n; i++) {
@@ -101,8 +101,8 @@ ports(Mts__Service__ServiceSpec *o, const struct mts_service *s)
 		p->target = s->ports[i].target;
 		p->published = s->ports[i].published;
 		p->protocol = xstrdup(s->ports[i].protocol);
-		p->mode = xstrdup(s->ports[i].mode == MTS_PORT_HOST ? "host" :
-		    "ingress");
+		p->mode = xstrdup(
+		    s->ports[i].mode == MTS_PORT_HOST ? "host" : "ingress");
 		p->host_ip = dup0(s->ports[i].host_ip);
 		o->ports[i] = p;
 	}
@@ -123,20 +123,20 @@ static void
 mounts(Mts__Service__ServiceSpec *o, const struct mts_stack *st,
     const struct mts_service *s)
 {
-	static const char *const types[] = {"volume", "bind", "tmpfs"};
+	static const char *const types[] = { "volume", "bind", "tmpfs" };
 	size_t i;
 
 	o->n_mounts = s->nmounts;
-	o->mounts = s->nmounts ? xcalloc(s->nmounts, sizeof(*o->mounts)) :
-	    NULL;
+	o->mounts = s->nmounts ? xcalloc(s->nmounts, sizeof(*o->mounts)) : NULL;
 	for (i = 0; i < s->nmounts; i++) {
 		const struct mts_mount *m = &s->mounts[i];
 		Mts__Service__Mount *p = xmalloc(sizeof(*p));
 
 		mts__service__mount__init(p);
 		p->type = xstrdup(types[m->type]);
-		p->source = dup0(m->type == MTS_MOUNT_VOLUME && m->source ?
-		    volume_name(st, m->source) : m->source);
+		p->source = dup0(m->type == MTS_MOUNT_VOLUME && m->source
+		        ? volume_name(st, m->source)
+		        : m->source);
 		p->target = xstrdup(m->target);
 		p->read_only = m->read_only;
 		p->tmpfs_size = m->tmpfs_size;
@@ -151,8 +151,8 @@ ulimits(Mts__Service__ServiceSpec *o, const struct mts_service *s)
 	size_t i;
 
 	o->n_ulimits = s->nulimits;
-	o->ulimits = s->nulimits ? xcalloc(s->nulimits, sizeof(*o->ulimits)) :
-	    NULL;
+	o->ulimits =
+	    s->nulimits ? xcalloc(s->nulimits, sizeof(*o->ulimits)) : NULL;
 	for (i = 0; i < s->nulimits; i++) {
 		Mts__Service__Ulimit *u = xmalloc(sizeof(*u));
 
@@ -182,8 +182,8 @@ networks(Mts__Service__ServiceSpec *o, const struct mts_stack *st,
 	size_t i;
 
 	o->n_networks = s->nnetworks;
-	o->networks = s->nnetworks ? xcalloc(s->nnetworks,
-	    sizeof(*o->networks)) : NULL;
+	o->networks =
+	    s->nnetworks ? xcalloc(s->nnetworks, sizeof(*o->networks)) : NULL;
 	for (i = 0; i < s->nnetworks; i++) {
 		Mts__Service__Network *n = xmalloc(sizeof(*n));
 
@@ -202,13 +202,14 @@ depends(Mts__Service__ServiceSpec *o, const struct mts_stack *st,
 	size_t i;
 
 	o->n_depends = s->ndepends;
-	o->depends = s->ndepends ? xcalloc(s->ndepends, sizeof(*o->depends)) :
-	    NULL;
+	o->depends =
+	    s->ndepends ? xcalloc(s->ndepends, sizeof(*o->depends)) : NULL;
 	for (i = 0; i < s->ndepends; i++) {
 		Mts__Service__Depend *d = xmalloc(sizeof(*d));
 
 		mts__service__depend__init(d);
-		d->service = xasprintf("%s_%s", st->name, s->depends[i].service);
+		d->service =
+		    xasprintf("%s_%s", st->name, s->depends[i].service);
 		d->condition = xstrdup(s->depends[i].condition);
 		d->required = s->depends[i].required;
 		o->depends[i] = d;
@@ -218,15 +219,17 @@ depends(Mts__Service__ServiceSpec *o, const struct mts_stack *st,
 static void
 deploy(Mts__Service__ServiceSpec *o, const struct mts_service *s)
 {
-	static const char *const modes[] = {"replicated", "global",
-	    "replicated-job", "global-job"};
+	static const char *const modes[] = { "replicated", "global",
+		"replicated-job", "global-job" };
 	Mts__Service__Restart *r = xmalloc(sizeof(*r));
 	Mts__Service__Placement *p = xmalloc(sizeof(*p));
 	Mts__Service__Canary *c = xmalloc(sizeof(*c));
 
 	o->mode = xstrdup(modes[s->mode]);
-	o->replicas = s->mode == MTS_MODE_GLOBAL ||
-	    s->mode == MTS_MODE_GLOBAL_JOB ? 0 : s->replicas;
+	o->replicas =
+	    s->mode == MTS_MODE_GLOBAL || s->mode == MTS_MODE_GLOBAL_JOB
+	    ? 0
+	    : s->replicas;
 	o->service_labels = kvs(&s->deploy_labels, &o->n_service_labels);
 	o->endpoint_mode = xstrdup(s->endpoint_mode);
 	o->limits = resources(&s->limits);

@@ -15,7 +15,7 @@ Mts__Service__ServiceSpec *mtsctl_svc_spec(const struct mts_stack *st,
 struct svc_rec {
 	char *name;
 	Mts__Service__ServiceRecord *rec; /* NULL: absent or deleted */
-	uint64_t hlc;			   /* for compare-and-set; 0: absent */
+	uint64_t hlc;                     /* for compare-and-set; 0: absent */
 	uint8_t origin[16];
 };
 

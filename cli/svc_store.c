@@ -37,7 +37,8 @@ from_record(const char *name, const Mts__Record *r, struct svc_rec *out)
 	    r->value.data);
 	if (out->rec == NULL || out->rec->spec == NULL)
 		mtsctl_err("warning: s/%s does not hold a service record "
-		    "(ignored)", name);
+		           "(ignored)",
+		    name);
 	if (out->rec && out->rec->spec == NULL) {
 		mts__service__service_record__free_unpacked(out->rec, NULL);
 		out->rec = NULL;
@@ -60,8 +61,8 @@ mtsctl_svc_get(struct mtsctl *ctx, const char *name, struct svc_rec *out)
 	req.get = &g;
 	rc = ss(ctx, &req, &rep);
 	if (rc == 0)
-		from_record(name, rep->get && rep->get->found ?
-		    rep->get->record : NULL, out);
+		from_record(name,
+		    rep->get && rep->get->found ? rep->get->record : NULL, out);
 	if (rep)
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 	free(key);
@@ -123,8 +124,8 @@ mtsctl_svc_delete(struct mtsctl *ctx, const char *name)
 
 /* Appends the live records of one scan page; returns whether more. */
 static int
-take_page(const Mts__Statestore__ScanRep *sr, struct svc_rec **out,
-    size_t *n, char *after, size_t afterlen)
+take_page(const Mts__Statestore__ScanRep *sr, struct svc_rec **out, size_t *n,
+    char *after, size_t afterlen)
 {
 	size_t i;
 
@@ -172,8 +173,9 @@ mtsctl_svc_list(struct mtsctl *ctx, struct svc_rec **out, size_t *n)
 			*n = 0;
 			return rc;
 		}
-		more = rep->scan ? take_page(rep->scan, out, n, after,
-		    sizeof(after)) : 0;
+		more = rep->scan
+		    ? take_page(rep->scan, out, n, after, sizeof(after))
+		    : 0;
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 	}
 	return 0;
@@ -215,7 +217,8 @@ task_page(const Mts__Statestore__ScanRep *sr, char *after, size_t afterlen,
 		if (kr->record == NULL || kr->record->tombstone ||
 		    kr->key.len < 2 + 32 ||
 		    (t = mts__shim__task_status__unpack(NULL,
-		    kr->record->value.len, kr->record->value.data)) == NULL)
+		         kr->record->value.len, kr->record->value.data)) ==
+		        NULL)
 			continue;
 		memcpy(node, kr->key.data + 2, 32);
 		node[32] = '\0';
@@ -245,8 +248,9 @@ mtsctl_task_scan(struct mtsctl *ctx, mtsctl_task_fn fn, void *arg)
 		req.scan = &s;
 		if ((rc = ss(ctx, &req, &rep)) != 0)
 			return rc;
-		more = rep->scan ? task_page(rep->scan, after, sizeof(after),
-		    fn, arg) : 0;
+		more = rep->scan
+		    ? task_page(rep->scan, after, sizeof(after), fn, arg)
+		    : 0;
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 	}
 	return 0;

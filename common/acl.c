@@ -34,9 +34,9 @@ mts_acl_load(struct mts_acl *acl, const struct mts_cfg *cfg,
 		} else if ((pw = getpwnam(*p)) != NULL) {
 			uid = pw->pw_uid;
 		} else {
-			snprintf(err, errlen, "%s:%d: [%s] %s: unknown user '%s'",
-			    cfg->file, mts_cfg_line(cfg, section, key), section,
-			    key, *p);
+			snprintf(err, errlen,
+			    "%s:%d: [%s] %s: unknown user '%s'", cfg->file,
+			    mts_cfg_line(cfg, section, key), section, key, *p);
 			mts_acl_free(acl);
 			rc = -MTS_ERR_INVAL;
 			break;

@@ -14,21 +14,22 @@
  * table maps a caller to a set of them; each route of its dispatch table
  * lists the ones it accepts.
  */
-#define MTS_CALLER_READ (1u << 0)   /* look: get, scan, members, stats */
-#define MTS_CALLER_WRITE (1u << 1)  /* change local state: put, delete */
-#define MTS_CALLER_MERGE (1u << 2)  /* hand in replicated records (gossipd) */
-#define MTS_CALLER_ADMIN (1u << 3)  /* everything the agent offers people */
-#define MTS_CALLER_RELAY (1u << 4)  /* send calls to other nodes (gossipd) */
-#define MTS_CALLER_REMOTE (1u << 5) /* speaks for another node: the subset
+#define MTS_CALLER_READ (1u << 0)  /* look: get, scan, members, stats */
+#define MTS_CALLER_WRITE (1u << 1) /* change local state: put, delete */
+#define MTS_CALLER_MERGE (1u << 2) /* hand in replicated records (gossipd) */
+#define MTS_CALLER_ADMIN (1u << 3) /* everything the agent offers people */
+#define MTS_CALLER_RELAY (1u << 4) /* send calls to other nodes (gossipd) */
+#define MTS_CALLER_REMOTE \
+	(1u << 5) /* speaks for another node: the subset
 				     * a relayed call may use */
 
 /* Whom a rule matches. */
 enum mts_acl_who {
-	MTS_ACL_USERS,	/* the users (names or uids) listed in key */
-	MTS_ACL_GROUP,	/* members of the group (name or gid) in key, by
+	MTS_ACL_USERS,  /* the users (names or uids) listed in key */
+	MTS_ACL_GROUP,  /* members of the group (name or gid) in key, by
 			 * primary or supplementary group, except the
 			 * table's nogroup uids */
-	MTS_ACL_SELF,	/* root and the agent's own uid */
+	MTS_ACL_SELF,   /* root and the agent's own uid */
 	MTS_ACL_ANYONE, /* any caller that can reach the socket */
 };
 
@@ -51,7 +52,7 @@ struct mts_acl_table {
 	const struct mts_acl_rule *rules;
 	size_t n;
 	struct mts_acl *users; /* per rule (MTS_ACL_USERS) */
-	gid_t *gids;	       /* per rule (MTS_ACL_GROUP) */
+	gid_t *gids;           /* per rule (MTS_ACL_GROUP) */
 	uid_t self;
 	struct mts_acl nogroup; /* uids no group rule matches */
 };
@@ -60,8 +61,7 @@ struct mts_acl_table {
  * is an error "FILE:LINE: [section] key: unknown user 'x'" in err; nothing
  * is kept then. The rules must outlive the table. 0 or -MTS_ERR_INVAL. */
 int mts_acl_table_load(struct mts_acl_table *, const struct mts_acl_rule *,
-    const struct mts_cfg *cfg, const char *section, char *err,
-    size_t errlen);
+    const struct mts_cfg *cfg, const char *section, char *err, size_t errlen);
 /* Group rules never match uid (init: the agents' own users, who are in the
  * admin group only to reach the run directory). */
 void mts_acl_table_nogroup(struct mts_acl_table *, uid_t uid);

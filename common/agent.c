@@ -34,7 +34,8 @@ env_fd(const char *name)
 		return -1;
 	fd = strtol(v, &end, 10);
 	if (*end != '\0' || fd < 3 || fd > 1023 || fcntl(fd, F_GETFD) < 0) {
-		fprintf(stderr, "%s=%s: not an open file descriptor\n", name, v);
+		fprintf(stderr, "%s=%s: not an open file descriptor\n", name,
+		    v);
 		exit(MTS_EXIT_USAGE);
 	}
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -116,7 +117,7 @@ mts_agent_init(struct mts_agent *a, const char *default_name, int argc,
 	parse_args(a, argc, argv, extra, fn, arg, &print);
 	log_init(a->name, a->debug ? MTS_LOG_DEBUG : MTS_LOG_INFO);
 	if (mts_cfg_load_agent(a->config, mts_conf_schema(), a->name, &a->cfg,
-		err, sizeof(err)) < 0) {
+	        err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		exit(MTS_EXIT_USAGE);
 	}
@@ -234,7 +235,7 @@ mts_agent_sandbox(struct mts_agent *a)
 		goto out;
 	}
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-		SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) {
+	        SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) {
 		log_warn("installing the seccomp filter");
 		goto out;
 	}

@@ -15,9 +15,9 @@
  * restarted with backoff.
  */
 enum mts_exit {
-	MTS_EXIT_OK = 0,	  /* asked to stop, stopped cleanly */
-	MTS_EXIT_FAILURE = 1,	  /* system failure: init restarts it */
-	MTS_EXIT_USAGE = 64,	  /* bad arguments or config: not restarted */
+	MTS_EXIT_OK = 0,         /* asked to stop, stopped cleanly */
+	MTS_EXIT_FAILURE = 1,    /* system failure: init restarts it */
+	MTS_EXIT_USAGE = 64,     /* bad arguments or config: not restarted */
 	MTS_EXIT_PERMANENT = 78, /* permanent failure: not restarted */
 };
 
@@ -37,17 +37,17 @@ enum mts_exit {
  */
 struct mts_agent {
 	const char *name;
-	const char *node;	/* node name */
-	const char *node_id;	/* node id, 32 hex digits, or NULL */
-	const char *config; /* -c, else MTS_CONFIG, else MTS_DEFAULT_CONFIG */
+	const char *node;    /* node name */
+	const char *node_id; /* node id, 32 hex digits, or NULL */
+	const char *config;  /* -c, else MTS_CONFIG, else MTS_DEFAULT_CONFIG */
 	const char *rundir;
 	const char *statedir;
 	struct mts_cfg *cfg; /* mts.conf, parsed */
-	int debug;	     /* -d or MTS_DEBUG */
-	int notify_fd;	     /* -1 when not started by init */
-	int seccomp_fd;	     /* -1 when no filter is to be installed */
+	int debug;           /* -d or MTS_DEBUG */
+	int notify_fd;       /* -1 when not started by init */
+	int seccomp_fd;      /* -1 when no filter is to be installed */
 	int seccomp_debug;
-	int argc;	     /* arguments left after the options */
+	int argc; /* arguments left after the options */
 	char **argv;
 };
 

@@ -20,7 +20,7 @@
 struct cfg_parse {
 	struct mts_cfg *cfg;
 	const char *text; /* reader position */
-	int line;	  /* line the reader returned last */
+	int line;         /* line the reader returned last */
 	char *err;
 	size_t errlen;
 	int failed;
@@ -70,8 +70,8 @@ mts_parse_uint(const char *s, int64_t *v)
 int
 mts_parse_bool(const char *s, int *v)
 {
-	static const char *const yes[] = {"yes", "true", "on", "1"};
-	static const char *const no[] = {"no", "false", "off", "0"};
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
 	size_t i;
 
 	for (i = 0; i < 4; i++) {
@@ -118,8 +118,9 @@ parse_with_units(const char *s, const struct unit *u, int64_t *v)
 int
 mts_parse_duration(const char *s, int64_t *ms)
 {
-	static const struct unit units[] = {{"ms", 1}, {"s", 1000},
-	    {"m", 60000}, {"h", 3600000}, {"d", 86400000}, {NULL, 0}};
+	static const struct unit units[] = { { "ms", 1 }, { "s", 1000 },
+		{ "m", 60000 }, { "h", 3600000 }, { "d", 86400000 },
+		{ NULL, 0 } };
 
 	return parse_with_units(s, units, ms);
 }
@@ -127,9 +128,9 @@ mts_parse_duration(const char *s, int64_t *ms)
 int
 mts_parse_size(const char *s, int64_t *bytes)
 {
-	static const struct unit units[] = {{"", 1}, {"k", 1 << 10},
-	    {"m", 1 << 20}, {"g", 1 << 30}, {"kib", 1 << 10},
-	    {"mib", 1 << 20}, {"gib", 1 << 30}, {NULL, 0}};
+	static const struct unit units[] = { { "", 1 }, { "k", 1 << 10 },
+		{ "m", 1 << 20 }, { "g", 1 << 30 }, { "kib", 1 << 10 },
+		{ "mib", 1 << 20 }, { "gib", 1 << 30 }, { NULL, 0 } };
 
 	return parse_with_units(s, units, bytes);
 }
@@ -230,14 +231,13 @@ add_section(struct mts_cfg *cfg, const char *section)
 	for (i = 0; i < cfg->nsections; i++)
 		if (strcmp(cfg->sections[i], section) == 0)
 			return;
-	cfg->sections = xreallocarray(cfg->sections, cfg->nsections + 1,
-	    sizeof(char *));
+	cfg->sections =
+	    xreallocarray(cfg->sections, cfg->nsections + 1, sizeof(char *));
 	cfg->sections[cfg->nsections++] = xstrdup(section);
 }
 
 static int
-cfg_handler(void *user, const char *section, const char *key,
-    const char *value)
+cfg_handler(void *user, const char *section, const char *key, const char *value)
 {
 	struct cfg_parse *p = user;
 	struct mts_cfg *cfg = p->cfg;
@@ -251,7 +251,7 @@ cfg_handler(void *user, const char *section, const char *key,
 	if (p->own != NULL && *section != '\0' &&
 	    strcmp(section, p->own) != 0 &&
 	    !schema_has_section(cfg->schema, section))
-		return 1; /* another agent's section: init judges it */
+		return 1;  /* another agent's section: init judges it */
 	if (key == NULL) { /* INI_CALL_HANDLER_ON_NEW_SECTION builds only */
 		add_section(cfg, section);
 		return 1;
@@ -336,7 +336,8 @@ check_sections(struct cfg_parse *p, const char *text)
 	int line = 1;
 
 	for (; *s; line++) {
-		const char *nl = strchr(s, '\n'), *end = nl ? nl : s + strlen(s);
+		const char *nl = strchr(s, '\n'),
+		           *end = nl ? nl : s + strlen(s);
 		const char *q = s;
 
 		while (q < end && isspace((unsigned char)*q))
@@ -360,8 +361,8 @@ check_sections(struct cfg_parse *p, const char *text)
 
 static int
 cfg_parse(const char *text, const char *file,
-    const struct mts_cfg_schema *schema, const char *own,
-    struct mts_cfg **out, char *err, size_t errlen)
+    const struct mts_cfg_schema *schema, const char *own, struct mts_cfg **out,
+    char *err, size_t errlen)
 {
 	struct cfg_parse p;
 	struct mts_cfg *cfg;
@@ -404,8 +405,8 @@ mts_cfg_parse(const char *text, const char *file,
 }
 
 static int
-cfg_load(const char *path, const struct mts_cfg_schema *schema,
-    const char *own, struct mts_cfg **out, char *err, size_t errlen)
+cfg_load(const char *path, const struct mts_cfg_schema *schema, const char *own,
+    struct mts_cfg **out, char *err, size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -576,7 +577,7 @@ mts_cfg_list(const struct mts_cfg *cfg, const char *section, const char *key)
 		return list;
 	copy = xstrdup(v);
 	for (tok = strtok_r(copy, ", \t", &save); tok != NULL;
-	    tok = strtok_r(NULL, ", \t", &save)) {
+	     tok = strtok_r(NULL, ", \t", &save)) {
 		list = xreallocarray(list, n + 2, sizeof(char *));
 		list[n++] = xstrdup(tok);
 		list[n] = NULL;
@@ -592,8 +593,7 @@ mts_cfg_list_free(char **list)
 }
 
 void
-mts_cfg_print_section(const struct mts_cfg *cfg, const char *section,
-    FILE *out)
+mts_cfg_print_section(const struct mts_cfg *cfg, const char *section, FILE *out)
 {
 	const struct mts_cfg_schema *s;
 

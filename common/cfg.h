@@ -7,13 +7,13 @@
 
 enum mts_cfg_type {
 	MTS_CFG_STR,
-	MTS_CFG_INT,	  /* signed decimal */
-	MTS_CFG_UINT,	  /* decimal digits, 0 to INT64_MAX (counts, limits) */
-	MTS_CFG_BOOL,	  /* yes/no, true/false, on/off, 1/0 */
+	MTS_CFG_INT,      /* signed decimal */
+	MTS_CFG_UINT,     /* decimal digits, 0 to INT64_MAX (counts, limits) */
+	MTS_CFG_BOOL,     /* yes/no, true/false, on/off, 1/0 */
 	MTS_CFG_DURATION, /* 500ms, 2s, 5m, 1h, 7d; stored in ms */
-	MTS_CFG_SIZE,	  /* 4096, 64K, 4M, 1G; stored in bytes */
-	MTS_CFG_LIST,	  /* whitespace- or comma-separated words */
-	MTS_CFG_PLAIN,	  /* marker entry {"sec", "", MTS_CFG_PLAIN}: [sec]
+	MTS_CFG_SIZE,     /* 4096, 64K, 4M, 1G; stored in bytes */
+	MTS_CFG_LIST,     /* whitespace- or comma-separated words */
+	MTS_CFG_PLAIN,    /* marker entry {"sec", "", MTS_CFG_PLAIN}: [sec]
 			     takes only its own keys, no "*" keys */
 };
 
@@ -58,10 +58,10 @@ struct mts_conf_table {
 };
 
 /* Registers table (a struct mts_conf_table) in this program's schema. */
-#define MTS_CONF_TABLE(table)                                              \
-	static const struct mts_conf_table *const table##_registered       \
-	    __attribute__((used, section("mts_conf"),                      \
-		aligned(sizeof(void *)))) = &(table)
+#define MTS_CONF_TABLE(table) \
+	static const struct mts_conf_table *const table##_registered \
+	    __attribute__((used, section("mts_conf"), \
+	        aligned(sizeof(void *)))) = &(table)
 
 /* This program's schema: [node], the registered tables in section-name
  * order, then the "*" keys. Built once; stays valid. */
@@ -100,8 +100,7 @@ void mts_cfg_list_free(char **);
 void mts_cfg_print(const struct mts_cfg *, FILE *);
 /* Prints one section the same way: every key that applies to it with its
  * effective value. */
-void mts_cfg_print_section(const struct mts_cfg *, const char *section,
-    FILE *);
+void mts_cfg_print_section(const struct mts_cfg *, const char *section, FILE *);
 
 /* Value parsers shared with the CLI; 0, -MTS_ERR_INVAL (not a value of
  * the type) or -MTS_ERR_TOOBIG (a number beyond int64_t). */

@@ -5,8 +5,8 @@
 
 #include "constraint.h"
 
-static const char *const attrs[] = {"node.id", "node.hostname",
-    "node.platform.os", "node.platform.arch", "node.role", NULL};
+static const char *const attrs[] = { "node.id", "node.hostname",
+	"node.platform.os", "node.platform.arch", "node.role", NULL };
 
 static int
 known_attr(const char *a)
@@ -49,14 +49,17 @@ mts_constraint_parse(const char *s, struct mts_constraint *c, char *err,
 		c->op = MTS_CONSTRAINT_NE;
 	}
 	if (op == NULL) {
-		snprintf(err, errlen, "\"%s\": expected ATTRIBUTE == VALUE or "
-		    "ATTRIBUTE != VALUE", s);
+		snprintf(err, errlen,
+		    "\"%s\": expected ATTRIBUTE == VALUE or "
+		    "ATTRIBUTE != VALUE",
+		    s);
 		return -1;
 	}
 	trim_into(c->attr, sizeof(c->attr), s, (size_t)(op - s));
 	trim_into(c->value, sizeof(c->value), op + 2, strlen(op + 2));
 	if (!known_attr(c->attr)) {
-		snprintf(err, errlen, "\"%s\": unknown attribute \"%s\" (node.id, "
+		snprintf(err, errlen,
+		    "\"%s\": unknown attribute \"%s\" (node.id, "
 		    "node.hostname, node.role, node.platform.os, "
 		    "node.platform.arch, node.labels.NAME, engine.labels.NAME)",
 		    s, c->attr);

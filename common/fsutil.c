@@ -72,8 +72,8 @@ write_all(int fd, const unsigned char *p, size_t len)
 }
 
 int
-mts_write_atomic(const char *path, const void *data, size_t len,
-    mode_t mode, int sync)
+mts_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+    int sync)
 {
 	char tmp[PATH_MAX];
 	int fd, rc;

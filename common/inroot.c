@@ -29,7 +29,7 @@ neg_errno(void)
 static int
 resolve_openat2(int rootfd, const char *path, enum mts_inroot_how how)
 {
-	struct open_how oh = {.flags = O_PATH | O_CLOEXEC};
+	struct open_how oh = { .flags = O_PATH | O_CLOEXEC };
 	int fd = -1, i;
 
 	oh.resolve = how == MTS_INROOT_CHROOT
@@ -76,7 +76,8 @@ walk_splice(char *buf, size_t buflen, const char *target, const char *rest)
 static int
 walk_step(struct walk *w, const char *c, int *out, struct stat *sb)
 {
-	int fd = openat(w->fd[w->depth - 1], c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int fd =
+	    openat(w->fd[w->depth - 1], c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
 		return neg_errno();
@@ -97,7 +98,7 @@ walk_step(struct walk *w, const char *c, int *out, struct stat *sb)
 int
 mts_inroot_walk(int rootfd, const char *path, enum mts_inroot_how how)
 {
-	struct walk w = {.depth = 0};
+	struct walk w = { .depth = 0 };
 	char buf[PATH_MAX], link[PATH_MAX], *p = buf, *c;
 	struct stat sb;
 	int links = 0, fd = -1, rc, last;
@@ -117,7 +118,9 @@ mts_inroot_walk(int rootfd, const char *path, enum mts_inroot_how how)
 			p++;
 		if (*p == '\0') { /* the path named a directory */
 			rc = (fd = openat(w.fd[w.depth - 1], ".",
-				  O_PATH | O_CLOEXEC)) < 0 ? neg_errno() : fd;
+			          O_PATH | O_CLOEXEC)) < 0
+			    ? neg_errno()
+			    : fd;
 			break;
 		}
 		c = p;
@@ -209,7 +212,8 @@ mts_inroot_open(int rootfd, const char *path, enum mts_inroot_how how)
 	/* The very inode just checked, opened for reading through the
 	 * descriptor's /proc entry (O_NONBLOCK all the same). */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	if ((fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0) {
+	if ((fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) <
+	    0) {
 		rc = neg_errno();
 		goto out;
 	}
@@ -264,12 +268,12 @@ static const struct {
 	int rc;
 	const char *what;
 } why[] = {
-	{-ENOENT, "missing"},
-	{-EINVAL, "not a regular file"},
-	{-ELOOP, "a symbolic link where none is allowed (or too many links)"},
-	{-EXDEV, "the path leaves its directory"},
-	{-EFBIG, "too large"},
-	{-ENOTDIR, "a path component is not a directory"},
+	{ -ENOENT, "missing" },
+	{ -EINVAL, "not a regular file" },
+	{ -ELOOP, "a symbolic link where none is allowed (or too many links)" },
+	{ -EXDEV, "the path leaves its directory" },
+	{ -EFBIG, "too large" },
+	{ -ENOTDIR, "a path component is not a directory" },
 };
 
 const char *

@@ -36,9 +36,9 @@ struct mts_ipc_listener {
 	nng_listener l;
 	uint16_t peer_proto; /* SP protocol number a client speaks */
 	char path[256];
-	atomic_uint attached;  /* pipes that joined the socket so far */
-	unsigned probe_mark;   /* attached when the probe was sent */
-	int probe_fd;	       /* the outstanding probe, or -1 */
+	atomic_uint attached; /* pipes that joined the socket so far */
+	unsigned probe_mark;  /* attached when the probe was sent */
+	int probe_fd;         /* the outstanding probe, or -1 */
 };
 
 struct mts_pub {
@@ -71,12 +71,11 @@ mts_pb_oneof_case(const ProtobufCMessage *msg)
 }
 
 static void *
-field_ptr(const ProtobufCMessage *msg, const char *name,
-    ProtobufCType type)
+field_ptr(const ProtobufCMessage *msg, const char *name, ProtobufCType type)
 {
 	const ProtobufCFieldDescriptor *f =
 	    protobuf_c_message_descriptor_get_field_by_name(msg->descriptor,
-		name);
+	        name);
 
 	if (f == NULL || f->type != type)
 		return NULL;
@@ -170,8 +169,8 @@ listen_ipc(struct mts_ipc_listener *lst, nng_socket s, const char *path,
 		return -1;
 	}
 	if ((r = nng_listener_create(&lst->l, s, url)) != 0 ||
-	    (r = nng_listener_set_int(lst->l, NNG_OPT_IPC_PERMISSIONS,
-		 0660)) != 0 ||
+	    (r = nng_listener_set_int(lst->l, NNG_OPT_IPC_PERMISSIONS, 0660)) !=
+	        0 ||
 	    (r = nng_listener_start(lst->l, 0)) != 0) {
 		snprintf(err, errlen, "listen on %s: %s", url, nng_strerror(r));
 		return -1;
@@ -204,8 +203,8 @@ listener_open(struct mts_ipc_listener *lst, nng_socket s, const char *path,
 static void
 probe_start(struct mts_ipc_listener *lst)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	uint8_t hello[8] = {0, 'S', 'P', 0, 0, 0, 0, 0};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	uint8_t hello[8] = { 0, 'S', 'P', 0, 0, 0, 0, 0 };
 	size_t len = strlen(lst->path);
 	int fd;
 
@@ -240,8 +239,8 @@ listener_check(struct mts_ipc_listener *lst)
 			    lst->path);
 			nng_listener_close(lst->l);
 			memcpy(path, lst->path, sizeof(path));
-			if (listen_ipc(lst, lst->sock, path,
-				lst->peer_proto, err, sizeof(err)) < 0) {
+			if (listen_ipc(lst, lst->sock, path, lst->peer_proto,
+			        err, sizeof(err)) < 0) {
 				log_warnx("%s", err);
 				return -MTS_ERR_IO;
 			}
@@ -257,8 +256,7 @@ listener_check(struct mts_ipc_listener *lst)
 int
 mts_ipc_recv_fd(nng_socket s, int *fd)
 {
-	return nng_socket_get_int(s, NNG_OPT_RECVFD, fd) == 0 ? 0
-							       : -MTS_ERR_IO;
+	return nng_socket_get_int(s, NNG_OPT_RECVFD, fd) == 0 ? 0 : -MTS_ERR_IO;
 }
 
 /* --- change feeds ---------------------------------------------------------- */
@@ -281,7 +279,7 @@ mts_pub_open(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	if (listener_open(&pub->lst, pub->sock, path, 0x21 /* sub0 */, err,
-		errlen) < 0) {
+	        errlen) < 0) {
 		nng_close(pub->sock);
 		nng_aio_free(pub->aio);
 		free(pub);
@@ -349,7 +347,7 @@ sub_check_peer(nng_pipe p, nng_pipe_ev ev, void *arg)
 		return;
 	}
 	if (mts_ipc_check_server_uid(sa.s_ipc.sa_path, (uid_t)uid, err,
-		sizeof(err)) < 0) {
+	        sizeof(err)) < 0) {
 		if (atomic_exchange(&warned, 1) == 0)
 			log_warnx("%s", err);
 		else
@@ -359,8 +357,8 @@ sub_check_peer(nng_pipe p, nng_pipe_ev ev, void *arg)
 }
 
 int
-mts_sub_open(const char *path, const void *prefix, size_t plen,
-    nng_socket *s, char *err, size_t errlen)
+mts_sub_open(const char *path, const void *prefix, size_t plen, nng_socket *s,
+    char *err, size_t errlen)
 {
 	char url[300];
 	int r;
@@ -375,7 +373,8 @@ mts_sub_open(const char *path, const void *prefix, size_t plen,
 	nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, 64u << 20);
 	nng_socket_set_int(*s, NNG_OPT_RECVBUF, 1024);
 	nng_pipe_notify(*s, NNG_PIPE_EV_ADD_PRE, sub_check_peer, NULL);
-	if ((r = nng_socket_set(*s, NNG_OPT_SUB_SUBSCRIBE, prefix, plen)) != 0 ||
+	if ((r = nng_socket_set(*s, NNG_OPT_SUB_SUBSCRIBE, prefix, plen)) !=
+	        0 ||
 	    (r = nng_dial(*s, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
 		snprintf(err, errlen, "subscribe %s: %s", url, nng_strerror(r));
 		nng_close(*s);
@@ -397,8 +396,8 @@ mts_sub_recv(nng_socket s, const ProtobufCMessageDescriptor *desc,
 	*body = NULL;
 	if ((r = nng_recvmsg(s, &m, flags)) != 0)
 		return (r == NNG_EAGAIN || r == NNG_ETIMEDOUT)
-			   ? -MTS_ERR_TIMEOUT
-			   : -MTS_ERR_IO;
+		    ? -MTS_ERR_TIMEOUT
+		    : -MTS_ERR_IO;
 	p = nng_msg_body(m);
 	len = nng_msg_len(m);
 	if (len < 4 || (tlen = mts_get_u32be(p + len - 4)) > len - 4) {

@@ -147,8 +147,7 @@ struct mts_ipc_req *mts_ipc_async_call(struct mts_ipc_async *,
     int timeout_ms, mts_ipc_reply_fn fn, void *arg);
 /* Sends len bytes as the request body (copied). */
 struct mts_ipc_req *mts_ipc_async_call_raw(struct mts_ipc_async *,
-    const void *buf, size_t len, int timeout_ms, mts_ipc_raw_fn fn,
-    void *arg);
+    const void *buf, size_t len, int timeout_ms, mts_ipc_raw_fn fn, void *arg);
 /* Ends a call now: its callback runs (inside this function) with
  * -MTS_ERR_CANCELED; a reply that comes later is skipped. NULL is fine. */
 void mts_ipc_req_cancel(struct mts_ipc_req *);

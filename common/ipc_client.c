@@ -48,7 +48,6 @@ struct mts_ipc_client {
 	char path[108];
 };
 
-
 /* Outcome of one attempt: done, or why it has to be tried again. */
 enum attempt { A_OK, A_RETRY, A_FAIL };
 
@@ -65,7 +64,7 @@ disconnect(struct mts_ipc_client *c)
 static int
 wait_fd(struct mts_ipc_client *c, short events, mts_time_t deadline)
 {
-	struct pollfd pfd = {.fd = c->fd, .events = events};
+	struct pollfd pfd = { .fd = c->fd, .events = events };
 	mts_time_t now;
 	int r;
 
@@ -87,8 +86,9 @@ send_all(struct mts_ipc_client *c, const uint8_t *head, size_t hlen,
     const uint8_t *body, size_t blen, mts_time_t deadline, char *err,
     size_t errlen)
 {
-	struct iovec iov[2] = {{(void *)head, hlen}, {(void *)body, blen}};
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+	struct iovec iov[2] = { { (void *)head, hlen },
+		{ (void *)body, blen } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 	ssize_t n;
 
 	while (iov[0].iov_len + iov[1].iov_len > 0) {
@@ -118,7 +118,8 @@ send_all(struct mts_ipc_client *c, const uint8_t *head, size_t hlen,
 			iov[0].iov_len = 0;
 			/* a greeting has no body (NULL): nothing to advance */
 			if (n > 0)
-				iov[1].iov_base = (uint8_t *)iov[1].iov_base + n;
+				iov[1].iov_base =
+				    (uint8_t *)iov[1].iov_base + n;
 			iov[1].iov_len -= (size_t)n;
 		} else {
 			iov[0].iov_base = (uint8_t *)iov[0].iov_base + n;
@@ -170,7 +171,7 @@ static enum attempt
 dial(struct mts_ipc_client *c, mts_time_t deadline, char *err, size_t errlen,
     int *code)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	uint8_t hello[SP_GREETING_LEN];
 	enum attempt a;
 	const uint8_t *p;
@@ -197,8 +198,8 @@ dial(struct mts_ipc_client *c, mts_time_t deadline, char *err, size_t errlen,
 	}
 	*code = -MTS_ERR_TIMEOUT;
 	sp_greeting(hello, SP_PROTO_REQ);
-	if ((a = send_all(c, hello, sizeof(hello), NULL, 0,
-		 deadline, err, errlen)) != A_OK ||
+	if ((a = send_all(c, hello, sizeof(hello), NULL, 0, deadline, err,
+	         errlen)) != A_OK ||
 	    (a = fill(c, SP_GREETING_LEN, deadline, err, errlen)) != A_OK) {
 		disconnect(c);
 		return a;
@@ -249,7 +250,7 @@ recv_reply(struct mts_ipc_client *c, uint32_t id, const uint8_t **body,
 			return A_FAIL;
 		}
 		if ((a = fill(c, SP_FRAME_HEAD + (size_t)flen, deadline, err,
-			 errlen)) != A_OK)
+		         errlen)) != A_OK)
 			return a;
 		p = c->in + c->inoff;
 		c->inoff += SP_FRAME_HEAD + (size_t)flen;
@@ -305,15 +306,15 @@ exchange(struct mts_ipc_client *c, const uint8_t *req, size_t reqlen,
 		}
 		/* the last try comes right at the deadline */
 		usleep((useconds_t)(now + backoff < deadline ? backoff
-							      : deadline - now) *
+		                                             : deadline - now) *
 		    1000);
-		backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+		backoff =
+		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
 	}
 }
 
 struct mts_ipc_client *
-mts_ipc_client_open(const char *path, int timeout_ms, char *err,
-    size_t errlen)
+mts_ipc_client_open(const char *path, int timeout_ms, char *err, size_t errlen)
 {
 	struct mts_ipc_client *c;
 
@@ -342,8 +343,8 @@ mts_ipc_client_close(struct mts_ipc_client *c)
 }
 
 int
-mts_ipc_client_call_raw(struct mts_ipc_client *c, const void *buf,
-    size_t len, uint8_t **out, size_t *outlen)
+mts_ipc_client_call_raw(struct mts_ipc_client *c, const void *buf, size_t len,
+    uint8_t **out, size_t *outlen)
 {
 	const uint8_t *body;
 	char err[256];
@@ -412,7 +413,7 @@ struct mts_ipc_req {
 	uint32_t id;
 	uint8_t *frame; /* header + id + body, kept to resend after a redial */
 	size_t flen;
-	uint64_t gen;	  /* connection the frame was queued on, 0 none */
+	uint64_t gen;     /* connection the frame was queued on, 0 none */
 	uint64_t end_pos; /* stream position just past the frame */
 	int timeout_ms;
 	const ProtobufCMessageDescriptor *desc; /* NULL: raw */
@@ -425,13 +426,13 @@ struct mts_ipc_req {
 struct mts_ipc_async {
 	struct mts_loop *loop;
 	int fd;
-	uint64_t gen;	      /* connection number, bumped by each connect */
-	int hello;	      /* the server's greeting arrived */
+	uint64_t gen; /* connection number, bumped by each connect */
+	int hello;    /* the server's greeting arrived */
 	struct mts_watch *w;
-	struct mts_buf out;   /* bytes not yet written: out.data[outoff..) */
+	struct mts_buf out; /* bytes not yet written: out.data[outoff..) */
 	size_t outoff;
-	uint64_t queued_pos;  /* bytes queued on this connection so far */
-	uint64_t sent_pos;    /* bytes written on it so far */
+	uint64_t queued_pos; /* bytes queued on this connection so far */
+	uint64_t sent_pos;   /* bytes written on it so far */
 	uint8_t *in;
 	size_t inoff, inlen, incap;
 	struct mts_ipc_req *head, *tail;
@@ -484,8 +485,9 @@ req_finish(struct mts_ipc_req *r, int rc, const uint8_t *body, size_t len,
 		    rc == 0 ? "" : err);
 		goto out;
 	}
-	if (rc == 0 && (rep = protobuf_c_message_unpack(r->desc, NULL, len,
-			    body)) == NULL) {
+	if (rc == 0 &&
+	    (rep = protobuf_c_message_unpack(r->desc, NULL, len, body)) ==
+	        NULL) {
 		rc = -MTS_ERR_INVAL;
 		text = "malformed reply";
 	}
@@ -560,8 +562,8 @@ async_flush(struct mts_ipc_async *c)
 		mts_buf_reset(&c->out);
 		c->outoff = 0;
 	}
-	(void)mts_watch_set(c->w, MTS_LOOP_IN |
-	    (c->outoff < c->out.len ? MTS_LOOP_OUT : 0));
+	(void)mts_watch_set(c->w,
+	    MTS_LOOP_IN | (c->outoff < c->out.len ? MTS_LOOP_OUT : 0));
 }
 
 static void
@@ -572,8 +574,8 @@ arm_redial(struct mts_ipc_async *c)
 	if (c->redial.armed || c->head == NULL || c->closing)
 		return;
 	mts_timer_arm(c->loop, &c->redial, now + c->backoff);
-	c->backoff = c->backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS :
-						     c->backoff * 2;
+	c->backoff =
+	    c->backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : c->backoff * 2;
 }
 
 /* Connects (a Unix connect completes at once or fails), sends the greeting
@@ -581,7 +583,7 @@ arm_redial(struct mts_ipc_async *c)
 static void
 async_dial(struct mts_ipc_async *c)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	uint8_t hello[SP_GREETING_LEN];
 	struct mts_ipc_req *r;
 	int connected = 0, trusted = 0;
@@ -593,12 +595,12 @@ async_dial(struct mts_ipc_async *c)
 	/* A server that is not the socket's owner is sent nothing: the
 	 * calls fail at their deadline saying who serves it. */
 	if (c->fd >= 0 &&
-	    (connected = connect(c->fd, (struct sockaddr *)&sun,
-		 sizeof(sun)) == 0) &&
+	    (connected = connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) ==
+	            0) &&
 	    (trusted = mts_ipc_check_server(c->fd, c->path, c->lasterr,
-		 sizeof(c->lasterr)) == 0) &&
-	    (c->w = mts_loop_watch(c->loop, c->fd, MTS_LOOP_IN,
-		 "ipc client", async_io, c)) != NULL) {
+	                   sizeof(c->lasterr)) == 0) &&
+	    (c->w = mts_loop_watch(c->loop, c->fd, MTS_LOOP_IN, "ipc client",
+	         async_io, c)) != NULL) {
 		c->gen++;
 		c->hello = 0;
 		c->queued_pos = c->sent_pos = 0;
@@ -765,9 +767,8 @@ on_deadline(void *arg, mts_time_t now)
 	    r->end_pos > c->sent_pos;
 
 	c->depth++;
-	snprintf(err, sizeof(err), "no reply from %s within %d ms%s%s",
-	    c->path, r->timeout_ms, c->fd < 0 ? ": " : "",
-	    c->fd < 0 ? c->lasterr : "");
+	snprintf(err, sizeof(err), "no reply from %s within %d ms%s%s", c->path,
+	    r->timeout_ms, c->fd < 0 ? ": " : "", c->fd < 0 ? c->lasterr : "");
 	req_finish(r, -MTS_ERR_TIMEOUT, NULL, 0, err);
 	if (cut && !c->closing)
 		async_disconnect(c, "a request could not be sent");
@@ -818,8 +819,8 @@ mts_ipc_async_inflight(const struct mts_ipc_async *c)
 }
 
 static struct mts_ipc_req *
-req_new(struct mts_ipc_async *c, const void *body, size_t len,
-    int timeout_ms, void *arg)
+req_new(struct mts_ipc_async *c, const void *body, size_t len, int timeout_ms,
+    void *arg)
 {
 	struct mts_ipc_req *r = xcalloc(1, sizeof(*r));
 	mts_time_t now = mts_loop_now(c->loop);

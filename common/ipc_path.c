@@ -36,8 +36,8 @@ agent_name_ok(const char *s)
 
 	for (; s[n] != '\0'; n++)
 		if (!((s[n] >= 'a' && s[n] <= 'z') ||
-		    (s[n] >= '0' && s[n] <= '9') || s[n] == '_' ||
-		    s[n] == '-'))
+		        (s[n] >= '0' && s[n] <= '9') || s[n] == '_' ||
+		        s[n] == '-'))
 			return 0;
 	return n > 0 && n <= 64;
 }
@@ -85,8 +85,9 @@ dir_of(const char *path, char *dir, size_t dirlen)
 	size_t n;
 
 	if (slash == NULL)
-		return snprintf(dir, dirlen, ".") < (int)dirlen ? 0
-								: -MTS_ERR_TOOBIG;
+		return snprintf(dir, dirlen, ".") < (int)dirlen
+		    ? 0
+		    : -MTS_ERR_TOOBIG;
 	n = slash == path ? 1 : (size_t)(slash - path);
 	if (n >= dirlen)
 		return -MTS_ERR_TOOBIG;
@@ -102,8 +103,7 @@ mine(uid_t u)
 }
 
 int
-mts_ipc_expected_uid(const char *path, uid_t *uid, char *err,
-    size_t errlen)
+mts_ipc_expected_uid(const char *path, uid_t *uid, char *err, size_t errlen)
 {
 	char dir[512], parent[512];
 	struct stat d, p;
@@ -120,15 +120,18 @@ mts_ipc_expected_uid(const char *path, uid_t *uid, char *err,
 	if (!S_ISDIR(d.st_mode) || (d.st_mode & 022) != 0) {
 		snprintf(err, errlen,
 		    "%s is not a directory only its owner can write to: "
-		    "cannot tell who should serve %s", dir, path);
+		    "cannot tell who should serve %s",
+		    dir, path);
 		return -MTS_ERR_IO;
 	}
-	if (!mine(p.st_uid) || ((p.st_mode & 022) != 0 &&
-	    !((p.st_mode & S_ISVTX) && mine(d.st_uid)))) {
+	if (!mine(p.st_uid) ||
+	    ((p.st_mode & 022) != 0 &&
+	        !((p.st_mode & S_ISVTX) && mine(d.st_uid)))) {
 		snprintf(err, errlen,
 		    "%s (owner uid %u, mode %04o) lets others than root create "
-		    "entries: cannot tell who should serve %s", parent,
-		    (unsigned)p.st_uid, (unsigned)(p.st_mode & 07777), path);
+		    "entries: cannot tell who should serve %s",
+		    parent, (unsigned)p.st_uid, (unsigned)(p.st_mode & 07777),
+		    path);
 		return -MTS_ERR_IO;
 	}
 	*uid = d.st_uid;
@@ -136,8 +139,7 @@ mts_ipc_expected_uid(const char *path, uid_t *uid, char *err,
 }
 
 int
-mts_ipc_check_server_uid(const char *path, uid_t peer, char *err,
-    size_t errlen)
+mts_ipc_check_server_uid(const char *path, uid_t peer, char *err, size_t errlen)
 {
 	const char *name = strrchr(path, '/');
 	uid_t want;
@@ -148,8 +150,8 @@ mts_ipc_check_server_uid(const char *path, uid_t peer, char *err,
 	if (peer != want) {
 		snprintf(err, errlen,
 		    "%s is served by uid %u, expected %u: refusing to talk to "
-		    "an impostor", name ? name + 1 : path, (unsigned)peer,
-		    (unsigned)want);
+		    "an impostor",
+		    name ? name + 1 : path, (unsigned)peer, (unsigned)want);
 		return -MTS_ERR_IO;
 	}
 	return 0;

@@ -40,12 +40,12 @@
  * empty or reused and is skipped.
  */
 
-#define SP_MAX_HOPS 8		/* nng's default NNG_OPT_MAXTTL */
+#define SP_MAX_HOPS 8 /* nng's default NNG_OPT_MAXTTL */
 #define MAX_CONNS 1024
-#define HANDSHAKE_MS 5000	/* a peer must say hello within this */
-#define READ_MIN 16384		/* free room asked of read() */
+#define HANDSHAKE_MS 5000 /* a peer must say hello within this */
+#define READ_MIN 16384    /* free room asked of read() */
 #define EVENTS 64
-#define LISTENER UINT64_MAX	/* epoll data of the listening socket */
+#define LISTENER UINT64_MAX /* epoll data of the listening socket */
 
 struct out {
 	struct out *next;
@@ -55,16 +55,16 @@ struct out {
 
 struct conn {
 	struct mts_ipc_server *srv; /* NULL once closed */
-	uint32_t slot, gen;	    /* srv->slot[slot], epoll's name for it */
+	uint32_t slot, gen;         /* srv->slot[slot], epoll's name for it */
 	int fd;
 	uid_t uid;
 	gid_t gid;
-	bool hello;	   /* the peer's handshake arrived */
-	bool closed;	   /* fd gone; freed when refs drop to 0 */
-	bool want_out;	   /* EPOLLOUT registered */
-	unsigned refs;	   /* 1 while open, + calls not yet answered */
-	mts_time_t since;  /* accepted at */
-	uint8_t *in;	   /* received, not yet parsed: in[inoff..inlen) */
+	bool hello;       /* the peer's handshake arrived */
+	bool closed;      /* fd gone; freed when refs drop to 0 */
+	bool want_out;    /* EPOLLOUT registered */
+	unsigned refs;    /* 1 while open, + calls not yet answered */
+	mts_time_t since; /* accepted at */
+	uint8_t *in;      /* received, not yet parsed: in[inoff..inlen) */
 	size_t inoff, inlen, incap;
 	struct out *out_head, *out_tail;
 	size_t outbytes;
@@ -78,7 +78,7 @@ struct mts_ipc_server {
 	bool accept_paused; /* out of descriptors: listener out of epoll */
 	size_t maxmsg;
 	size_t nconns;
-	uint32_t gen;		       /* last generation handed out */
+	uint32_t gen;                 /* last generation handed out */
 	struct conn *slot[MAX_CONNS]; /* open connections */
 	char path[108];
 };
@@ -93,7 +93,6 @@ struct mts_ipc_call {
 	gid_t gid;
 };
 
-
 /* --- connections ----------------------------------------------------------- */
 
 /* send(2) is sendto, which agents' seccomp allow-lists need not have;
@@ -102,8 +101,8 @@ struct mts_ipc_call {
 static ssize_t
 send_some(int fd, const void *buf, size_t len)
 {
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
 	return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
@@ -151,8 +150,8 @@ conn_close(struct conn *c)
 static void
 conn_watch_out(struct conn *c, bool on)
 {
-	struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0),
-	    .data.u64 = conn_tag(c)};
+	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0),
+		.data.u64 = conn_tag(c) };
 
 	if (c->want_out == on)
 		return;
@@ -218,7 +217,7 @@ conn_send(struct conn *c, const uint8_t *frame, size_t len)
 	 * replies without bound. */
 	if (c->outbytes + len - (size_t)n > 4 * c->srv->maxmsg + (64u << 20)) {
 		log_warnx("%s: uid %u does not read its replies; "
-			  "closing its connection",
+		          "closing its connection",
 		    c->srv->svc->name, (unsigned)c->uid);
 		conn_close(c);
 		return;
@@ -240,7 +239,7 @@ conn_send(struct conn *c, const uint8_t *frame, size_t len)
 static void
 accept_one(struct mts_ipc_server *srv, int fd)
 {
-	struct epoll_event ev = {.events = EPOLLIN};
+	struct epoll_event ev = { .events = EPOLLIN };
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
 	uint8_t hello[SP_GREETING_LEN];
@@ -296,13 +295,14 @@ accept_all(struct mts_ipc_server *srv)
 	int fd, i;
 
 	for (i = 0; i < EVENTS; i++) {
-		fd = accept4(srv->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		fd =
+		    accept4(srv->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 			/* The waiting peer stays in the backlog and the
 			 * listener stays readable: without a pause the loop
 			 * would spin here. mts_ipc_server_check resumes. */
 			log_warnx("%s: out of file descriptors; not accepting "
-				  "for a second",
+			          "for a second",
 			    srv->svc->name);
 			epoll_ctl(srv->epfd, EPOLL_CTL_DEL, srv->lfd, NULL);
 			srv->accept_paused = true;
@@ -402,7 +402,7 @@ take_message(struct conn *c, const uint8_t *msg, size_t len)
 	for (;;) {
 		if (len - bt < 4) {
 			log_info("%s: message without a request id from uid "
-				 "%u; closing its connection",
+			         "%u; closing its connection",
 			    c->srv->svc->name, (unsigned)c->uid);
 			return -1;
 		}
@@ -449,8 +449,8 @@ parse(struct conn *c)
 				break;
 			if (!sp_greeting_is(p, SP_PROTO_REQ)) {
 				log_info("%s: uid %u does not speak SP REQ "
-					 "(handshake %02x%02x%02x%02x%02x%02x"
-					 "%02x%02x); closing its connection",
+				         "(handshake %02x%02x%02x%02x%02x%02x"
+				         "%02x%02x); closing its connection",
 				    name, (unsigned)c->uid, p[0], p[1], p[2],
 				    p[3], p[4], p[5], p[6], p[7]);
 				conn_close(c);
@@ -465,14 +465,14 @@ parse(struct conn *c)
 		len = mts_get_u64be(p + 1);
 		if (p[0] != SP_MSG) {
 			log_info("%s: frame of unknown type %u from uid %u; "
-				 "closing its connection",
+			         "closing its connection",
 			    name, p[0], (unsigned)c->uid);
 			conn_close(c);
 			break;
 		}
 		if (len > srv->maxmsg) {
 			log_info("%s: message of %llu bytes from uid %u is over "
-				 "the %zu-byte limit; closing its connection",
+			         "the %zu-byte limit; closing its connection",
 			    name, (unsigned long long)len, (unsigned)c->uid,
 			    srv->maxmsg);
 			conn_close(c);
@@ -541,7 +541,7 @@ conn_readable(struct conn *c)
 static int
 listen_unix(const char *path, char *err, size_t errlen)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
@@ -578,7 +578,7 @@ mts_ipc_server_open(const char *path, const struct mts_ipc_service *svc,
     void *ctx, char *err, size_t errlen)
 {
 	struct mts_ipc_server *srv = xcalloc(1, sizeof(*srv));
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = LISTENER};
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = LISTENER };
 
 	srv->svc = svc;
 	srv->ctx = ctx;
@@ -640,7 +640,7 @@ mts_ipc_server_fd(struct mts_ipc_server *srv)
 int
 mts_ipc_server_check(struct mts_ipc_server *srv)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = LISTENER};
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = LISTENER };
 	mts_time_t now = mts_now();
 	struct conn *c;
 	uint32_t i;
@@ -652,7 +652,7 @@ mts_ipc_server_check(struct mts_ipc_server *srv)
 		if ((c = srv->slot[i]) != NULL && !c->hello &&
 		    now - c->since > HANDSHAKE_MS) {
 			log_info("%s: uid %u connected but never said hello; "
-				 "closing its connection",
+			         "closing its connection",
 			    srv->svc->name, (unsigned)c->uid);
 			conn_close(c);
 		}

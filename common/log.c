@@ -53,10 +53,9 @@ vlog(const char *tag, int with_errno, int saved_errno, const char *fmt,
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(line, sizeof(line),
-	    "%02d:%02d:%02d.%03ld %s[%d]: %s", tm.tm_hour, tm.tm_min,
-	    tm.tm_sec, ts.tv_nsec / 1000000, log_procname, (int)getpid(),
-	    tag);
+	n = snprintf(line, sizeof(line), "%02d:%02d:%02d.%03ld %s[%d]: %s",
+	    tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+	    log_procname, (int)getpid(), tag);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = 0;
 	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
@@ -77,17 +76,17 @@ vlog(const char *tag, int with_errno, int saved_errno, const char *fmt,
 	(void)!write(STDERR_FILENO, line, n);
 }
 
-#define LOGFN(fn, lvl, tag, witherr)                                           \
-	void fn(const char *fmt, ...)                                          \
-	{                                                                      \
-		va_list ap;                                                    \
-		int e = errno;                                                 \
-		if (log_level < (lvl))                                         \
-			return;                                                \
-		va_start(ap, fmt);                                             \
-		vlog(tag, witherr, e, fmt, ap);                                \
-		va_end(ap);                                                    \
-		errno = e;                                                     \
+#define LOGFN(fn, lvl, tag, witherr) \
+	void fn(const char *fmt, ...) \
+	{ \
+		va_list ap; \
+		int e = errno; \
+		if (log_level < (lvl)) \
+			return; \
+		va_start(ap, fmt); \
+		vlog(tag, witherr, e, fmt, ap); \
+		va_end(ap); \
+		errno = e; \
 	}
 
 LOGFN(log_warn, MTS_LOG_WARN, "warning: ", 1)

@@ -104,7 +104,8 @@ heap_down(struct mts_loop *l, size_t i)
 	size_t c;
 
 	while ((c = 2 * i + 1) < l->ntimers) {
-		if (c + 1 < l->ntimers && timer_before(l->heap[c + 1], l->heap[c]))
+		if (c + 1 < l->ntimers &&
+		    timer_before(l->heap[c + 1], l->heap[c]))
 			c++;
 		if (!timer_before(l->heap[c], t))
 			break;
@@ -148,8 +149,8 @@ mts_timer_arm(struct mts_loop *l, struct mts_timer *t, mts_time_t when)
 	mts_timer_disarm(l, t);
 	if (l->ntimers == l->captimers) {
 		l->captimers = l->captimers ? 2 * l->captimers : 16;
-		l->heap = xreallocarray(l->heap, l->captimers,
-		    sizeof(*l->heap));
+		l->heap =
+		    xreallocarray(l->heap, l->captimers, sizeof(*l->heap));
 	}
 	t->when = when;
 	t->seq = l->seq++;
@@ -304,7 +305,8 @@ mts_loop_signal(struct mts_loop *l, int signo, mts_signal_fn fn, void *arg)
 		return -EINVAL;
 	sigaddset(&l->sigs, signo);
 	if (sigprocmask(SIG_BLOCK, &l->sigs, NULL) < 0 ||
-	    (fd = signalfd(l->sigfd, &l->sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+	    (fd = signalfd(l->sigfd, &l->sigs, SFD_NONBLOCK | SFD_CLOEXEC)) <
+	        0) {
 		log_warn("cannot take signal %d through the loop", signo);
 		return -errno;
 	}
@@ -354,11 +356,12 @@ mts_loop_attach(struct mts_loop *l, void *obj, int fd, const char *name,
 {
 	struct mts_watch *w = NULL;
 
-	if (fd >= 0 && (w = mts_loop_watch(l, fd, MTS_LOOP_IN, name, on_ready,
-	    obj)) == NULL)
+	if (fd >= 0 &&
+	    (w = mts_loop_watch(l, fd, MTS_LOOP_IN, name, on_ready, obj)) ==
+	        NULL)
 		return -1;
 	l->att = xreallocarray(l->att, l->natt + 1, sizeof(*l->att));
-	l->att[l->natt++] = (struct attached){obj, w, check};
+	l->att[l->natt++] = (struct attached){ obj, w, check };
 	return 0;
 }
 
@@ -430,7 +433,7 @@ int
 mts_loop_on_turn(struct mts_loop *l, mts_turn_fn fn, void *arg)
 {
 	l->hooks = xreallocarray(l->hooks, l->nhooks + 1, sizeof(*l->hooks));
-	l->hooks[l->nhooks++] = (struct turn_hook){fn, arg};
+	l->hooks[l->nhooks++] = (struct turn_hook){ fn, arg };
 	return 0;
 }
 
@@ -541,8 +544,8 @@ mts_loop_run_once(struct mts_loop *l, int max_wait_ms)
 	int n, i, ran = 0;
 	size_t h;
 
-	n = epoll_wait(l->epfd, evs, MAX_EVENTS, wait_ms(l, max_wait_ms,
-	    mts_now()));
+	n = epoll_wait(l->epfd, evs, MAX_EVENTS,
+	    wait_ms(l, max_wait_ms, mts_now()));
 	if (n < 0) {
 		if (errno != EINTR)
 			return -errno;

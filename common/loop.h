@@ -31,11 +31,11 @@ struct mts_pub;
 typedef struct signalfd_siginfo mts_siginfo_t;
 
 /* events is what epoll reported (EPOLLIN, EPOLLOUT, EPOLLHUP, EPOLLERR). */
-typedef void (*mts_watch_fn)(void *arg, int fd, uint32_t events,
-    mts_time_t now);
+typedef void (
+    *mts_watch_fn)(void *arg, int fd, uint32_t events, mts_time_t now);
 typedef void (*mts_timer_fn)(void *arg, mts_time_t now);
-typedef void (*mts_signal_fn)(void *arg, const mts_siginfo_t *si,
-    mts_time_t now);
+typedef void (
+    *mts_signal_fn)(void *arg, const mts_siginfo_t *si, mts_time_t now);
 typedef void (*mts_turn_fn)(void *arg, mts_time_t now);
 typedef void (*mts_check_fn)(void *obj);
 
@@ -46,8 +46,8 @@ struct mts_timer {
 	void *arg;
 	const char *name; /* for the slow-turn warning */
 	mts_time_t when;
-	uint64_t seq;	 /* arming order, breaks ties */
-	size_t slot;	 /* index in the heap while armed */
+	uint64_t seq; /* arming order, breaks ties */
+	size_t slot;  /* index in the heap while armed */
 	int armed;
 };
 
@@ -81,8 +81,7 @@ mts_time_t mts_loop_next_deadline(const struct mts_loop *);
 
 /* Blocks signo and delivers it through the loop's signalfd to fn. SIGPIPE
  * is always ignored on a loop's process. 0, or -errno (logged). */
-int mts_loop_signal(struct mts_loop *, int signo, mts_signal_fn fn,
-    void *arg);
+int mts_loop_signal(struct mts_loop *, int signo, mts_signal_fn fn, void *arg);
 /* The usual stop signals (SIGTERM, SIGINT): log the signal and stop the
  * loop; SIGHUP is ignored unless the agent registers its own handler. */
 int mts_loop_stop_on_signals(struct mts_loop *);

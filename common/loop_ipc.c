@@ -25,8 +25,8 @@ pub_check(void *p)
 int
 mts_loop_add_server(struct mts_loop *l, struct mts_ipc_server *srv)
 {
-	return mts_loop_attach(l, srv, mts_ipc_server_fd(srv), "api",
-	    on_server, server_check);
+	return mts_loop_attach(l, srv, mts_ipc_server_fd(srv), "api", on_server,
+	    server_check);
 }
 
 void

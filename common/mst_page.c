@@ -79,7 +79,8 @@ mts_mst_page_decode(const uint8_t *buf, size_t len,
 
 	memset(out, 0, sizeof(*out));
 	mts_rd_init(&r, buf, len);
-	if (buf == NULL || mts_rd_u8(&r, &level) < 0 || level > MTS_MST_MAX_LEVEL)
+	if (buf == NULL || mts_rd_u8(&r, &level) < 0 ||
+	    level > MTS_MST_MAX_LEVEL)
 		goto out;
 	out->level = level;
 	while (r.left > MTS_HASH_LEN) {
@@ -87,12 +88,13 @@ mts_mst_page_decode(const uint8_t *buf, size_t len,
 			goto out;
 		prev = out->nitems ? &out->items[out->nitems - 1] : NULL;
 		if (prev != NULL &&
-		    mts_mst_key_cmp(prev->key, prev->klen, it.key, it.klen) >= 0)
+		    mts_mst_key_cmp(prev->key, prev->klen, it.key, it.klen) >=
+		        0)
 			goto out;
 		if (out->nitems == cap) {
 			cap = cap ? cap * 2 : 8;
-			out->items = xreallocarray(out->items, cap,
-			    sizeof(*out->items));
+			out->items =
+			    xreallocarray(out->items, cap, sizeof(*out->items));
 		}
 		out->items[out->nitems++] = it;
 	}

@@ -34,7 +34,7 @@ struct mts_mst_page_view {
 	int level;
 	size_t nitems;
 	struct mts_mst_item_view *items; /* malloc'ed; mts_mst_page_view_free */
-	const uint8_t *last_child;	 /* or NULL */
+	const uint8_t *last_child;       /* or NULL */
 };
 
 /* Parses a canonical page encoding defensively: keys strictly increasing,

@@ -12,10 +12,10 @@
 #include "mtserr.h"
 #include "privdrop.h"
 
-#define STEP_FAIL(what)                                                        \
-	do {                                                                   \
-		snprintf(err, errlen, "%s: %s", what, strerror(errno));        \
-		return -MTS_ERR_IO;                                            \
+#define STEP_FAIL(what) \
+	do { \
+		snprintf(err, errlen, "%s: %s", what, strerror(errno)); \
+		return -MTS_ERR_IO; \
 	} while (0)
 
 int
@@ -82,8 +82,8 @@ verify_ids(const struct mts_privdrop *d, char *err, size_t errlen)
 		snprintf(err, errlen, "uid 0 could be regained");
 		return -MTS_ERR_IO;
 	}
-	if (d->gid != 0 && !(d->caps & (1ull << CAP_SETGID)) &&
-	    d->uid != 0 && (setgid(0) != -1 || setegid(0) != -1)) {
+	if (d->gid != 0 && !(d->caps & (1ull << CAP_SETGID)) && d->uid != 0 &&
+	    (setgid(0) != -1 || setegid(0) != -1)) {
 		snprintf(err, errlen, "gid 0 could be regained");
 		return -MTS_ERR_IO;
 	}
@@ -102,9 +102,10 @@ set_caps(uint64_t keep, char *err, size_t errlen)
 			list[n++] = i;
 	if ((c = cap_init()) == NULL)
 		STEP_FAIL("cap_init");
-	if (n > 0 && (cap_set_flag(c, CAP_PERMITTED, n, list, CAP_SET) < 0 ||
-		     cap_set_flag(c, CAP_EFFECTIVE, n, list, CAP_SET) < 0 ||
-		     cap_set_flag(c, CAP_INHERITABLE, n, list, CAP_SET) < 0)) {
+	if (n > 0 &&
+	    (cap_set_flag(c, CAP_PERMITTED, n, list, CAP_SET) < 0 ||
+	        cap_set_flag(c, CAP_EFFECTIVE, n, list, CAP_SET) < 0 ||
+	        cap_set_flag(c, CAP_INHERITABLE, n, list, CAP_SET) < 0)) {
 		cap_free(c);
 		STEP_FAIL("cap_set_flag");
 	}

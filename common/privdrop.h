@@ -7,15 +7,15 @@
 #include <sys/types.h>
 
 struct mts_privdrop {
-	const char *chroot;   /* NULL: none */
+	const char *chroot; /* NULL: none */
 	uid_t uid;
 	gid_t gid;
-	const gid_t *groups;  /* supplementary groups */
+	const gid_t *groups; /* supplementary groups */
 	size_t ngroups;
-	uint64_t caps;	      /* bit n = capability n: kept permitted,
+	uint64_t caps;   /* bit n = capability n: kept permitted,
 				 effective, inheritable and ambient */
-	uint64_t nofile;      /* RLIMIT_NOFILE, 0 = unchanged */
-	int core;	      /* 0: RLIMIT_CORE = 0 */
+	uint64_t nofile; /* RLIMIT_NOFILE, 0 = unchanged */
+	int core;        /* 0: RLIMIT_CORE = 0 */
 };
 
 /*

@@ -14,7 +14,7 @@
 struct mts_rl_slot {
 	char key[MTS_RL_KEY_MAX];
 	mts_time_t since; /* when the logged line of this interval came */
-	uint64_t quiet;	  /* events counted in silence since */
+	uint64_t quiet;   /* events counted in silence since */
 	int used;
 };
 
@@ -35,7 +35,7 @@ struct mts_ratelimit {
 /* What mts_rl_expire reports about one key whose interval is over. */
 struct mts_rl_summary {
 	char key[MTS_RL_KEY_MAX];
-	uint64_t count; /* events not logged */
+	uint64_t count;  /* events not logged */
 	mts_time_t span; /* from the logged line to now */
 };
 

@@ -30,8 +30,9 @@ mts_rendezvous_owner(const char *service,
 
 	for (i = 0; i < n; i++) {
 		w = mts_rendezvous_weight(service, nodes[i]);
-		if (owner < 0 || w > best || (w == best &&
-		    memcmp(nodes[i], nodes[owner], MTS_NODE_ID_LEN) < 0)) {
+		if (owner < 0 || w > best ||
+		    (w == best &&
+		        memcmp(nodes[i], nodes[owner], MTS_NODE_ID_LEN) < 0)) {
 			best = w;
 			owner = (long)i;
 		}

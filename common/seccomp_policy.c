@@ -39,26 +39,43 @@ struct konst {
 };
 
 static const struct konst konsts[] = {
-	{"AF_UNIX", AF_UNIX}, {"AF_LOCAL", AF_LOCAL}, {"AF_INET", AF_INET},
-	{"AF_INET6", AF_INET6}, {"AF_NETLINK", AF_NETLINK},
-	{"AF_PACKET", AF_PACKET}, {"PROT_READ", PROT_READ},
-	{"PROT_WRITE", PROT_WRITE}, {"PROT_EXEC", PROT_EXEC},
-	{"O_RDONLY", O_RDONLY}, {"O_WRONLY", O_WRONLY}, {"O_RDWR", O_RDWR},
-	{"O_CREAT", O_CREAT}, {"SOCK_STREAM", SOCK_STREAM},
-	{"SOCK_DGRAM", SOCK_DGRAM}, {NULL, 0},
+	{ "AF_UNIX", AF_UNIX },
+	{ "AF_LOCAL", AF_LOCAL },
+	{ "AF_INET", AF_INET },
+	{ "AF_INET6", AF_INET6 },
+	{ "AF_NETLINK", AF_NETLINK },
+	{ "AF_PACKET", AF_PACKET },
+	{ "PROT_READ", PROT_READ },
+	{ "PROT_WRITE", PROT_WRITE },
+	{ "PROT_EXEC", PROT_EXEC },
+	{ "O_RDONLY", O_RDONLY },
+	{ "O_WRONLY", O_WRONLY },
+	{ "O_RDWR", O_RDWR },
+	{ "O_CREAT", O_CREAT },
+	{ "SOCK_STREAM", SOCK_STREAM },
+	{ "SOCK_DGRAM", SOCK_DGRAM },
+	{ NULL, 0 },
 };
 
 static const struct konst errnos[] = {
-	{"ENOSYS", ENOSYS}, {"EPERM", EPERM}, {"EACCES", EACCES},
-	{"EINVAL", EINVAL}, {"EAFNOSUPPORT", EAFNOSUPPORT}, {NULL, 0},
+	{ "ENOSYS", ENOSYS },
+	{ "EPERM", EPERM },
+	{ "EACCES", EACCES },
+	{ "EINVAL", EINVAL },
+	{ "EAFNOSUPPORT", EAFNOSUPPORT },
+	{ NULL, 0 },
 };
 
 static const struct {
 	const char *op;
 	enum scmp_compare cmp;
 } ops[] = {
-	{"==", SCMP_CMP_EQ}, {"!=", SCMP_CMP_NE}, {"<=", SCMP_CMP_LE},
-	{">=", SCMP_CMP_GE}, {"<", SCMP_CMP_LT}, {">", SCMP_CMP_GT},
+	{ "==", SCMP_CMP_EQ },
+	{ "!=", SCMP_CMP_NE },
+	{ "<=", SCMP_CMP_LE },
+	{ ">=", SCMP_CMP_GE },
+	{ "<", SCMP_CMP_LT },
+	{ ">", SCMP_CMP_GT },
 };
 
 static int
@@ -159,14 +176,14 @@ split(char *line, char **tok, size_t max)
 	char *save, *t;
 
 	for (t = strtok_r(line, " \t\r", &save); t != NULL && n < max;
-	    t = strtok_r(NULL, " \t\r", &save))
+	     t = strtok_r(NULL, " \t\r", &save))
 		tok[n++] = t;
 	return n;
 }
 
 static int
-parse_line(struct mts_seccomp_policy *p, char *line, int lineno,
-    char *err, size_t errlen)
+parse_line(struct mts_seccomp_policy *p, char *line, int lineno, char *err,
+    size_t errlen)
 {
 	char *tok[4 + MAX_CONDS * 5], *hash = strchr(line, '#');
 	size_t ntok, i = 1, k;
@@ -180,10 +197,13 @@ parse_line(struct mts_seccomp_policy *p, char *line, int lineno,
 	if (ntok == 0)
 		return 0;
 	if (strcmp(tok[0], "default") == 0) {
-		if (ntok != 2 || (strcmp(tok[1], "kill") != 0 &&
-				     strcmp(tok[1], "allow") != 0)) {
-			snprintf(err, errlen, "%s:%d: expected 'default kill' "
-			    "or 'default allow'", p->file, lineno);
+		if (ntok != 2 ||
+		    (strcmp(tok[1], "kill") != 0 &&
+		        strcmp(tok[1], "allow") != 0)) {
+			snprintf(err, errlen,
+			    "%s:%d: expected 'default kill' "
+			    "or 'default allow'",
+			    p->file, lineno);
 			return -MTS_ERR_INVAL;
 		}
 		p->default_allow = strcmp(tok[1], "allow") == 0;
@@ -204,9 +224,11 @@ parse_line(struct mts_seccomp_policy *p, char *line, int lineno,
 	if (k < ntok) {
 		if (k + 3 != ntok ||
 		    parse_errno(tok[ntok - 2], tok[ntok - 1], &r.err) < 0) {
-			snprintf(err, errlen, "%s:%d: %s: expected '=> errno "
+			snprintf(err, errlen,
+			    "%s:%d: %s: expected '=> errno "
 			    "NAME' (ENOSYS EPERM EACCES EINVAL EAFNOSUPPORT or "
-			    "a number)", p->file, lineno, tok[0]);
+			    "a number)",
+			    p->file, lineno, tok[0]);
 			return -MTS_ERR_INVAL;
 		}
 		ntok -= 3;
@@ -215,16 +237,17 @@ parse_line(struct mts_seccomp_policy *p, char *line, int lineno,
 		if (r.ncond == MAX_CONDS ||
 		    parse_cond(tok, ntok, &i, &r.cond[r.ncond], &why) < 0) {
 			snprintf(err, errlen, "%s:%d: %s: %s", p->file, lineno,
-			    tok[0], r.ncond == MAX_CONDS ? "too many conditions"
-							 : why);
+			    tok[0],
+			    r.ncond == MAX_CONDS ? "too many conditions" : why);
 			return -MTS_ERR_INVAL;
 		}
 		for (k = 0; k < r.ncond; k++)
 			if (r.cond[k].arg == r.cond[r.ncond].arg) {
-				snprintf(err, errlen, "%s:%d: %s: arg%u tested "
+				snprintf(err, errlen,
+				    "%s:%d: %s: arg%u tested "
 				    "twice in one rule (write two lines for "
-				    "\"either\")", p->file, lineno, tok[0],
-				    r.cond[k].arg);
+				    "\"either\")",
+				    p->file, lineno, tok[0], r.cond[k].arg);
 				return -MTS_ERR_INVAL;
 			}
 		r.ncond++;
@@ -262,8 +285,8 @@ mts_seccomp_parse(const char *text, const char *file,
 }
 
 int
-mts_seccomp_load(const char *path, struct mts_seccomp_policy **out,
-    char *err, size_t errlen)
+mts_seccomp_load(const char *path, struct mts_seccomp_policy **out, char *err,
+    size_t errlen)
 {
 	char *text = xmalloc(MAX_POLICY + 1);
 	size_t len = 0;
@@ -279,8 +302,9 @@ mts_seccomp_load(const char *path, struct mts_seccomp_policy **out,
 		len += r;
 	close(fd);
 	if (r < 0 || len > MAX_POLICY || memchr(text, '\0', len) != NULL) {
-		snprintf(err, errlen, "%s: %s", path, r < 0 ? strerror(errno)
-		    : "not a policy (too large or binary)");
+		snprintf(err, errlen, "%s: %s", path,
+		    r < 0 ? strerror(errno)
+		          : "not a policy (too large or binary)");
 		goto out;
 	}
 	text[len] = '\0';
@@ -307,8 +331,8 @@ mts_seccomp_nrules(const struct mts_seccomp_policy *p)
 }
 
 /* What the SIGSYS reporting handler of common/agent.c calls. */
-static const char *const debug_syscalls[] = {"rt_sigreturn", "rt_sigaction",
-    "rt_sigprocmask", "write", "getpid", "gettid", "tgkill", NULL};
+static const char *const debug_syscalls[] = { "rt_sigreturn", "rt_sigaction",
+	"rt_sigprocmask", "write", "getpid", "gettid", "tgkill", NULL };
 
 int
 mts_seccomp_export(const struct mts_seccomp_policy *p, int debug, int fd,
@@ -328,16 +352,17 @@ mts_seccomp_export(const struct mts_seccomp_policy *p, int debug, int fd,
 	/* Another architecture's syscall numbers mean something else. */
 	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	for (i = 0; i < p->n && r == 0; i++) {
-		r = seccomp_rule_add_array(ctx, p->r[i].err >= 0 ?
-		    SCMP_ACT_ERRNO(p->r[i].err) : act, p->r[i].nr,
-		    p->r[i].ncond, p->r[i].cond);
+		r = seccomp_rule_add_array(ctx,
+		    p->r[i].err >= 0 ? SCMP_ACT_ERRNO(p->r[i].err) : act,
+		    p->r[i].nr, p->r[i].ncond, p->r[i].cond);
 		if (r < 0)
-			snprintf(err, errlen, "%s:%d: rule rejected by "
-			    "libseccomp: %s", p->file, p->r[i].line,
-			    strerror(-r));
+			snprintf(err, errlen,
+			    "%s:%d: rule rejected by "
+			    "libseccomp: %s",
+			    p->file, p->r[i].line, strerror(-r));
 	}
 	for (i = 0; debug && !p->default_allow && debug_syscalls[i] && r == 0;
-	    i++)
+	     i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
 		    seccomp_syscall_resolve_name(debug_syscalls[i]), 0);
 	if (r == 0 && (r = seccomp_export_bpf(ctx, fd)) < 0)

@@ -46,7 +46,6 @@ int mts_seccomp_export(const struct mts_seccomp_policy *, int debug, int fd,
     char *err, size_t errlen);
 
 /* The name of syscall nr on audit arch `arch` into out ("nr N" if unknown). */
-void mts_seccomp_syscall_name(uint32_t arch, int nr, char *out,
-    size_t outlen);
+void mts_seccomp_syscall_name(uint32_t arch, int nr, char *out, size_t outlen);
 
 #endif

@@ -37,8 +37,8 @@ interpolate(struct cnode *n, int is_key, struct lookup *l, char *err,
 	if (n->kind == CN_SCALAR) {
 		if (is_key || memchr(n->str, '$', n->len) == NULL)
 			return 0;
-		if (mts_compose_interpolate(n->str, n->len, lookup_var, l,
-		    &out, &outlen, why, sizeof(why)) < 0)
+		if (mts_compose_interpolate(n->str, n->len, lookup_var, l, &out,
+		        &outlen, why, sizeof(why)) < 0)
 			return compose_err(err, errlen, n, "%s", why);
 		free(n->str);
 		n->str = out;
@@ -47,7 +47,7 @@ interpolate(struct cnode *n, int is_key, struct lookup *l, char *err,
 	}
 	for (i = 0; i < (n->kind == CN_MAP ? 2 * n->n : n->n); i++)
 		if (interpolate(n->kids[i], n->kind == CN_MAP && i % 2 == 0, l,
-		    err, errlen) < 0)
+		        err, errlen) < 0)
 			return -1;
 	return 0;
 }
@@ -62,8 +62,8 @@ normalize_name(const char *s)
 	for (; *s; s++) {
 		char ch = (char)tolower((unsigned char)*s);
 
-		if (isalnum((unsigned char)ch) || ((ch == '_' || ch == '-') &&
-		    w != out))
+		if (isalnum((unsigned char)ch) ||
+		    ((ch == '_' || ch == '-') && w != out))
 			*w++ = ch;
 	}
 	*w = '\0';
@@ -79,7 +79,8 @@ valid_stack_name(const char *s)
 		return 0;
 	for (i = 0; s[i]; i++)
 		if (!(islower((unsigned char)s[i]) ||
-		    isdigit((unsigned char)s[i]) || s[i] == '_' || s[i] == '-'))
+		        isdigit((unsigned char)s[i]) || s[i] == '_' ||
+		        s[i] == '-'))
 			return 0;
 	return 1;
 }
@@ -89,30 +90,36 @@ stack_name(const struct mts_compose_input *in, const struct cnode *root,
     char **out, char *err, size_t errlen)
 {
 	const struct cnode *n = cnode_get(root, "name");
-	struct cnode where = {.file = in->nfiles ? in->files[0].name : "-"};
+	struct cnode where = { .file = in->nfiles ? in->files[0].name : "-" };
 
 	if (in->stack && *in->stack)
 		*out = xstrdup(in->stack);
 	else if (n && n->kind == CN_SCALAR && !cnode_is_null(n)) {
 		*out = xstrdup(n->str);
 		if (!valid_stack_name(*out)) {
-			compose_err(err, errlen, n, "name: \"%s\": a stack name "
+			compose_err(err, errlen, n,
+			    "name: \"%s\": a stack name "
 			    "is lower-case letters, digits, - and _, starting "
-			    "with a letter or digit (at most 63)", *out);
+			    "with a letter or digit (at most 63)",
+			    *out);
 			free(*out);
 			*out = NULL;
 			return -1;
 		}
 		return 0;
 	} else if (n && !cnode_is_null(n))
-		return compose_err(err, errlen, n, "name: expected a string, "
-		    "not %s", cnode_kind_name(n));
+		return compose_err(err, errlen, n,
+		    "name: expected a string, "
+		    "not %s",
+		    cnode_kind_name(n));
 	else
 		*out = normalize_name(in->dirname ? in->dirname : "");
 	if (!valid_stack_name(*out)) {
-		compose_err(err, errlen, &where, "\"%s\" is not a usable stack "
+		compose_err(err, errlen, &where,
+		    "\"%s\" is not a usable stack "
 		    "name (lower-case letters, digits, - and _): give one with "
-		    "--stack or name:", *out);
+		    "--stack or name:",
+		    *out);
 		free(*out);
 		*out = NULL;
 		return -1;
@@ -155,8 +162,8 @@ load_files(const struct mts_compose_input *in, struct lookup *l,
 	for (i = 0; i < in->nfiles; i++) {
 		const struct mts_compose_file *f = &in->files[i];
 
-		if (ctree_parse(f->name, f->text, f->len, &one, err,
-		    errlen) < 0)
+		if (ctree_parse(f->name, f->text, f->len, &one, err, errlen) <
+		    0)
 			goto fail;
 		if (interpolate(one, 0, l, err, errlen) < 0) {
 			cnode_free(one);
@@ -183,14 +190,15 @@ int
 mts_compose_load(const struct mts_compose_input *in, struct mts_stack **out,
     char *err, size_t errlen)
 {
-	struct lookup l = {.in = in};
+	struct lookup l = { .in = in };
 	struct cnode *root = NULL;
 	struct mts_stack *st = NULL;
 	int rc = -1;
 
 	*out = NULL;
-	if (in->dotenv && mts_compose_env_parse(in->dotenv_name ?
-	    in->dotenv_name : ".env", in->dotenv, &l.dotenv, err, errlen) < 0)
+	if (in->dotenv &&
+	    mts_compose_env_parse(in->dotenv_name ? in->dotenv_name : ".env",
+	        in->dotenv, &l.dotenv, err, errlen) < 0)
 		goto out;
 	if (load_files(in, &l, &root, err, errlen) < 0)
 		goto out;

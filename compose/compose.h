@@ -29,8 +29,7 @@ void mts_strv_push(struct mts_strv *, const char *);
 void mts_strv_clear(struct mts_strv *);
 /* Sets key (replacing an earlier value, keeping its position). */
 void mts_kvlist_set(struct mts_kvlist *, const char *key, const char *value);
-const struct mts_kv *mts_kvlist_get(const struct mts_kvlist *,
-    const char *key);
+const struct mts_kv *mts_kvlist_get(const struct mts_kvlist *, const char *key);
 void mts_kvlist_clear(struct mts_kvlist *);
 
 /* --- the spec -------------------------------------------------------------------- */
@@ -48,10 +47,10 @@ enum mts_port_mode {
 };
 
 struct mts_port {
-	char *host_ip;	      /* NULL: every address */
-	uint32_t target;      /* container port */
-	uint32_t published;   /* 0: none chosen (mts picks one for ingress) */
-	char protocol[8];     /* tcp | udp | sctp */
+	char *host_ip;      /* NULL: every address */
+	uint32_t target;    /* container port */
+	uint32_t published; /* 0: none chosen (mts picks one for ingress) */
+	char protocol[8];   /* tcp | udp | sctp */
 	enum mts_port_mode mode;
 };
 
@@ -63,11 +62,11 @@ enum mts_mount_type {
 
 struct mts_mount {
 	enum mts_mount_type type;
-	char *source;	       /* volume name or host path; NULL: anonymous */
+	char *source; /* volume name or host path; NULL: anonymous */
 	char *target;
 	int read_only;
-	uint64_t tmpfs_size;   /* bytes, 0: the kernel's default */
-	uint32_t tmpfs_mode;   /* 0: 1777 */
+	uint64_t tmpfs_size; /* bytes, 0: the kernel's default */
+	uint32_t tmpfs_mode; /* 0: 1777 */
 	int nocopy;
 };
 
@@ -77,15 +76,15 @@ struct mts_ulimit {
 };
 
 struct mts_health {
-	int set;	       /* the file has a healthcheck */
+	int set; /* the file has a healthcheck */
 	int disable;
-	struct mts_strv test;  /* ["CMD", ...], ["CMD-SHELL", cmd] or ["NONE"] */
+	struct mts_strv test; /* ["CMD", ...], ["CMD-SHELL", cmd] or ["NONE"] */
 	int64_t interval_ms, timeout_ms, start_period_ms, start_interval_ms;
-	int32_t retries;       /* -1: default */
+	int32_t retries; /* -1: default */
 };
 
 struct mts_restart {
-	char condition[16];    /* none | on-failure | any */
+	char condition[16]; /* none | on-failure | any */
 	int64_t delay_ms;
 	uint32_t max_attempts; /* 0: unlimited */
 	int64_t window_ms;     /* 0: unbounded */
@@ -97,20 +96,20 @@ struct mts_update {
 	char failure_action[16]; /* pause | continue | rollback */
 	int64_t monitor_ms;
 	double max_failure_ratio;
-	char order[16];		 /* stop-first | start-first */
+	char order[16]; /* stop-first | start-first */
 };
 
 struct mts_resources {
-	uint32_t cpu_millis;   /* 1000 = one CPU, 0: none */
-	uint64_t memory;       /* bytes, 0: none */
-	uint32_t pids;	       /* 0: none */
+	uint32_t cpu_millis; /* 1000 = one CPU, 0: none */
+	uint64_t memory;     /* bytes, 0: none */
+	uint32_t pids;       /* 0: none */
 };
 
 struct mts_placement {
-	struct mts_strv constraints; /* "node.labels.zone == a" as written */
-	struct mts_strv spread;	     /* preferences: spread: LABEL */
+	struct mts_strv constraints;    /* "node.labels.zone == a" as written */
+	struct mts_strv spread;         /* preferences: spread: LABEL */
 	uint32_t max_replicas_per_node; /* 0: no limit */
-	char strategy[16];	     /* x-mts: spread | binpack */
+	char strategy[16];              /* x-mts: spread | binpack */
 };
 
 struct mts_svc_network {
@@ -128,7 +127,7 @@ struct mts_depend {
 };
 
 struct mts_canary {
-	uint32_t count;	 /* 0: no canaries */
+	uint32_t count; /* 0: no canaries */
 	int auto_promote;
 	int auto_revert;
 };
@@ -138,42 +137,42 @@ struct mts_service {
 	char *image;
 	struct mts_strv command, entrypoint;
 	int has_command, has_entrypoint; /* set, even to an empty list */
-	struct mts_kvlist environment;	 /* env_file entries, then environment */
-	struct mts_strv env_file;	 /* paths, relative to the project dir */
-	struct mts_kvlist labels;	 /* container labels */
+	struct mts_kvlist environment; /* env_file entries, then environment */
+	struct mts_strv env_file;      /* paths, relative to the project dir */
+	struct mts_kvlist labels;      /* container labels */
 	char *hostname, *user, *working_dir, *stop_signal;
 	int read_only, init;
-	int64_t stop_grace_ms;		 /* -1: default (10 s) */
+	int64_t stop_grace_ms; /* -1: default (10 s) */
 	struct mts_health health;
 	struct mts_port *ports;
 	size_t nports;
-	struct mts_mount *mounts;	 /* volumes and tmpfs */
+	struct mts_mount *mounts; /* volumes and tmpfs */
 	size_t nmounts;
 	struct mts_ulimit *ulimits;
 	size_t nulimits;
 	struct mts_strv cap_add, cap_drop, extra_hosts, dns;
 	struct mts_kvlist sysctls;
 	char *log_driver;
-	uint64_t log_max_size;		 /* bytes, 0: default */
-	uint32_t log_max_file;		 /* 0: default */
+	uint64_t log_max_size; /* bytes, 0: default */
+	uint32_t log_max_file; /* 0: default */
 	struct mts_svc_network *networks;
 	size_t nnetworks;
 	struct mts_depend *depends;
 	size_t ndepends;
 	/* deploy */
 	enum mts_svc_mode mode;
-	uint32_t replicas;		 /* replicated modes; default 1 */
+	uint32_t replicas;               /* replicated modes; default 1 */
 	struct mts_kvlist deploy_labels; /* service labels */
-	char endpoint_mode[8];		 /* vip | dnsrr */
+	char endpoint_mode[8];           /* vip | dnsrr */
 	struct mts_resources limits, reservations;
 	struct mts_restart restart;
 	struct mts_update update, rollback;
 	struct mts_placement placement;
-	struct mts_canary canary;	 /* x-mts.update */
+	struct mts_canary canary; /* x-mts.update */
 };
 
 struct mts_stack_network {
-	char *name;	 /* the key in the file */
+	char *name;      /* the key in the file */
 	char *real_name; /* name: / external name, else <stack>_<key> */
 	int external;
 	char *driver;
@@ -214,9 +213,9 @@ struct mts_compose_file {
 struct mts_compose_input {
 	const struct mts_compose_file *files; /* merged in this order */
 	size_t nfiles;
-	const char *stack;	/* --stack, or NULL */
-	const char *dirname;	/* the first file's directory's name */
-	const char *dotenv;	/* text of the .env beside the first file */
+	const char *stack;   /* --stack, or NULL */
+	const char *dirname; /* the first file's directory's name */
+	const char *dotenv;  /* text of the .env beside the first file */
 	const char *dotenv_name;
 	/* the environment (wins over .env); NULL: none */
 	mts_compose_lookup_fn getenv;

@@ -19,14 +19,14 @@ int compose_merge(struct cnode *base, const struct cnode *over, char *err,
     size_t errlen);
 
 /* spec.c: the merged, interpolated tree into a stack. */
-int compose_to_stack(const struct cnode *root, struct mts_stack *st,
-    char *err, size_t errlen);
+int compose_to_stack(const struct cnode *root, struct mts_stack *st, char *err,
+    size_t errlen);
 
 /* --- spec.c's typed conversions, shared with deploy.c --------------------------- */
 
 struct conv {
 	struct mts_stack *st;
-	struct mts_service *svc; /* the service being converted */
+	struct mts_service *svc;      /* the service being converted */
 	const struct cnode *svc_tree; /* the merged services: mapping */
 	char *err;
 	size_t errlen;
@@ -38,13 +38,12 @@ struct conv {
  * in messages. */
 int cv_want(struct conv *, const struct cnode *, enum cnode_kind,
     const char *what);
-int cv_str(struct conv *, const struct cnode *, const char *what,
-    char **out);
+int cv_str(struct conv *, const struct cnode *, const char *what, char **out);
 int cv_word(struct conv *, const struct cnode *, const char *what, char *out,
     size_t outlen, const char *const *allowed);
 int cv_bool(struct conv *, const struct cnode *, const char *what, int *out);
-int cv_u64(struct conv *, const struct cnode *, const char *what,
-    uint64_t max, uint64_t *out);
+int cv_u64(struct conv *, const struct cnode *, const char *what, uint64_t max,
+    uint64_t *out);
 int cv_u32(struct conv *, const struct cnode *, const char *what,
     uint32_t *out);
 int cv_duration(struct conv *, const struct cnode *, const char *what,

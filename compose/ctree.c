@@ -62,7 +62,7 @@ cnode_free(struct cnode *n)
 		return;
 	/* a map still being built may hold a key without its value */
 	for (i = 0; i < (n->kind == CN_MAP ? 2 * n->n + (n->len & 1) : n->n);
-	    i++)
+	     i++)
 		cnode_free(n->kids[i]);
 	free(n->kids);
 	free(n->str);
@@ -99,8 +99,8 @@ cnode_clone(const struct cnode *n)
 		c->str = xmalloc(n->len + 1);
 		memcpy(c->str, n->str, n->len + 1);
 	}
-	c->kids = slots(n) ? xreallocarray(NULL, slots(n), sizeof(*c->kids)) :
-	    NULL;
+	c->kids =
+	    slots(n) ? xreallocarray(NULL, slots(n), sizeof(*c->kids)) : NULL;
 	for (i = 0; i < slots(n); i++)
 		c->kids[i] = cnode_clone(n->kids[i]);
 	return c;
@@ -188,8 +188,9 @@ cnode_kind_name(const struct cnode *n)
 {
 	if (n == NULL || cnode_is_null(n))
 		return "null";
-	return n->kind == CN_MAP ? "a mapping" :
-	    n->kind == CN_SEQ ? "a list" : "a string";
+	return n->kind == CN_MAP ? "a mapping"
+	    : n->kind == CN_SEQ  ? "a list"
+	                         : "a string";
 }
 
 /* --- building from events ---------------------------------------------------- */
@@ -254,8 +255,8 @@ add_anchor(struct builder *b, const char *name, struct cnode *n)
 			return;
 		}
 	}
-	b->anchors = xreallocarray(b->anchors, b->nanchors + 1,
-	    sizeof(*b->anchors));
+	b->anchors =
+	    xreallocarray(b->anchors, b->nanchors + 1, sizeof(*b->anchors));
 	b->anchors[b->nanchors].name = xstrdup(name);
 	b->anchors[b->nanchors++].node = n;
 }
@@ -302,11 +303,12 @@ apply_merges(struct builder *b, struct cnode *m)
 		    (2 * (m->n - i - 1)) * sizeof(*m->kids));
 		m->n--;
 		for (j = 0; j < (src->kind == CN_SEQ ? src->n : 1); j++) {
-			struct cnode *one = src->kind == CN_SEQ ?
-			    src->kids[j] : src;
+			struct cnode *one =
+			    src->kind == CN_SEQ ? src->kids[j] : src;
 
 			if (one->kind != CN_MAP) {
-				nerr(b, one, "a merge key (<<) takes a "
+				nerr(b, one,
+				    "a merge key (<<) takes a "
 				    "mapping or a list of mappings, not %s",
 				    cnode_kind_name(one));
 				cnode_free(src);
@@ -316,7 +318,8 @@ apply_merges(struct builder *b, struct cnode *m)
 				if (cnode_get(m, one->kids[2 * k]->str))
 					continue;
 				cnode_push(m, cnode_clone(one->kids[2 * k]));
-				cnode_push(m, cnode_clone(one->kids[2 * k + 1]));
+				cnode_push(m,
+				    cnode_clone(one->kids[2 * k + 1]));
 			}
 		}
 		cnode_free(src);
@@ -332,9 +335,10 @@ check_duplicate_key(struct builder *b, const struct cnode *m)
 
 	for (i = 0; i < m->n; i++)
 		for (j = i + 1; j < m->n; j++)
-			if (strcmp(m->kids[2 * i]->str,
-			    m->kids[2 * j]->str) == 0)
-				return nerr(b, m->kids[2 * j], "duplicate key "
+			if (strcmp(m->kids[2 * i]->str, m->kids[2 * j]->str) ==
+			    0)
+				return nerr(b, m->kids[2 * j],
+				    "duplicate key "
 				    "\"%s\" (first at line %d)",
 				    m->kids[2 * j]->str, m->kids[2 * i]->line);
 	return 0;
@@ -369,8 +373,10 @@ on_alias(struct builder *b, yaml_event_t *ev)
 		return berr(b, &ev->start_mark, "unknown anchor \"*%s\"", name);
 	b->nodes += count_nodes(n);
 	if (b->nodes > CTREE_MAX_NODES)
-		return berr(b, &ev->start_mark, "aliases expand to more than "
-		    "%d nodes", CTREE_MAX_NODES);
+		return berr(b, &ev->start_mark,
+		    "aliases expand to more than "
+		    "%d nodes",
+		    CTREE_MAX_NODES);
 	n = cnode_clone(n);
 	n->line = (int)ev->start_mark.line + 1;
 	n->col = (int)ev->start_mark.column + 1;
@@ -382,8 +388,10 @@ on_start(struct builder *b, yaml_event_t *ev, enum cnode_kind kind,
     const yaml_char_t *anchor)
 {
 	if (b->depth >= CTREE_MAX_DEPTH)
-		return berr(b, &ev->start_mark, "nested more than %d levels "
-		    "deep", CTREE_MAX_DEPTH);
+		return berr(b, &ev->start_mark,
+		    "nested more than %d levels "
+		    "deep",
+		    CTREE_MAX_DEPTH);
 	b->stack[b->depth] = node_at(b, kind, &ev->start_mark);
 	b->stack_anchor[b->depth] = anchor ? xstrdup((char *)anchor) : NULL;
 	b->depth++;
@@ -423,7 +431,8 @@ on_event(struct builder *b, yaml_event_t *ev, int *docs)
 	switch (ev->type) {
 	case YAML_DOCUMENT_START_EVENT:
 		if (++*docs > 1)
-			return berr(b, &ev->start_mark, "a Compose file holds "
+			return berr(b, &ev->start_mark,
+			    "a Compose file holds "
 			    "one YAML document, this is a second one");
 		return 0;
 	case YAML_SCALAR_EVENT:
@@ -458,14 +467,14 @@ builder_free(struct builder *b)
 }
 
 int
-ctree_parse(const char *file, const char *text, size_t len,
-    struct cnode **root, char *err, size_t errlen)
+ctree_parse(const char *file, const char *text, size_t len, struct cnode **root,
+    char *err, size_t errlen)
 {
-	struct builder b = {.file = file, .err = err, .errlen = errlen};
+	struct builder b = { .file = file, .err = err, .errlen = errlen };
 	yaml_parser_t p;
 	yaml_event_t ev;
 	int rc = -1, docs = 0, done = 0;
-	yaml_mark_t zero = {0, 0, 0};
+	yaml_mark_t zero = { 0, 0, 0 };
 
 	*root = NULL;
 	if (!yaml_parser_initialize(&p))

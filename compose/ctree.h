@@ -14,11 +14,11 @@ enum cnode_kind {
  * scalars. A sequence holds n items. Every node owns its children. */
 struct cnode {
 	enum cnode_kind kind;
-	char *str;	    /* scalar text (interpolated once loaded) */
-	size_t len;	    /* its length (a scalar may hold NUL bytes) */
-	int plain;	    /* an unquoted scalar: null, bools and numbers */
-	const char *file;   /* not owned: the file name given to the parser */
-	int line, col;	    /* 1-based */
+	char *str;        /* scalar text (interpolated once loaded) */
+	size_t len;       /* its length (a scalar may hold NUL bytes) */
+	int plain;        /* an unquoted scalar: null, bools and numbers */
+	const char *file; /* not owned: the file name given to the parser */
+	int line, col;    /* 1-based */
 	struct cnode **kids;
 	size_t n;
 };

@@ -20,9 +20,10 @@ warn_unknown(struct conv *c, const struct cnode *map, const char *where,
 		for (j = 0; known[j] && !ok; j++)
 			ok = strcmp(k, known[j]) == 0;
 		if (!ok)
-			cv_warn(c, map->kids[2 * i], "service \"%s\": %s.%s is "
-			    "not supported by mts (ignored)", c->svc->name,
-			    where, k);
+			cv_warn(c, map->kids[2 * i],
+			    "service \"%s\": %s.%s is "
+			    "not supported by mts (ignored)",
+			    c->svc->name, where, k);
 	}
 }
 
@@ -30,7 +31,7 @@ static int
 resources(struct conv *c, const struct cnode *n, const char *what,
     struct mts_resources *r)
 {
-	static const char *const known[] = {"cpus", "memory", "pids", NULL};
+	static const char *const known[] = { "cpus", "memory", "pids", NULL };
 	const struct cnode *v;
 	char key[64];
 
@@ -44,12 +45,13 @@ resources(struct conv *c, const struct cnode *n, const char *what,
 		if (cv_want(c, v, CN_SCALAR, key) < 0)
 			return -1;
 		if (mts_compose_cpus(v->str, &r->cpu_millis) < 0)
-			return CERR(c, v, "%s: \"%s\" is not a number of CPUs "
-			    "(e.g. 0.5)", key, v->str);
+			return CERR(c, v,
+			    "%s: \"%s\" is not a number of CPUs "
+			    "(e.g. 0.5)",
+			    key, v->str);
 	}
 	snprintf(key, sizeof(key), "%s.memory", what);
-	if ((v = cnode_get(n, "memory")) &&
-	    cv_bytes(c, v, key, &r->memory) < 0)
+	if ((v = cnode_get(n, "memory")) && cv_bytes(c, v, key, &r->memory) < 0)
 		return -1;
 	snprintf(key, sizeof(key), "%s.pids", what);
 	if ((v = cnode_get(n, "pids")) && cv_u32(c, v, key, &r->pids) < 0)
@@ -60,9 +62,10 @@ resources(struct conv *c, const struct cnode *n, const char *what,
 static int
 restart_policy(struct conv *c, const struct cnode *n)
 {
-	static const char *const conds[] = {"none", "on-failure", "any", NULL};
-	static const char *const known[] = {"condition", "delay",
-	    "max_attempts", "window", NULL};
+	static const char *const conds[] = { "none", "on-failure", "any",
+		NULL };
+	static const char *const known[] = { "condition", "delay",
+		"max_attempts", "window", NULL };
 	struct mts_restart *r = &c->svc->restart;
 	const struct cnode *v;
 
@@ -71,17 +74,18 @@ restart_policy(struct conv *c, const struct cnode *n)
 	warn_unknown(c, n, "deploy.restart_policy", known);
 	if ((v = cnode_get(n, "condition")) &&
 	    cv_word(c, v, "deploy.restart_policy.condition", r->condition,
-	    sizeof(r->condition), conds) < 0)
+	        sizeof(r->condition), conds) < 0)
 		return -1;
 	if ((v = cnode_get(n, "delay")) &&
 	    cv_duration(c, v, "deploy.restart_policy.delay", &r->delay_ms) < 0)
 		return -1;
 	if ((v = cnode_get(n, "max_attempts")) &&
 	    cv_u32(c, v, "deploy.restart_policy.max_attempts",
-	    &r->max_attempts) < 0)
+	        &r->max_attempts) < 0)
 		return -1;
 	if ((v = cnode_get(n, "window")) &&
-	    cv_duration(c, v, "deploy.restart_policy.window", &r->window_ms) < 0)
+	    cv_duration(c, v, "deploy.restart_policy.window", &r->window_ms) <
+	        0)
 		return -1;
 	return 0;
 }
@@ -90,12 +94,13 @@ static int
 update_config(struct conv *c, const struct cnode *n, const char *what,
     struct mts_update *u)
 {
-	static const char *const actions[] = {"pause", "continue", "rollback",
-	    NULL};
-	static const char *const orders[] = {"stop-first", "start-first",
-	    NULL};
-	static const char *const known[] = {"parallelism", "delay",
-	    "failure_action", "monitor", "max_failure_ratio", "order", NULL};
+	static const char *const actions[] = { "pause", "continue", "rollback",
+		NULL };
+	static const char *const orders[] = { "stop-first", "start-first",
+		NULL };
+	static const char *const known[] = { "parallelism", "delay",
+		"failure_action", "monitor", "max_failure_ratio", "order",
+		NULL };
 	const struct cnode *v;
 	char key[64];
 	char *end;
@@ -115,10 +120,10 @@ update_config(struct conv *c, const struct cnode *n, const char *what,
 		return -1;
 	if ((v = cnode_get(n, "failure_action")) &&
 	    cv_word(c, v, KEY("failure_action"), u->failure_action,
-	    sizeof(u->failure_action), actions) < 0)
+	        sizeof(u->failure_action), actions) < 0)
 		return -1;
-	if ((v = cnode_get(n, "order")) && cv_word(c, v, KEY("order"),
-	    u->order, sizeof(u->order), orders) < 0)
+	if ((v = cnode_get(n, "order")) &&
+	    cv_word(c, v, KEY("order"), u->order, sizeof(u->order), orders) < 0)
 		return -1;
 	if ((v = cnode_get(n, "max_failure_ratio"))) {
 		if (cv_want(c, v, CN_SCALAR, KEY("max_failure_ratio")) < 0)
@@ -126,8 +131,10 @@ update_config(struct conv *c, const struct cnode *n, const char *what,
 		u->max_failure_ratio = strtod(v->str, &end);
 		if (end == v->str || *end != '\0' || u->max_failure_ratio < 0 ||
 		    u->max_failure_ratio > 1)
-			return CERR(c, v, "%s: \"%s\" is not a ratio from 0 "
-			    "to 1", KEY("max_failure_ratio"), v->str);
+			return CERR(c, v,
+			    "%s: \"%s\" is not a ratio from 0 "
+			    "to 1",
+			    KEY("max_failure_ratio"), v->str);
 	}
 #undef KEY
 	return 0;
@@ -136,8 +143,8 @@ update_config(struct conv *c, const struct cnode *n, const char *what,
 static int
 placement(struct conv *c, const struct cnode *n)
 {
-	static const char *const known[] = {"constraints", "preferences",
-	    "max_replicas_per_node", NULL};
+	static const char *const known[] = { "constraints", "preferences",
+		"max_replicas_per_node", NULL };
 	struct mts_placement *p = &c->svc->placement;
 	const struct cnode *v;
 	size_t i;
@@ -146,21 +153,25 @@ placement(struct conv *c, const struct cnode *n)
 		return -1;
 	warn_unknown(c, n, "deploy.placement", known);
 	if ((v = cnode_get(n, "constraints")) &&
-	    cv_strv(c, v, "deploy.placement.constraints", &p->constraints,
-	    0) < 0)
+	    cv_strv(c, v, "deploy.placement.constraints", &p->constraints, 0) <
+	        0)
 		return -1;
 	for (i = 0; i < p->constraints.n; i++) {
 		const char *k = p->constraints.v[i];
 
 		if (strstr(k, "==") == NULL && strstr(k, "!=") == NULL)
-			return CERR(c, v, "deploy.placement.constraints: "
+			return CERR(c, v,
+			    "deploy.placement.constraints: "
 			    "\"%s\" is not ATTRIBUTE == VALUE or "
-			    "ATTRIBUTE != VALUE", k);
+			    "ATTRIBUTE != VALUE",
+			    k);
 		if (strstr(k, "node.role") != NULL)
-			cv_warn(c, v, "service \"%s\": \"%s\": mts has no "
+			cv_warn(c, v,
+			    "service \"%s\": \"%s\": mts has no "
 			    "manager role; node.role matches the node label "
 			    "role where one is set, and otherwise every node "
-			    "is a manager", c->svc->name, k);
+			    "is a manager",
+			    c->svc->name, k);
 	}
 	if ((v = cnode_get(n, "preferences")) && !cnode_is_null(v)) {
 		if (cv_want(c, v, CN_SEQ, "deploy.placement.preferences") < 0)
@@ -169,14 +180,15 @@ placement(struct conv *c, const struct cnode *n)
 			const struct cnode *s = cnode_get(v->kids[i], "spread");
 
 			if (s == NULL || s->kind != CN_SCALAR)
-				return CERR(c, v->kids[i], "deploy.placement."
+				return CERR(c, v->kids[i],
+				    "deploy.placement."
 				    "preferences: each entry is spread: LABEL");
 			mts_strv_push(&p->spread, s->str);
 		}
 	}
 	if ((v = cnode_get(n, "max_replicas_per_node")) &&
 	    cv_u32(c, v, "deploy.placement.max_replicas_per_node",
-	    &p->max_replicas_per_node) < 0)
+	        &p->max_replicas_per_node) < 0)
 		return -1;
 	return 0;
 }
@@ -184,8 +196,8 @@ placement(struct conv *c, const struct cnode *n)
 static int
 deploy_mode(struct conv *c, const struct cnode *v)
 {
-	static const char *const modes[] = {"replicated", "global",
-	    "replicated-job", "global-job", NULL};
+	static const char *const modes[] = { "replicated", "global",
+		"replicated-job", "global-job", NULL };
 	char mode[20];
 	size_t i;
 
@@ -200,10 +212,10 @@ deploy_mode(struct conv *c, const struct cnode *v)
 int
 compose_deploy(struct conv *c, const struct cnode *n)
 {
-	static const char *const endpoint[] = {"vip", "dnsrr", NULL};
-	static const char *const known[] = {"mode", "replicas", "labels",
-	    "endpoint_mode", "resources", "restart_policy", "update_config",
-	    "rollback_config", "placement", NULL};
+	static const char *const endpoint[] = { "vip", "dnsrr", NULL };
+	static const char *const known[] = { "mode", "replicas", "labels",
+		"endpoint_mode", "resources", "restart_policy", "update_config",
+		"rollback_config", "placement", NULL };
 	struct mts_service *s = c->svc;
 	const struct cnode *v, *r;
 	int replicas_set = 0;
@@ -220,36 +232,39 @@ compose_deploy(struct conv *c, const struct cnode *n)
 			return -1;
 		replicas_set = 1;
 	}
-	if (replicas_set && (s->mode == MTS_MODE_GLOBAL ||
-	    s->mode == MTS_MODE_GLOBAL_JOB))
-		return CERR(c, v, "deploy.replicas: a global service runs one "
+	if (replicas_set &&
+	    (s->mode == MTS_MODE_GLOBAL || s->mode == MTS_MODE_GLOBAL_JOB))
+		return CERR(c, v,
+		    "deploy.replicas: a global service runs one "
 		    "task per node and takes no replicas");
 	if (((v = cnode_get(n, "labels")) &&
-	    cv_kv(c, v, "deploy.labels", &s->deploy_labels) < 0) ||
+	        cv_kv(c, v, "deploy.labels", &s->deploy_labels) < 0) ||
 	    ((v = cnode_get(n, "endpoint_mode")) &&
-	    cv_word(c, v, "deploy.endpoint_mode", s->endpoint_mode,
-	    sizeof(s->endpoint_mode), endpoint) < 0))
+	        cv_word(c, v, "deploy.endpoint_mode", s->endpoint_mode,
+	            sizeof(s->endpoint_mode), endpoint) < 0))
 		return -1;
 	if ((r = cnode_get(n, "resources")) && !cnode_is_null(r)) {
-		static const char *const rk[] = {"limits", "reservations",
-		    NULL};
+		static const char *const rk[] = { "limits", "reservations",
+			NULL };
 
 		if (cv_want(c, r, CN_MAP, "deploy.resources") < 0)
 			return -1;
 		warn_unknown(c, r, "deploy.resources", rk);
-		if (((v = cnode_get(r, "limits")) && resources(c, v,
-		    "deploy.resources.limits", &s->limits) < 0) ||
-		    ((v = cnode_get(r, "reservations")) && resources(c, v,
-		    "deploy.resources.reservations", &s->reservations) < 0))
+		if (((v = cnode_get(r, "limits")) &&
+		        resources(c, v, "deploy.resources.limits", &s->limits) <
+		            0) ||
+		    ((v = cnode_get(r, "reservations")) &&
+		        resources(c, v, "deploy.resources.reservations",
+		            &s->reservations) < 0))
 			return -1;
 	}
 	if ((v = cnode_get(n, "restart_policy")) && restart_policy(c, v) < 0)
 		return -1;
-	if ((v = cnode_get(n, "update_config")) && update_config(c, v,
-	    "deploy.update_config", &s->update) < 0)
+	if ((v = cnode_get(n, "update_config")) &&
+	    update_config(c, v, "deploy.update_config", &s->update) < 0)
 		return -1;
-	if ((v = cnode_get(n, "rollback_config")) && update_config(c, v,
-	    "deploy.rollback_config", &s->rollback) < 0)
+	if ((v = cnode_get(n, "rollback_config")) &&
+	    update_config(c, v, "deploy.rollback_config", &s->rollback) < 0)
 		return -1;
 	if ((v = cnode_get(n, "placement")) && placement(c, v) < 0)
 		return -1;
@@ -261,11 +276,11 @@ compose_deploy(struct conv *c, const struct cnode *n)
 int
 compose_xmts(struct conv *c, const struct cnode *n)
 {
-	static const char *const strategies[] = {"spread", "binpack", NULL};
-	static const char *const known[] = {"placement", "update", NULL};
-	static const char *const pk[] = {"strategy", NULL};
-	static const char *const uk[] = {"canary", "auto_promote",
-	    "auto_revert", NULL};
+	static const char *const strategies[] = { "spread", "binpack", NULL };
+	static const char *const known[] = { "placement", "update", NULL };
+	static const char *const pk[] = { "strategy", NULL };
+	static const char *const uk[] = { "canary", "auto_promote",
+		"auto_revert", NULL };
 	struct mts_service *s = c->svc;
 	const struct cnode *p, *v;
 
@@ -278,8 +293,8 @@ compose_xmts(struct conv *c, const struct cnode *n)
 		warn_unknown(c, p, "x-mts.placement", pk);
 		if ((v = cnode_get(p, "strategy")) &&
 		    cv_word(c, v, "x-mts.placement.strategy",
-		    s->placement.strategy, sizeof(s->placement.strategy),
-		    strategies) < 0)
+		        s->placement.strategy, sizeof(s->placement.strategy),
+		        strategies) < 0)
 			return -1;
 	}
 	if ((p = cnode_get(n, "update"))) {
@@ -287,13 +302,14 @@ compose_xmts(struct conv *c, const struct cnode *n)
 			return -1;
 		warn_unknown(c, p, "x-mts.update", uk);
 		if (((v = cnode_get(p, "canary")) &&
-		    cv_u32(c, v, "x-mts.update.canary", &s->canary.count) < 0) ||
+		        cv_u32(c, v, "x-mts.update.canary", &s->canary.count) <
+		            0) ||
 		    ((v = cnode_get(p, "auto_promote")) &&
-		    cv_bool(c, v, "x-mts.update.auto_promote",
-		    &s->canary.auto_promote) < 0) ||
+		        cv_bool(c, v, "x-mts.update.auto_promote",
+		            &s->canary.auto_promote) < 0) ||
 		    ((v = cnode_get(p, "auto_revert")) &&
-		    cv_bool(c, v, "x-mts.update.auto_revert",
-		    &s->canary.auto_revert) < 0))
+		        cv_bool(c, v, "x-mts.update.auto_revert",
+		            &s->canary.auto_revert) < 0))
 			return -1;
 	}
 	return 0;
@@ -305,8 +321,8 @@ compose_xmts(struct conv *c, const struct cnode *n)
  * labels. real_name is "<stack>_<key>" unless external or name: says. */
 static int
 resource_entry(struct conv *c, const struct cnode *key,
-    const struct cnode *body, const char *what, char **real_name,
-    int *external, char **driver, struct mts_kvlist *labels)
+    const struct cnode *body, const char *what, char **real_name, int *external,
+    char **driver, struct mts_kvlist *labels)
 {
 	const struct cnode *v;
 
@@ -328,12 +344,13 @@ resource_entry(struct conv *c, const struct cnode *key,
 	if ((v = cnode_get(body, "driver")) && !cnode_is_null(v) &&
 	    cv_str(c, v, "driver", driver) < 0)
 		return -1;
-	if ((v = cnode_get(body, "labels")) && cv_kv(c, v, "labels",
-	    labels) < 0)
+	if ((v = cnode_get(body, "labels")) &&
+	    cv_kv(c, v, "labels", labels) < 0)
 		return -1;
 	if (*real_name == NULL)
-		*real_name = *external ? xstrdup(key->str) :
-		    xasprintf("%s_%s", c->st->name, key->str);
+		*real_name = *external
+		    ? xstrdup(key->str)
+		    : xasprintf("%s_%s", c->st->name, key->str);
 	return 0;
 }
 
@@ -364,15 +381,16 @@ compose_top_networks(struct conv *c, const struct cnode *n)
 			net->name = xstrdup(k->str);
 		}
 		if (resource_entry(c, k, b, "networks", &net->real_name,
-		    &net->external, &net->driver, &net->labels) < 0)
+		        &net->external, &net->driver, &net->labels) < 0)
 			return -1;
 		if (((v = cnode_get(b, "internal")) &&
-		    cv_bool(c, v, "internal", &net->internal) < 0) ||
+		        cv_bool(c, v, "internal", &net->internal) < 0) ||
 		    ((v = cnode_get(b, "attachable")) &&
-		    cv_bool(c, v, "attachable", &net->attachable) < 0))
+		        cv_bool(c, v, "attachable", &net->attachable) < 0))
 			return -1;
 		if (net->driver && strcmp(net->driver, "overlay"))
-			cv_warn(c, k, "network \"%s\": driver \"%s\" is not "
+			cv_warn(c, k,
+			    "network \"%s\": driver \"%s\" is not "
 			    "supported; mts networks are its own overlay",
 			    k->str, net->driver);
 	}
@@ -395,8 +413,8 @@ compose_top_volumes(struct conv *c, const struct cnode *n)
 
 		vol->name = xstrdup(n->kids[2 * i]->str);
 		if (resource_entry(c, n->kids[2 * i], n->kids[2 * i + 1],
-		    "volumes", &vol->real_name, &vol->external, &vol->driver,
-		    &vol->labels) < 0)
+		        "volumes", &vol->real_name, &vol->external,
+		        &vol->driver, &vol->labels) < 0)
 			return -1;
 	}
 	return 0;
@@ -458,8 +476,8 @@ depends_cycle(const struct mts_stack *st, const struct mts_service *s,
 	if (depth > (int)st->nservices)
 		return 1;
 	for (i = 0; i < s->ndepends; i++) {
-		const struct mts_service *d = find_service(st,
-		    s->depends[i].service);
+		const struct mts_service *d =
+		    find_service(st, s->depends[i].service);
 
 		if (d && depends_cycle(st, d, depth + 1))
 			return 1;
@@ -478,8 +496,10 @@ compose_check_refs(struct conv *c)
 
 		default_network(s);
 		if (depends_cycle(st, s, 0))
-			return CERR(c, c->svc_tree->kids[2 * i], "service "
-			    "\"%s\": depends_on forms a cycle", s->name);
+			return CERR(c, c->svc_tree->kids[2 * i],
+			    "service "
+			    "\"%s\": depends_on forms a cycle",
+			    s->name);
 	}
 	return 0;
 }

@@ -66,9 +66,11 @@ braced(struct interp *in, const char *s, size_t len, struct mts_buf *out,
 	while (n < len && name_char(s[n]))
 		n++;
 	if (n == 0 || !name_start(s[0]) || n >= sizeof(name)) {
-		snprintf(in->err, in->errlen, "invalid interpolation "
+		snprintf(in->err, in->errlen,
+		    "invalid interpolation "
 		    "\"${%.*s}\": a variable name is letters, digits and _, "
-		    "not starting with a digit", (int)(len > 60 ? 60 : len), s);
+		    "not starting with a digit",
+		    (int)(len > 60 ? 60 : len), s);
 		return -1;
 	}
 	memcpy(name, s, n);
@@ -77,9 +79,11 @@ braced(struct interp *in, const char *s, size_t len, struct mts_buf *out,
 		size_t k = (s[n] == ':') ? 2 : 1;
 
 		if (n + k > len || strchr("-?+", s[n + k - 1]) == NULL) {
-			snprintf(in->err, in->errlen, "invalid interpolation "
+			snprintf(in->err, in->errlen,
+			    "invalid interpolation "
 			    "\"${%.*s}\": after the name comes }, :-, -, :?, "
-			    "?, :+ or +", (int)(len > 60 ? 60 : len), s);
+			    "?, :+ or +",
+			    (int)(len > 60 ? 60 : len), s);
 			return -1;
 		}
 		memcpy(op, s + n, k);
@@ -118,10 +122,11 @@ braced(struct interp *in, const char *s, size_t len, struct mts_buf *out,
 
 		mts_buf_init(&msg);
 		if (expand(in, word, wlen, &msg, depth + 1) == 0) {
-			snprintf(in->err, in->errlen, "required variable %s "
-			    "is %s: %.*s", name, set ? "empty" : "missing",
-			    (int)msg.len, msg.len ? (char *)msg.data :
-			    "(no message)");
+			snprintf(in->err, in->errlen,
+			    "required variable %s "
+			    "is %s: %.*s",
+			    name, set ? "empty" : "missing", (int)msg.len,
+			    msg.len ? (char *)msg.data : "(no message)");
 		}
 		mts_buf_free(&msg);
 	}
@@ -136,8 +141,10 @@ expand(struct interp *in, const char *s, size_t len, struct mts_buf *out,
 	long end;
 
 	if (depth > MAX_NEST) {
-		snprintf(in->err, in->errlen, "interpolation nested more than "
-		    "%d deep", MAX_NEST);
+		snprintf(in->err, in->errlen,
+		    "interpolation nested more than "
+		    "%d deep",
+		    MAX_NEST);
 		return -1;
 	}
 	while (i < len) {
@@ -151,7 +158,8 @@ expand(struct interp *in, const char *s, size_t len, struct mts_buf *out,
 			i += 2;
 		} else if (i + 1 < len && s[i + 1] == '{') {
 			if ((end = braced_end(s + i + 2, len - i - 2)) < 0) {
-				snprintf(in->err, in->errlen, "invalid "
+				snprintf(in->err, in->errlen,
+				    "invalid "
 				    "interpolation: \"${\" without its \"}\"");
 				return -1;
 			}
@@ -165,7 +173,8 @@ expand(struct interp *in, const char *s, size_t len, struct mts_buf *out,
 			for (n = i + 1; n < len && name_char(s[n]); n++)
 				;
 			if (n - i - 1 >= sizeof(name)) {
-				snprintf(in->err, in->errlen, "variable name "
+				snprintf(in->err, in->errlen,
+				    "variable name "
 				    "too long");
 				return -1;
 			}
@@ -175,7 +184,8 @@ expand(struct interp *in, const char *s, size_t len, struct mts_buf *out,
 				mts_buf_put(out, val, strlen(val));
 			i = n;
 		} else {
-			snprintf(in->err, in->errlen, "invalid interpolation: "
+			snprintf(in->err, in->errlen,
+			    "invalid interpolation: "
 			    "a lone \"$\" (write $$ for a literal dollar)");
 			return -1;
 		}
@@ -184,11 +194,10 @@ expand(struct interp *in, const char *s, size_t len, struct mts_buf *out,
 }
 
 int
-mts_compose_interpolate(const char *s, size_t len,
-    mts_compose_lookup_fn lookup, void *arg, char **out, size_t *outlen,
-    char *err, size_t errlen)
+mts_compose_interpolate(const char *s, size_t len, mts_compose_lookup_fn lookup,
+    void *arg, char **out, size_t *outlen, char *err, size_t errlen)
 {
-	struct interp in = {lookup, arg, err, errlen};
+	struct interp in = { lookup, arg, err, errlen };
 	struct mts_buf b;
 
 	mts_buf_init(&b);
@@ -242,8 +251,10 @@ unquote(char *v, char *err, size_t errlen)
 	for (r = v + 1, w = v; *r && *r != q; r++) {
 		if (q == '"' && *r == '\\' && r[1]) {
 			r++;
-			*w++ = *r == 'n' ? '\n' : *r == 't' ? '\t' :
-			    *r == 'r' ? '\r' : *r;
+			*w++ = *r == 'n' ? '\n'
+			    : *r == 't'  ? '\t'
+			    : *r == 'r'  ? '\r'
+			                 : *r;
 		} else
 			*w++ = *r;
 	}
@@ -277,9 +288,13 @@ mts_compose_env_parse(const char *file, const char *text,
 			*eq = '\0';
 		key = trim(line);
 		if (*key == '\0' || !name_start(key[0]) ||
-		    strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != strlen(key)) {
-			snprintf(err, errlen, "%s:%d: \"%s\" is not a variable "
-			    "name", file, lineno, key);
+		    strspn(key,
+		        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+		        strlen(key)) {
+			snprintf(err, errlen,
+			    "%s:%d: \"%s\" is not a variable "
+			    "name",
+			    file, lineno, key);
 			goto out;
 		}
 		if (eq == NULL) {

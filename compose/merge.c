@@ -9,7 +9,7 @@
 enum merge_rule {
 	M_DEFAULT, /* maps merge recursively, anything else is replaced */
 	M_REPLACE, /* the later value replaces the earlier, even a map */
-	M_KV,	   /* a list of KEY=VALUE (or KEY) or a map: merge by key */
+	M_KV,      /* a list of KEY=VALUE (or KEY) or a map: merge by key */
 	M_NAMES,   /* a list of names or a map of name: options, by name */
 	M_APPEND,  /* a list (or a single string): append what is new */
 	M_PORTS,   /* by published/target/protocol */
@@ -21,36 +21,36 @@ static const struct {
 	const char *path;
 	enum merge_rule rule;
 } rules[] = {
-	{"command", M_REPLACE},
-	{"entrypoint", M_REPLACE},
-	{"healthcheck.test", M_REPLACE},
-	{"environment", M_KV},
-	{"labels", M_KV},
-	{"deploy.labels", M_KV},
-	{"sysctls", M_KV},
-	{"build.args", M_KV},
-	{"networks", M_NAMES},
-	{"depends_on", M_NAMES},
-	{"ports", M_PORTS},
-	{"volumes", M_MOUNTS},
-	{"secrets", M_APPEND},
-	{"configs", M_APPEND},
-	{"cap_add", M_APPEND},
-	{"cap_drop", M_APPEND},
-	{"dns", M_APPEND},
-	{"dns_search", M_APPEND},
-	{"dns_opt", M_APPEND},
-	{"env_file", M_APPEND},
-	{"expose", M_APPEND},
-	{"external_links", M_APPEND},
-	{"links", M_APPEND},
-	{"tmpfs", M_APPEND},
-	{"security_opt", M_APPEND},
-	{"devices", M_APPEND},
-	{"extra_hosts", M_APPEND},
-	{"group_add", M_APPEND},
-	{"deploy.placement.constraints", M_APPEND},
-	{"deploy.placement.preferences", M_APPEND},
+	{ "command", M_REPLACE },
+	{ "entrypoint", M_REPLACE },
+	{ "healthcheck.test", M_REPLACE },
+	{ "environment", M_KV },
+	{ "labels", M_KV },
+	{ "deploy.labels", M_KV },
+	{ "sysctls", M_KV },
+	{ "build.args", M_KV },
+	{ "networks", M_NAMES },
+	{ "depends_on", M_NAMES },
+	{ "ports", M_PORTS },
+	{ "volumes", M_MOUNTS },
+	{ "secrets", M_APPEND },
+	{ "configs", M_APPEND },
+	{ "cap_add", M_APPEND },
+	{ "cap_drop", M_APPEND },
+	{ "dns", M_APPEND },
+	{ "dns_search", M_APPEND },
+	{ "dns_opt", M_APPEND },
+	{ "env_file", M_APPEND },
+	{ "expose", M_APPEND },
+	{ "external_links", M_APPEND },
+	{ "links", M_APPEND },
+	{ "tmpfs", M_APPEND },
+	{ "security_opt", M_APPEND },
+	{ "devices", M_APPEND },
+	{ "extra_hosts", M_APPEND },
+	{ "group_add", M_APPEND },
+	{ "deploy.placement.constraints", M_APPEND },
+	{ "deploy.placement.preferences", M_APPEND },
 };
 
 static enum merge_rule
@@ -77,8 +77,10 @@ list_to_map(const struct cnode *n, int kv, char *err, size_t errlen)
 	if (n->kind == CN_MAP)
 		return cnode_clone(n);
 	if (n->kind != CN_SEQ) {
-		compose_err(err, errlen, n, "expected a list or a mapping, "
-		    "not %s", cnode_kind_name(n));
+		compose_err(err, errlen, n,
+		    "expected a list or a mapping, "
+		    "not %s",
+		    cnode_kind_name(n));
 		return NULL;
 	}
 	m = cnode_new(CN_MAP, n);
@@ -96,8 +98,8 @@ list_to_map(const struct cnode *n, int kv, char *err, size_t errlen)
 		}
 		if (kv)
 			eq = strchr(it->str, '=');
-		k = eq ? xmemdup_str(it->str, (size_t)(eq - it->str)) :
-		    xstrdup(it->str);
+		k = eq ? xmemdup_str(it->str, (size_t)(eq - it->str))
+		       : xstrdup(it->str);
 		v = eq ? cnode_scalar(eq + 1, it) : cnode_new(CN_SCALAR, it);
 		if (!eq) {
 			v->str = xstrdup("");
@@ -157,13 +159,14 @@ item_key(const struct cnode *it, enum merge_rule rule)
 	if (it->kind != CN_MAP)
 		return NULL;
 	if (rule == M_MOUNTS)
-		return (t = cnode_get(it, "target")) && t->kind == CN_SCALAR ?
-		    xstrdup(t->str) : NULL;
+		return (t = cnode_get(it, "target")) && t->kind == CN_SCALAR
+		    ? xstrdup(t->str)
+		    : NULL;
 	if (rule == M_PORTS) {
 		const struct cnode *ip = cnode_get(it, "host_ip"),
-		    *pub = cnode_get(it, "published"),
-		    *tg = cnode_get(it, "target"),
-		    *pr = cnode_get(it, "protocol");
+		                   *pub = cnode_get(it, "published"),
+		                   *tg = cnode_get(it, "target"),
+		                   *pr = cnode_get(it, "protocol");
 
 		return xasprintf("%s:%s:%s/%s",
 		    ip && ip->kind == CN_SCALAR ? ip->str : "",
@@ -233,10 +236,11 @@ merge_value(struct cnode **slot, const struct cnode *over, const char *path,
 	int rc;
 
 	if (rule == M_KV || rule == M_NAMES) {
-		m = rule == M_KV ? compose_kv_map(b, err, errlen) :
-		    names_map(b, err, errlen);
-		o = m ? (rule == M_KV ? compose_kv_map(over, err, errlen) :
-		    names_map(over, err, errlen)) : NULL;
+		m = rule == M_KV ? compose_kv_map(b, err, errlen)
+		                 : names_map(b, err, errlen);
+		o = m ? (rule == M_KV ? compose_kv_map(over, err, errlen)
+		                      : names_map(over, err, errlen))
+		      : NULL;
 		if (o == NULL) {
 			cnode_free(m);
 			return -1;

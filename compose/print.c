@@ -102,10 +102,12 @@ health(FILE *f, const struct mts_health *h)
 		strv(f, &h->test);
 		fputc('\n', f);
 	}
-	fprintf(f, "      interval: \"%" PRId64 "ms\"\n      timeout: \"%"
-	    PRId64 "ms\"\n      start_period: \"%" PRId64 "ms\"\n"
-	    "      start_interval: \"%" PRId64 "ms\"\n", h->interval_ms,
-	    h->timeout_ms, h->start_period_ms, h->start_interval_ms);
+	fprintf(f,
+	    "      interval: \"%" PRId64 "ms\"\n      timeout: \"%" PRId64
+	    "ms\"\n      start_period: \"%" PRId64 "ms\"\n"
+	    "      start_interval: \"%" PRId64 "ms\"\n",
+	    h->interval_ms, h->timeout_ms, h->start_period_ms,
+	    h->start_interval_ms);
 	if (h->retries >= 0)
 		fprintf(f, "      retries: %" PRId32 "\n", h->retries);
 }
@@ -137,7 +139,7 @@ ports(FILE *f, const struct mts_service *s)
 static void
 mounts(FILE *f, const struct mts_service *s)
 {
-	static const char *const types[] = {"volume", "bind", "tmpfs"};
+	static const char *const types[] = { "volume", "bind", "tmpfs" };
 	size_t i;
 
 	if (s->nmounts == 0)
@@ -154,8 +156,10 @@ mounts(FILE *f, const struct mts_service *s)
 		}
 		fprintf(f, ", read_only: %s", tf(m->read_only));
 		if (m->type == MTS_MOUNT_TMPFS)
-			fprintf(f, ", tmpfs: {size: \"%" PRIu64 "\", mode: %"
-			    PRIu32 "}", m->tmpfs_size, m->tmpfs_mode);
+			fprintf(f,
+			    ", tmpfs: {size: \"%" PRIu64 "\", mode: %" PRIu32
+			    "}",
+			    m->tmpfs_size, m->tmpfs_mode);
 		if (m->nocopy)
 			fputs(", volume: {nocopy: true}", f);
 		fputs("}\n", f);
@@ -169,17 +173,17 @@ lists(FILE *f, const struct mts_service *s)
 		const char *key;
 		size_t off;
 	} l[] = {
-		{"cap_add", offsetof(struct mts_service, cap_add)},
-		{"cap_drop", offsetof(struct mts_service, cap_drop)},
-		{"extra_hosts", offsetof(struct mts_service, extra_hosts)},
-		{"dns", offsetof(struct mts_service, dns)},
-		{"env_file", offsetof(struct mts_service, env_file)},
+		{ "cap_add", offsetof(struct mts_service, cap_add) },
+		{ "cap_drop", offsetof(struct mts_service, cap_drop) },
+		{ "extra_hosts", offsetof(struct mts_service, extra_hosts) },
+		{ "dns", offsetof(struct mts_service, dns) },
+		{ "env_file", offsetof(struct mts_service, env_file) },
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
-		const struct mts_strv *v = (const struct mts_strv *)
-		    ((const char *)s + l[i].off);
+		const struct mts_strv *v =
+		    (const struct mts_strv *)((const char *)s + l[i].off);
 
 		if (v->n == 0)
 			continue;
@@ -212,8 +216,10 @@ logging(FILE *f, const struct mts_service *s)
 		return;
 	fputs("    logging:\n", f);
 	field_str(f, "      ", "driver", s->log_driver);
-	fprintf(f, "      options: {max-size: \"%" PRIu64 "\", max-file: %"
-	    PRIu32 "}\n", s->log_max_size, s->log_max_file);
+	fprintf(f,
+	    "      options: {max-size: \"%" PRIu64 "\", max-file: %" PRIu32
+	    "}\n",
+	    s->log_max_size, s->log_max_file);
 }
 
 static void
@@ -258,31 +264,35 @@ depends(FILE *f, const struct mts_service *s)
 static void
 resources(FILE *f, const char *key, const struct mts_resources *r)
 {
-	fprintf(f, "        %s: {cpus: \"%" PRIu32 ".%03" PRIu32 "\", "
-	    "memory: \"%" PRIu64 "\", pids: %" PRIu32 "}\n", key,
-	    r->cpu_millis / 1000, r->cpu_millis % 1000, r->memory, r->pids);
+	fprintf(f,
+	    "        %s: {cpus: \"%" PRIu32 ".%03" PRIu32 "\", "
+	    "memory: \"%" PRIu64 "\", pids: %" PRIu32 "}\n",
+	    key, r->cpu_millis / 1000, r->cpu_millis % 1000, r->memory,
+	    r->pids);
 }
 
 static void
 update(FILE *f, const char *key, const struct mts_update *u)
 {
-	fprintf(f, "      %s: {parallelism: %" PRIu32 ", delay: \"%" PRId64
+	fprintf(f,
+	    "      %s: {parallelism: %" PRIu32 ", delay: \"%" PRId64
 	    "ms\", failure_action: \"%s\", monitor: \"%" PRId64 "ms\", "
-	    "max_failure_ratio: %.17g, order: \"%s\"}\n", key, u->parallelism,
-	    u->delay_ms, u->failure_action, u->monitor_ms,
+	    "max_failure_ratio: %.17g, order: \"%s\"}\n",
+	    key, u->parallelism, u->delay_ms, u->failure_action, u->monitor_ms,
 	    u->max_failure_ratio, u->order);
 }
 
 static void
 deploy(FILE *f, const struct mts_service *s)
 {
-	static const char *const modes[] = {"replicated", "global",
-	    "replicated-job", "global-job"};
+	static const char *const modes[] = { "replicated", "global",
+		"replicated-job", "global-job" };
 	const struct mts_placement *p = &s->placement;
 	size_t i;
 
 	fprintf(f, "    deploy:\n      mode: \"%s\"\n", modes[s->mode]);
-	if (s->mode == MTS_MODE_REPLICATED || s->mode == MTS_MODE_REPLICATED_JOB)
+	if (s->mode == MTS_MODE_REPLICATED ||
+	    s->mode == MTS_MODE_REPLICATED_JOB)
 		fprintf(f, "      replicas: %" PRIu32 "\n", s->replicas);
 	fputs("      labels: ", f);
 	kv(f, &s->deploy_labels);
@@ -290,10 +300,11 @@ deploy(FILE *f, const struct mts_service *s)
 	    s->endpoint_mode);
 	resources(f, "limits", &s->limits);
 	resources(f, "reservations", &s->reservations);
-	fprintf(f, "      restart_policy: {condition: \"%s\", delay: \"%" PRId64
+	fprintf(f,
+	    "      restart_policy: {condition: \"%s\", delay: \"%" PRId64
 	    "ms\", max_attempts: %" PRIu32 ", window: \"%" PRId64 "ms\"}\n",
-	    s->restart.condition, s->restart.delay_ms,
-	    s->restart.max_attempts, s->restart.window_ms);
+	    s->restart.condition, s->restart.delay_ms, s->restart.max_attempts,
+	    s->restart.window_ms);
 	update(f, "update_config", &s->update);
 	update(f, "rollback_config", &s->rollback);
 	fputs("      placement:\n        constraints: ", f);
@@ -306,10 +317,12 @@ deploy(FILE *f, const struct mts_service *s)
 	}
 	fprintf(f, "]\n        max_replicas_per_node: %" PRIu32 "\n",
 	    p->max_replicas_per_node);
-	fprintf(f, "    x-mts:\n      placement: {strategy: \"%s\"}\n"
+	fprintf(f,
+	    "    x-mts:\n      placement: {strategy: \"%s\"}\n"
 	    "      update: {canary: %" PRIu32 ", auto_promote: %s, "
-	    "auto_revert: %s}\n", p->strategy, s->canary.count,
-	    tf(s->canary.auto_promote), tf(s->canary.auto_revert));
+	    "auto_revert: %s}\n",
+	    p->strategy, s->canary.count, tf(s->canary.auto_promote),
+	    tf(s->canary.auto_revert));
 }
 
 static void

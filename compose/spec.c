@@ -12,7 +12,7 @@
 typedef int (*key_fn)(struct conv *, const struct cnode *);
 
 enum key_kind {
-	K_RUN,	/* mts runs it */
+	K_RUN,  /* mts runs it */
 	K_WARN, /* mts does not run it: one warning line, then ignored */
 };
 
@@ -24,14 +24,15 @@ struct key_rule {
 };
 
 int
-compose_err(char *err, size_t errlen, const struct cnode *at,
-    const char *fmt, ...)
+compose_err(char *err, size_t errlen, const struct cnode *at, const char *fmt,
+    ...)
 {
 	va_list ap;
 	int off;
 
-	off = snprintf(err, errlen, "%s:%d:%d: ", at && at->file ? at->file :
-	    "-", at ? at->line : 0, at ? at->col : 0);
+	off =
+	    snprintf(err, errlen, "%s:%d:%d: ", at && at->file ? at->file : "-",
+	        at ? at->line : 0, at ? at->col : 0);
 	if (off < 0 || (size_t)off >= errlen)
 		return -1;
 	va_start(ap, fmt);
@@ -137,8 +138,10 @@ cv_want(struct conv *c, const struct cnode *n, enum cnode_kind kind,
 	if (n->kind == kind && !(kind == CN_SCALAR && cnode_is_null(n)))
 		return 0;
 	return CERR(c, n, "%s: expected %s, not %s", what,
-	    kind == CN_MAP ? "a mapping" : kind == CN_SEQ ? "a list" :
-	    "a value", cnode_kind_name(n));
+	    kind == CN_MAP       ? "a mapping"
+	        : kind == CN_SEQ ? "a list"
+	                         : "a value",
+	    cnode_kind_name(n));
 }
 
 int
@@ -171,8 +174,9 @@ cv_word(struct conv *c, const struct cnode *n, const char *what, char *out,
 		char list[256] = "";
 
 		for (i = 0; allowed[i]; i++)
-			snprintf(list + strlen(list), sizeof(list) -
-			    strlen(list), "%s%s", i ? ", " : "", allowed[i]);
+			snprintf(list + strlen(list),
+			    sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+			    allowed[i]);
 		return CERR(c, n, "%s: \"%s\" is not one of %s", what, n->str,
 		    list);
 	}
@@ -181,8 +185,8 @@ cv_word(struct conv *c, const struct cnode *n, const char *what, char *out,
 int
 cv_bool(struct conv *c, const struct cnode *n, const char *what, int *out)
 {
-	static const char *const t[] = {"true", "True", "TRUE", NULL};
-	static const char *const f[] = {"false", "False", "FALSE", NULL};
+	static const char *const t[] = { "true", "True", "TRUE", NULL };
+	static const char *const f[] = { "false", "False", "FALSE", NULL };
 	size_t i;
 
 	if (cv_want(c, n, CN_SCALAR, what) < 0)
@@ -198,8 +202,8 @@ cv_bool(struct conv *c, const struct cnode *n, const char *what, int *out)
 }
 
 int
-cv_u64(struct conv *c, const struct cnode *n, const char *what,
-    uint64_t max, uint64_t *out)
+cv_u64(struct conv *c, const struct cnode *n, const char *what, uint64_t max,
+    uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -212,15 +216,16 @@ cv_u64(struct conv *c, const struct cnode *n, const char *what,
 	errno = 0;
 	v = strtoull(n->str, &end, 10);
 	if (*end != '\0' || errno != 0 || v > max)
-		return CERR(c, n, "%s: \"%s\" is not a whole number from 0 to "
-		    "%llu", what, n->str, (unsigned long long)max);
+		return CERR(c, n,
+		    "%s: \"%s\" is not a whole number from 0 to "
+		    "%llu",
+		    what, n->str, (unsigned long long)max);
 	*out = v;
 	return 0;
 }
 
 int
-cv_u32(struct conv *c, const struct cnode *n, const char *what,
-    uint32_t *out)
+cv_u32(struct conv *c, const struct cnode *n, const char *what, uint32_t *out)
 {
 	uint64_t v;
 
@@ -237,20 +242,23 @@ cv_duration(struct conv *c, const struct cnode *n, const char *what,
 	if (cv_want(c, n, CN_SCALAR, what) < 0)
 		return -1;
 	if (mts_compose_duration(n->str, ms) < 0)
-		return CERR(c, n, "%s: \"%s\" is not a duration (e.g. 30s, "
-		    "1m30s, 500ms)", what, n->str);
+		return CERR(c, n,
+		    "%s: \"%s\" is not a duration (e.g. 30s, "
+		    "1m30s, 500ms)",
+		    what, n->str);
 	return 0;
 }
 
 int
-cv_bytes(struct conv *c, const struct cnode *n, const char *what,
-    uint64_t *out)
+cv_bytes(struct conv *c, const struct cnode *n, const char *what, uint64_t *out)
 {
 	if (cv_want(c, n, CN_SCALAR, what) < 0)
 		return -1;
 	if (mts_compose_bytes(n->str, out) < 0)
-		return CERR(c, n, "%s: \"%s\" is not a size (e.g. 512m, 1g, "
-		    "100k or bytes)", what, n->str);
+		return CERR(c, n,
+		    "%s: \"%s\" is not a size (e.g. 512m, 1g, "
+		    "100k or bytes)",
+		    what, n->str);
 	return 0;
 }
 
@@ -270,9 +278,10 @@ cv_strv(struct conv *c, const struct cnode *n, const char *what,
 			mts_strv_push(out, n->str);
 			return 0;
 		}
-		return compose_shell_split(n->str, out) < 0 ?
-		    CERR(c, n, "%s: unbalanced quotes in \"%s\"", what,
-		    n->str) : 0;
+		return compose_shell_split(n->str, out) < 0
+		    ? CERR(c, n, "%s: unbalanced quotes in \"%s\"", what,
+		          n->str)
+		    : 0;
 	}
 	if (cv_want(c, n, CN_SEQ, what) < 0)
 		return -1;
@@ -315,10 +324,10 @@ cv_kv(struct conv *c, const struct cnode *n, const char *what,
 
 /* --- service keys ---------------------------------------------------------------- */
 
-#define SVC_STR(field, key)                                             \
-	static int k_##field(struct conv *c, const struct cnode *n)     \
-	{                                                               \
-		return cv_str(c, n, key, &c->svc->field);              \
+#define SVC_STR(field, key) \
+	static int k_##field(struct conv *c, const struct cnode *n) \
+	{ \
+		return cv_str(c, n, key, &c->svc->field); \
 	}
 
 SVC_STR(image, "image")
@@ -358,9 +367,12 @@ k_env_file(struct conv *c, const struct cnode *n)
 
 			if (p->kind == CN_MAP)
 				p = cnode_get(p, "path");
-			if (p == NULL || cv_want(c, p, CN_SCALAR, "env_file") < 0)
-				return p ? -1 : CERR(c, n->kids[i], "env_file: "
-				    "an entry needs a path");
+			if (p == NULL ||
+			    cv_want(c, p, CN_SCALAR, "env_file") < 0)
+				return p ? -1
+				         : CERR(c, n->kids[i],
+				               "env_file: "
+				               "an entry needs a path");
 			mts_strv_push(&c->svc->env_file, p->str);
 		}
 		return 0;
@@ -412,24 +424,27 @@ k_healthcheck(struct conv *c, const struct cnode *n)
 			mts_strv_clear(&h->test);
 			mts_strv_push(&h->test, "CMD-SHELL");
 			mts_strv_push(&h->test, v->str);
-		} else if (h->test.n == 0 || (strcmp(h->test.v[0], "CMD") &&
-		    strcmp(h->test.v[0], "CMD-SHELL") &&
-		    strcmp(h->test.v[0], "NONE")))
-			return CERR(c, v, "healthcheck.test: a list starts with "
+		} else if (h->test.n == 0 ||
+		    (strcmp(h->test.v[0], "CMD") &&
+		        strcmp(h->test.v[0], "CMD-SHELL") &&
+		        strcmp(h->test.v[0], "NONE")))
+			return CERR(c, v,
+			    "healthcheck.test: a list starts with "
 			    "CMD, CMD-SHELL or NONE");
 		if (h->test.n && strcmp(h->test.v[0], "NONE") == 0)
 			h->disable = 1;
 	}
 	if (((v = cnode_get(n, "interval")) &&
-	    cv_duration(c, v, "healthcheck.interval", &h->interval_ms) < 0) ||
+	        cv_duration(c, v, "healthcheck.interval", &h->interval_ms) <
+	            0) ||
 	    ((v = cnode_get(n, "timeout")) &&
-	    cv_duration(c, v, "healthcheck.timeout", &h->timeout_ms) < 0) ||
+	        cv_duration(c, v, "healthcheck.timeout", &h->timeout_ms) < 0) ||
 	    ((v = cnode_get(n, "start_period")) &&
-	    cv_duration(c, v, "healthcheck.start_period",
-	    &h->start_period_ms) < 0) ||
+	        cv_duration(c, v, "healthcheck.start_period",
+	            &h->start_period_ms) < 0) ||
 	    ((v = cnode_get(n, "start_interval")) &&
-	    cv_duration(c, v, "healthcheck.start_interval",
-	    &h->start_interval_ms) < 0))
+	        cv_duration(c, v, "healthcheck.start_interval",
+	            &h->start_interval_ms) < 0))
 		return -1;
 	if ((v = cnode_get(n, "retries"))) {
 		if (cv_u32(c, v, "healthcheck.retries", &r) < 0)
@@ -450,8 +465,8 @@ add_port(struct conv *c, const struct mts_port *p)
 }
 
 static int
-port_number(struct conv *c, const struct cnode *at, const char *s,
-    uint32_t *lo, uint32_t *hi)
+port_number(struct conv *c, const struct cnode *at, const char *s, uint32_t *lo,
+    uint32_t *hi)
 {
 	char *end;
 	unsigned long a, b;
@@ -462,8 +477,10 @@ port_number(struct conv *c, const struct cnode *at, const char *s,
 		b = strtoul(end + 1, &end, 10);
 	if (end == s || *end != '\0' || a == 0 || a > 65535 || b < a ||
 	    b > 65535)
-		return CERR(c, at, "ports: \"%s\" is not a port (1-65535) or "
-		    "a range", s);
+		return CERR(c, at,
+		    "ports: \"%s\" is not a port (1-65535) or "
+		    "a range",
+		    s);
 	*lo = (uint32_t)a;
 	*hi = (uint32_t)b;
 	return 0;
@@ -493,7 +510,7 @@ port_short(struct conv *c, const struct cnode *n)
 	} else
 		tok = s;
 	for (tok = strtok_r(tok, ":", &save); tok && np < 3;
-	    tok = strtok_r(NULL, ":", &save))
+	     tok = strtok_r(NULL, ":", &save))
 		parts[np++] = tok;
 	if (np == 0 || tok != NULL)
 		goto bad;
@@ -503,12 +520,14 @@ port_short(struct conv *c, const struct cnode *n)
 		goto bad;
 	if (port_number(c, n, parts[np - 1], &tlo, &thi) < 0)
 		goto out;
-	if (np >= 2 && *parts[np - 2] && port_number(c, n, parts[np - 2],
-	    &plo, &phi) < 0)
+	if (np >= 2 && *parts[np - 2] &&
+	    port_number(c, n, parts[np - 2], &plo, &phi) < 0)
 		goto out;
 	if (plo && phi - plo != thi - tlo) {
-		CERR(c, n, "ports: \"%s\": the published and target ranges "
-		    "differ in size", n->str);
+		CERR(c, n,
+		    "ports: \"%s\": the published and target ranges "
+		    "differ in size",
+		    n->str);
 		goto out;
 	}
 	if (proto && strcmp(proto, "tcp") && strcmp(proto, "udp") &&
@@ -540,8 +559,8 @@ out:
 static int
 port_long(struct conv *c, const struct cnode *n)
 {
-	static const char *const protos[] = {"tcp", "udp", "sctp", NULL};
-	static const char *const modes[] = {"ingress", "host", NULL};
+	static const char *const protos[] = { "tcp", "udp", "sctp", NULL };
+	static const char *const modes[] = { "ingress", "host", NULL };
 	const struct cnode *v;
 	struct mts_port p;
 	char mode[16] = "ingress";
@@ -556,13 +575,14 @@ port_long(struct conv *c, const struct cnode *n)
 		return -1;
 	if ((v = cnode_get(n, "published")) && !cnode_is_null(v) &&
 	    (cv_want(c, v, CN_SCALAR, "ports.published") < 0 ||
-	    port_number(c, v, v->str, &p.published, &hi) < 0))
+	        port_number(c, v, v->str, &p.published, &hi) < 0))
 		return -1;
-	if ((v = cnode_get(n, "protocol")) && cv_word(c, v, "ports.protocol",
-	    p.protocol, sizeof(p.protocol), protos) < 0)
+	if ((v = cnode_get(n, "protocol")) &&
+	    cv_word(c, v, "ports.protocol", p.protocol, sizeof(p.protocol),
+	        protos) < 0)
 		return -1;
-	if ((v = cnode_get(n, "mode")) && cv_word(c, v, "ports.mode", mode,
-	    sizeof(mode), modes) < 0)
+	if ((v = cnode_get(n, "mode")) &&
+	    cv_word(c, v, "ports.mode", mode, sizeof(mode), modes) < 0)
 		return -1;
 	if ((v = cnode_get(n, "host_ip")) &&
 	    cv_str(c, v, "ports.host_ip", &p.host_ip) < 0)
@@ -581,9 +601,10 @@ k_ports(struct conv *c, const struct cnode *n)
 	for (i = 0; i < n->n; i++) {
 		const struct cnode *it = n->kids[i];
 
-		if (it->kind == CN_MAP ? port_long(c, it) < 0 :
-		    cv_want(c, it, CN_SCALAR, "ports") < 0 ||
-		    port_short(c, it) < 0)
+		if (it->kind == CN_MAP
+		        ? port_long(c, it) < 0
+		        : cv_want(c, it, CN_SCALAR, "ports") < 0 ||
+		            port_short(c, it) < 0)
 			return -1;
 	}
 	return 0;
@@ -592,8 +613,8 @@ k_ports(struct conv *c, const struct cnode *n)
 static struct mts_mount *
 new_mount(struct mts_service *s)
 {
-	s->mounts = xreallocarray(s->mounts, s->nmounts + 1,
-	    sizeof(*s->mounts));
+	s->mounts =
+	    xreallocarray(s->mounts, s->nmounts + 1, sizeof(*s->mounts));
 	memset(&s->mounts[s->nmounts], 0, sizeof(s->mounts[0]));
 	return &s->mounts[s->nmounts++];
 }
@@ -614,24 +635,28 @@ volume_short(struct conv *c, const struct cnode *n)
 	int ro = 0, rc = -1;
 
 	for (tok = strtok_r(s, ":", &save); tok && nf < 3;
-	    tok = strtok_r(NULL, ":", &save))
+	     tok = strtok_r(NULL, ":", &save))
 		f[nf++] = tok;
 	if (nf == 0 || tok != NULL || f[nf == 1 ? 0 : 1][0] != '/') {
-		CERR(c, n, "volumes: \"%s\" is not [SOURCE:]TARGET[:MODE] "
-		    "with an absolute TARGET", n->str);
+		CERR(c, n,
+		    "volumes: \"%s\" is not [SOURCE:]TARGET[:MODE] "
+		    "with an absolute TARGET",
+		    n->str);
 		goto out;
 	}
 	if (nf == 3) {
 		for (opt = strtok_r(f[2], ",", &o2); opt;
-		    opt = strtok_r(NULL, ",", &o2)) {
+		     opt = strtok_r(NULL, ",", &o2)) {
 			if (strcmp(opt, "ro") == 0)
 				ro = 1;
 			else if (strcmp(opt, "rw") && strcmp(opt, "z") &&
 			    strcmp(opt, "Z") && strcmp(opt, "nocopy") &&
 			    strcmp(opt, "cached") && strcmp(opt, "delegated") &&
 			    strcmp(opt, "consistent")) {
-				CERR(c, n, "volumes: \"%s\": unknown mode "
-				    "\"%s\"", n->str, opt);
+				CERR(c, n,
+				    "volumes: \"%s\": unknown mode "
+				    "\"%s\"",
+				    n->str, opt);
 				goto out;
 			}
 		}
@@ -646,9 +671,11 @@ volume_short(struct conv *c, const struct cnode *n)
 		m->type = is_path(f[0]) ? MTS_MOUNT_BIND : MTS_MOUNT_VOLUME;
 		if (m->type == MTS_MOUNT_VOLUME &&
 		    !compose_has_volume(c->st, m->source)) {
-			CERR(c, n, "volumes: \"%s\": volume \"%s\" is not "
+			CERR(c, n,
+			    "volumes: \"%s\": volume \"%s\" is not "
 			    "declared under the top-level volumes (a host path "
-			    "starts with /, . or ~)", n->str, m->source);
+			    "starts with /, . or ~)",
+			    n->str, m->source);
 			goto out;
 		}
 	}
@@ -661,7 +688,7 @@ out:
 static int
 volume_long(struct conv *c, const struct cnode *n)
 {
-	static const char *const types[] = {"volume", "bind", "tmpfs", NULL};
+	static const char *const types[] = { "volume", "bind", "tmpfs", NULL };
 	char type[16] = "volume";
 	const struct cnode *v, *o;
 	struct mts_mount m;
@@ -670,8 +697,9 @@ volume_long(struct conv *c, const struct cnode *n)
 	if ((v = cnode_get(n, "type")) &&
 	    cv_word(c, v, "volumes.type", type, sizeof(type), types) < 0)
 		return -1;
-	m.type = type[0] == 'b' ? MTS_MOUNT_BIND : type[0] == 't' ?
-	    MTS_MOUNT_TMPFS : MTS_MOUNT_VOLUME;
+	m.type = type[0] == 'b' ? MTS_MOUNT_BIND
+	    : type[0] == 't'    ? MTS_MOUNT_TMPFS
+	                        : MTS_MOUNT_VOLUME;
 	if ((v = cnode_get(n, "target")) == NULL)
 		return CERR(c, n, "volumes: the long syntax needs target");
 	if (cv_str(c, v, "volumes.target", &m.target) < 0)
@@ -686,8 +714,10 @@ volume_long(struct conv *c, const struct cnode *n)
 		goto bad;
 	if (m.type == MTS_MOUNT_VOLUME && m.source &&
 	    !compose_has_volume(c->st, m.source)) {
-		CERR(c, n, "volumes: volume \"%s\" is not declared under the "
-		    "top-level volumes", m.source);
+		CERR(c, n,
+		    "volumes: volume \"%s\" is not declared under the "
+		    "top-level volumes",
+		    m.source);
 		goto bad;
 	}
 	if (m.type == MTS_MOUNT_BIND && m.source == NULL) {
@@ -704,8 +734,8 @@ volume_long(struct conv *c, const struct cnode *n)
 		    cv_bytes(c, v, "volumes.tmpfs.size", &m.tmpfs_size) < 0)
 			goto bad;
 		if ((v = cnode_get(o, "mode"))) {
-			if (cv_u64(c, v, "volumes.tmpfs.mode", 07777,
-			    &mode) < 0)
+			if (cv_u64(c, v, "volumes.tmpfs.mode", 07777, &mode) <
+			    0)
 				goto bad;
 			m.tmpfs_mode = (uint32_t)mode;
 		}
@@ -732,9 +762,10 @@ k_volumes(struct conv *c, const struct cnode *n)
 	for (i = 0; i < n->n; i++) {
 		const struct cnode *it = n->kids[i];
 
-		if (it->kind == CN_MAP ? volume_long(c, it) < 0 :
-		    cv_want(c, it, CN_SCALAR, "volumes") < 0 ||
-		    volume_short(c, it) < 0)
+		if (it->kind == CN_MAP
+		        ? volume_long(c, it) < 0
+		        : cv_want(c, it, CN_SCALAR, "volumes") < 0 ||
+		            volume_short(c, it) < 0)
 			return -1;
 	}
 	return 0;
@@ -744,7 +775,7 @@ k_volumes(struct conv *c, const struct cnode *n)
 static int
 k_tmpfs(struct conv *c, const struct cnode *n)
 {
-	struct mts_strv paths = {NULL, 0};
+	struct mts_strv paths = { NULL, 0 };
 	size_t i;
 	int rc = -1;
 
@@ -802,15 +833,18 @@ k_ulimits(struct conv *c, const struct cnode *n)
 		return -1;
 	for (i = 0; i < n->n; i++) {
 		const struct cnode *v = n->kids[2 * i + 1], *x;
-		struct mts_ulimit u = {.name = n->kids[2 * i]->str};
+		struct mts_ulimit u = { .name = n->kids[2 * i]->str };
 
 		if (v->kind == CN_MAP) {
 			if ((x = cnode_get(v, "soft")) == NULL ||
 			    ulimit_value(c, x, "ulimits.soft", &u.soft) < 0 ||
 			    (x = cnode_get(v, "hard")) == NULL ||
 			    ulimit_value(c, x, "ulimits.hard", &u.hard) < 0)
-				return x ? -1 : CERR(c, v, "ulimits.%s: needs "
-				    "soft and hard", u.name);
+				return x ? -1
+				         : CERR(c, v,
+				               "ulimits.%s: needs "
+				               "soft and hard",
+				               u.name);
 		} else if (ulimit_value(c, v, "ulimits", &u.soft) < 0)
 			return -1;
 		else
@@ -823,10 +857,10 @@ k_ulimits(struct conv *c, const struct cnode *n)
 	return 0;
 }
 
-#define SVC_LIST(field, key)                                            \
-	static int k_##field(struct conv *c, const struct cnode *n)     \
-	{                                                               \
-		return cv_strv(c, n, key, &c->svc->field, 0);          \
+#define SVC_LIST(field, key) \
+	static int k_##field(struct conv *c, const struct cnode *n) \
+	{ \
+		return cv_strv(c, n, key, &c->svc->field, 0); \
 	}
 
 SVC_LIST(cap_add, "cap_add")
@@ -843,7 +877,7 @@ k_extra_hosts(struct conv *c, const struct cnode *n)
 			char *line;
 
 			if (cv_want(c, n->kids[2 * i + 1], CN_SCALAR,
-			    "extra_hosts") < 0)
+			        "extra_hosts") < 0)
 				return -1;
 			line = xasprintf("%s:%s", n->kids[2 * i]->str,
 			    n->kids[2 * i + 1]->str);
@@ -860,8 +894,10 @@ k_extra_hosts(struct conv *c, const struct cnode *n)
 		if (eq)
 			*eq = ':'; /* host=ip is the newer spelling */
 		if (strchr(h, ':') == NULL)
-			return CERR(c, n, "extra_hosts: \"%s\" is not "
-			    "HOST:IP", h);
+			return CERR(c, n,
+			    "extra_hosts: \"%s\" is not "
+			    "HOST:IP",
+			    h);
 	}
 	return 0;
 }
@@ -884,7 +920,8 @@ k_logging(struct conv *c, const struct cnode *n)
 		return -1;
 	if (c->svc->log_driver && strcmp(c->svc->log_driver, "json-file") &&
 	    strcmp(c->svc->log_driver, "local"))
-		cv_warn(c, v, "service \"%s\": logging.driver \"%s\" is not "
+		cv_warn(c, v,
+		    "service \"%s\": logging.driver \"%s\" is not "
 		    "supported; mts keeps logs in files (mtsctl logs)",
 		    c->svc->name, c->svc->log_driver);
 	if ((o = cnode_get(n, "options")) == NULL || cnode_is_null(o))
@@ -892,8 +929,8 @@ k_logging(struct conv *c, const struct cnode *n)
 	if (cv_want(c, o, CN_MAP, "logging.options") < 0)
 		return -1;
 	if ((v = cnode_get(o, "max-size")) &&
-	    cv_bytes(c, v, "logging.options.max-size",
-	    &c->svc->log_max_size) < 0)
+	    cv_bytes(c, v, "logging.options.max-size", &c->svc->log_max_size) <
+	        0)
 		return -1;
 	if ((v = cnode_get(o, "max-file")) &&
 	    cv_u32(c, v, "logging.options.max-file", &c->svc->log_max_file) < 0)
@@ -949,7 +986,8 @@ k_networks(struct conv *c, const struct cnode *n)
 		memset(sn, 0, sizeof(*sn));
 		sn->name = xstrdup(name->str);
 		if (!compose_has_network(c->st, sn->name))
-			return CERR(c, name, "service \"%s\": network \"%s\" "
+			return CERR(c, name,
+			    "service \"%s\": network \"%s\" "
 			    "is not declared under the top-level networks",
 			    s->name, sn->name);
 		if (opt == NULL)
@@ -958,14 +996,15 @@ k_networks(struct conv *c, const struct cnode *n)
 		    cv_strv(c, v, "networks.aliases", &sn->aliases, 0) < 0)
 			return -1;
 		if ((v = cnode_get(opt, "ipv4_address")) &&
-		    cv_str(c, v, "networks.ipv4_address",
-		    &sn->ipv4_address) < 0)
+		    cv_str(c, v, "networks.ipv4_address", &sn->ipv4_address) <
+		        0)
 			return -1;
 		for (k = 0; k < opt->n; k++) {
 			const char *ok = opt->kids[2 * k]->str;
 
 			if (strcmp(ok, "aliases") && strcmp(ok, "ipv4_address"))
-				cv_warn(c, opt->kids[2 * k], "service \"%s\": "
+				cv_warn(c, opt->kids[2 * k],
+				    "service \"%s\": "
 				    "networks.%s.%s is not supported (ignored)",
 				    s->name, name->str, ok);
 		}
@@ -976,8 +1015,8 @@ k_networks(struct conv *c, const struct cnode *n)
 static int
 k_depends_on(struct conv *c, const struct cnode *n)
 {
-	static const char *const conds[] = {"service_started",
-	    "service_healthy", "service_completed_successfully", NULL};
+	static const char *const conds[] = { "service_started",
+		"service_healthy", "service_completed_successfully", NULL };
 	struct mts_service *s = c->svc;
 	size_t i;
 
@@ -997,7 +1036,8 @@ k_depends_on(struct conv *c, const struct cnode *n)
 		d->service = xstrdup(name->str);
 		d->required = 1;
 		if (cnode_get(c->svc_tree, d->service) == NULL)
-			return CERR(c, name, "service \"%s\" depends on "
+			return CERR(c, name,
+			    "service \"%s\" depends on "
 			    "\"%s\", which is not a service of this stack",
 			    s->name, d->service);
 		snprintf(d->condition, sizeof(d->condition), "service_started");
@@ -1005,7 +1045,7 @@ k_depends_on(struct conv *c, const struct cnode *n)
 			continue;
 		if ((v = cnode_get(opt, "condition")) &&
 		    cv_word(c, v, "depends_on.condition", d->condition,
-		    sizeof(d->condition), conds) < 0)
+		        sizeof(d->condition), conds) < 0)
 			return -1;
 		if ((v = cnode_get(opt, "required")) &&
 		    cv_bool(c, v, "depends_on.required", &d->required) < 0)
@@ -1016,7 +1056,6 @@ k_depends_on(struct conv *c, const struct cnode *n)
 	}
 	return 0;
 }
-
 
 static int
 k_deploy(struct conv *c, const struct cnode *n)
@@ -1037,95 +1076,104 @@ k_build(struct conv *c, const struct cnode *n)
 }
 
 static const struct key_rule service_keys[] = {
-	{"image", K_RUN, k_image, NULL},
-	{"command", K_RUN, k_command, NULL},
-	{"entrypoint", K_RUN, k_entrypoint, NULL},
-	{"environment", K_RUN, k_environment, NULL},
-	{"env_file", K_RUN, k_env_file, NULL},
-	{"labels", K_RUN, k_labels, NULL},
-	{"hostname", K_RUN, k_hostname, NULL},
-	{"user", K_RUN, k_user, NULL},
-	{"working_dir", K_RUN, k_working_dir, NULL},
-	{"read_only", K_RUN, k_read_only, NULL},
-	{"init", K_RUN, k_init, NULL},
-	{"stop_grace_period", K_RUN, k_stop_grace, NULL},
-	{"stop_signal", K_RUN, k_stop_signal, NULL},
-	{"healthcheck", K_RUN, k_healthcheck, NULL},
-	{"ports", K_RUN, k_ports, NULL},
-	{"volumes", K_RUN, k_volumes, NULL},
-	{"tmpfs", K_RUN, k_tmpfs, NULL},
-	{"ulimits", K_RUN, k_ulimits, NULL},
-	{"cap_add", K_RUN, k_cap_add, NULL},
-	{"cap_drop", K_RUN, k_cap_drop, NULL},
-	{"sysctls", K_RUN, k_sysctls, NULL},
-	{"extra_hosts", K_RUN, k_extra_hosts, NULL},
-	{"dns", K_RUN, k_dns, NULL},
-	{"logging", K_RUN, k_logging, NULL},
-	{"networks", K_RUN, k_networks, NULL},
-	{"depends_on", K_RUN, k_depends_on, NULL},
-	{"deploy", K_RUN, k_deploy, NULL},
-	{"x-mts", K_RUN, k_xmts, NULL},
-	{"build", K_WARN, k_build, "mts does not build images; build and "
-	    "push it, then deploy the image"},
-	{"privileged", K_WARN, NULL, "privileged containers are not run"},
-	{"devices", K_WARN, NULL, "host devices are not passed in"},
-	{"network_mode", K_WARN, NULL, "tasks join the stack's networks"},
-	{"pid", K_WARN, NULL, "tasks have their own pid namespace"},
-	{"ipc", K_WARN, NULL, "tasks have their own ipc namespace"},
-	{"uts", K_WARN, NULL, "tasks have their own uts namespace"},
-	{"userns_mode", K_WARN, NULL, "not supported"},
-	{"security_opt", K_WARN, NULL, "mts applies its own seccomp "
-	    "profile and no_new_privs"},
-	{"cgroup_parent", K_WARN, NULL, "mts places tasks in its own cgroups"},
-	{"cgroup", K_WARN, NULL, "not supported"},
-	{"links", K_WARN, NULL, "services find each other by name on "
-	    "their networks"},
-	{"external_links", K_WARN, NULL, "use an external network"},
-	{"container_name", K_WARN, NULL, "task names are chosen by mts"},
-	{"restart", K_WARN, NULL, "use deploy.restart_policy (as Swarm "
-	    "does)"},
-	{"expose", K_WARN, NULL, "every port is reachable on the task's "
-	    "networks already"},
-	{"secrets", K_WARN, NULL, "secrets are not supported yet: the "
-	    "service runs without them"},
-	{"configs", K_WARN, NULL, "configs are not supported yet: the "
-	    "service runs without them"},
-	{"profiles", K_WARN, NULL, "every service is deployed"},
-	{"pull_policy", K_WARN, NULL, "nodes pull an image they lack"},
-	{"platform", K_WARN, NULL, "not supported"},
-	{"runtime", K_WARN, NULL, "the node's OCI runtime is used"},
-	{"scale", K_WARN, NULL, "use deploy.replicas"},
-	{"mem_limit", K_WARN, NULL, "use deploy.resources.limits.memory"},
-	{"memswap_limit", K_WARN, NULL, "not supported"},
-	{"mem_reservation", K_WARN, NULL,
-	    "use deploy.resources.reservations.memory"},
-	{"cpus", K_WARN, NULL, "use deploy.resources.limits.cpus"},
-	{"cpu_shares", K_WARN, NULL, "not supported"},
-	{"cpu_quota", K_WARN, NULL, "use deploy.resources.limits.cpus"},
-	{"cpu_period", K_WARN, NULL, "not supported"},
-	{"cpuset", K_WARN, NULL, "not supported"},
-	{"pids_limit", K_WARN, NULL, "use deploy.resources.limits.pids"},
-	{"oom_kill_disable", K_WARN, NULL, "not supported"},
-	{"oom_score_adj", K_WARN, NULL, "not supported"},
-	{"shm_size", K_WARN, NULL, "not supported"},
-	{"storage_opt", K_WARN, NULL, "not supported"},
-	{"stdin_open", K_WARN, NULL, "use mtsctl exec -i"},
-	{"tty", K_WARN, NULL, "use mtsctl exec -t"},
-	{"isolation", K_WARN, NULL, "not supported"},
-	{"domainname", K_WARN, NULL, "not supported"},
-	{"mac_address", K_WARN, NULL, "not supported"},
-	{"dns_search", K_WARN, NULL, "not supported"},
-	{"dns_opt", K_WARN, NULL, "not supported"},
-	{"group_add", K_WARN, NULL, "not supported"},
-	{"volumes_from", K_WARN, NULL, "not supported"},
-	{"device_cgroup_rules", K_WARN, NULL, "not supported"},
-	{"credential_spec", K_WARN, NULL, "not supported"},
-	{"blkio_config", K_WARN, NULL, "not supported"},
-	{"annotations", K_WARN, NULL, "not supported"},
-	{"extends", K_WARN, NULL, "not supported (docker stack deploy does "
-	    "not take it either)"},
-	{"develop", K_WARN, NULL, "not supported"},
-	{"attach", K_WARN, NULL, "not supported"},
+	{ "image", K_RUN, k_image, NULL },
+	{ "command", K_RUN, k_command, NULL },
+	{ "entrypoint", K_RUN, k_entrypoint, NULL },
+	{ "environment", K_RUN, k_environment, NULL },
+	{ "env_file", K_RUN, k_env_file, NULL },
+	{ "labels", K_RUN, k_labels, NULL },
+	{ "hostname", K_RUN, k_hostname, NULL },
+	{ "user", K_RUN, k_user, NULL },
+	{ "working_dir", K_RUN, k_working_dir, NULL },
+	{ "read_only", K_RUN, k_read_only, NULL },
+	{ "init", K_RUN, k_init, NULL },
+	{ "stop_grace_period", K_RUN, k_stop_grace, NULL },
+	{ "stop_signal", K_RUN, k_stop_signal, NULL },
+	{ "healthcheck", K_RUN, k_healthcheck, NULL },
+	{ "ports", K_RUN, k_ports, NULL },
+	{ "volumes", K_RUN, k_volumes, NULL },
+	{ "tmpfs", K_RUN, k_tmpfs, NULL },
+	{ "ulimits", K_RUN, k_ulimits, NULL },
+	{ "cap_add", K_RUN, k_cap_add, NULL },
+	{ "cap_drop", K_RUN, k_cap_drop, NULL },
+	{ "sysctls", K_RUN, k_sysctls, NULL },
+	{ "extra_hosts", K_RUN, k_extra_hosts, NULL },
+	{ "dns", K_RUN, k_dns, NULL },
+	{ "logging", K_RUN, k_logging, NULL },
+	{ "networks", K_RUN, k_networks, NULL },
+	{ "depends_on", K_RUN, k_depends_on, NULL },
+	{ "deploy", K_RUN, k_deploy, NULL },
+	{ "x-mts", K_RUN, k_xmts, NULL },
+	{ "build", K_WARN, k_build,
+	    "mts does not build images; build and "
+	    "push it, then deploy the image" },
+	{ "privileged", K_WARN, NULL, "privileged containers are not run" },
+	{ "devices", K_WARN, NULL, "host devices are not passed in" },
+	{ "network_mode", K_WARN, NULL, "tasks join the stack's networks" },
+	{ "pid", K_WARN, NULL, "tasks have their own pid namespace" },
+	{ "ipc", K_WARN, NULL, "tasks have their own ipc namespace" },
+	{ "uts", K_WARN, NULL, "tasks have their own uts namespace" },
+	{ "userns_mode", K_WARN, NULL, "not supported" },
+	{ "security_opt", K_WARN, NULL,
+	    "mts applies its own seccomp "
+	    "profile and no_new_privs" },
+	{ "cgroup_parent", K_WARN, NULL,
+	    "mts places tasks in its own cgroups" },
+	{ "cgroup", K_WARN, NULL, "not supported" },
+	{ "links", K_WARN, NULL,
+	    "services find each other by name on "
+	    "their networks" },
+	{ "external_links", K_WARN, NULL, "use an external network" },
+	{ "container_name", K_WARN, NULL, "task names are chosen by mts" },
+	{ "restart", K_WARN, NULL,
+	    "use deploy.restart_policy (as Swarm "
+	    "does)" },
+	{ "expose", K_WARN, NULL,
+	    "every port is reachable on the task's "
+	    "networks already" },
+	{ "secrets", K_WARN, NULL,
+	    "secrets are not supported yet: the "
+	    "service runs without them" },
+	{ "configs", K_WARN, NULL,
+	    "configs are not supported yet: the "
+	    "service runs without them" },
+	{ "profiles", K_WARN, NULL, "every service is deployed" },
+	{ "pull_policy", K_WARN, NULL, "nodes pull an image they lack" },
+	{ "platform", K_WARN, NULL, "not supported" },
+	{ "runtime", K_WARN, NULL, "the node's OCI runtime is used" },
+	{ "scale", K_WARN, NULL, "use deploy.replicas" },
+	{ "mem_limit", K_WARN, NULL, "use deploy.resources.limits.memory" },
+	{ "memswap_limit", K_WARN, NULL, "not supported" },
+	{ "mem_reservation", K_WARN, NULL,
+	    "use deploy.resources.reservations.memory" },
+	{ "cpus", K_WARN, NULL, "use deploy.resources.limits.cpus" },
+	{ "cpu_shares", K_WARN, NULL, "not supported" },
+	{ "cpu_quota", K_WARN, NULL, "use deploy.resources.limits.cpus" },
+	{ "cpu_period", K_WARN, NULL, "not supported" },
+	{ "cpuset", K_WARN, NULL, "not supported" },
+	{ "pids_limit", K_WARN, NULL, "use deploy.resources.limits.pids" },
+	{ "oom_kill_disable", K_WARN, NULL, "not supported" },
+	{ "oom_score_adj", K_WARN, NULL, "not supported" },
+	{ "shm_size", K_WARN, NULL, "not supported" },
+	{ "storage_opt", K_WARN, NULL, "not supported" },
+	{ "stdin_open", K_WARN, NULL, "use mtsctl exec -i" },
+	{ "tty", K_WARN, NULL, "use mtsctl exec -t" },
+	{ "isolation", K_WARN, NULL, "not supported" },
+	{ "domainname", K_WARN, NULL, "not supported" },
+	{ "mac_address", K_WARN, NULL, "not supported" },
+	{ "dns_search", K_WARN, NULL, "not supported" },
+	{ "dns_opt", K_WARN, NULL, "not supported" },
+	{ "group_add", K_WARN, NULL, "not supported" },
+	{ "volumes_from", K_WARN, NULL, "not supported" },
+	{ "device_cgroup_rules", K_WARN, NULL, "not supported" },
+	{ "credential_spec", K_WARN, NULL, "not supported" },
+	{ "blkio_config", K_WARN, NULL, "not supported" },
+	{ "annotations", K_WARN, NULL, "not supported" },
+	{ "extends", K_WARN, NULL,
+	    "not supported (docker stack deploy does "
+	    "not take it either)" },
+	{ "develop", K_WARN, NULL, "not supported" },
+	{ "attach", K_WARN, NULL, "not supported" },
 };
 
 static const struct key_rule *
@@ -1181,12 +1229,16 @@ convert_service(struct conv *c, const struct cnode *name,
 	size_t i;
 
 	if (!valid_name(name->str))
-		return CERR(c, name, "service name \"%s\": letters, digits, "
+		return CERR(c, name,
+		    "service name \"%s\": letters, digits, "
 		    "-, _ and . (starting with a letter or digit, at most "
-		    "63)", name->str);
+		    "63)",
+		    name->str);
 	if (cnode_is_null(body))
-		return CERR(c, name, "service \"%s\" is empty: it needs at "
-		    "least an image", name->str);
+		return CERR(c, name,
+		    "service \"%s\" is empty: it needs at "
+		    "least an image",
+		    name->str);
 	if (cv_want(c, body, CN_MAP, "service") < 0)
 		return -1;
 	c->svc->name = xstrdup(name->str);
@@ -1199,22 +1251,29 @@ convert_service(struct conv *c, const struct cnode *name,
 			continue;
 		r = find_rule(service_keys, nrules, k->str);
 		if (r == NULL) {
-			cv_warn(c, k, "service \"%s\": unknown key \"%s\" "
-			    "(ignored)", c->svc->name, k->str);
+			cv_warn(c, k,
+			    "service \"%s\": unknown key \"%s\" "
+			    "(ignored)",
+			    c->svc->name, k->str);
 			continue;
 		}
 		if (r->kind == K_WARN)
-			cv_warn(c, k, "service \"%s\": %s is not supported by "
-			    "mts: %s (ignored)", c->svc->name, k->str, r->why);
+			cv_warn(c, k,
+			    "service \"%s\": %s is not supported by "
+			    "mts: %s (ignored)",
+			    c->svc->name, k->str, r->why);
 		if (r->fn && (r->kind == K_RUN || r->fn == k_build) &&
 		    r->fn(c, v) < 0)
 			return -1;
 	}
 	if (c->svc->image == NULL)
-		return CERR(c, name, cnode_get(body, "build") ?
-		    "service \"%s\" has build but no image: mts does not "
-		    "build images; build and push one, then give its name "
-		    "in image" : "service \"%s\" has no image", name->str);
+		return CERR(c, name,
+		    cnode_get(body, "build")
+		        ? "service \"%s\" has build but no image: mts does not "
+		          "build images; build and push one, then give its name "
+		          "in image"
+		        : "service \"%s\" has no image",
+		    name->str);
 	return 0;
 }
 
@@ -1235,22 +1294,22 @@ convert_services(struct conv *c, const struct cnode *svcs)
 	for (i = 0; i < svcs->n; i++) {
 		c->svc = &st->services[st->nservices++];
 		if (convert_service(c, svcs->kids[2 * i],
-		    svcs->kids[2 * i + 1]) < 0)
+		        svcs->kids[2 * i + 1]) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static const char *const top_keys[] = {"version", "name", "services",
-    "networks", "volumes", NULL};
-static const char *const top_warned[] = {"secrets", "configs", "include",
-    NULL};
+static const char *const top_keys[] = { "version", "name", "services",
+	"networks", "volumes", NULL };
+static const char *const top_warned[] = { "secrets", "configs", "include",
+	NULL };
 
 int
 compose_to_stack(const struct cnode *root, struct mts_stack *st, char *err,
     size_t errlen)
 {
-	struct conv c = {.st = st, .err = err, .errlen = errlen};
+	struct conv c = { .st = st, .err = err, .errlen = errlen };
 	size_t i, j;
 
 	for (i = 0; i < root->n; i++) {
@@ -1261,8 +1320,10 @@ compose_to_stack(const struct cnode *root, struct mts_stack *st, char *err,
 			known = strcmp(k->str, top_keys[j]) == 0;
 		for (j = 0; top_warned[j] && !known; j++) {
 			if (strcmp(k->str, top_warned[j]) == 0) {
-				cv_warn(&c, k, "top-level %s is not supported by "
-				    "mts (ignored)", k->str);
+				cv_warn(&c, k,
+				    "top-level %s is not supported by "
+				    "mts (ignored)",
+				    k->str);
 				known = 1;
 			}
 		}

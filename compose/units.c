@@ -13,8 +13,13 @@ struct unit {
 
 /* Longest names first, so "ms" is not read as "m" then "s". */
 static const struct unit dur_units[] = {
-	{"ns", 0}, {"us", 0}, {"\xc2\xb5s", 0}, {"ms", 1}, {"s", 1000},
-	{"m", 60000}, {"h", 3600000},
+	{ "ns", 0 },
+	{ "us", 0 },
+	{ "\xc2\xb5s", 0 },
+	{ "ms", 1 },
+	{ "s", 1000 },
+	{ "m", 60000 },
+	{ "h", 3600000 },
 };
 
 static const struct unit *
@@ -64,8 +69,8 @@ mts_compose_duration(const char *s, int64_t *ms)
 		v = strtod(s, &end);
 		if (end == s || v < 0)
 			return -1;
-		u = find_unit(dur_units, sizeof(dur_units) / sizeof(dur_units[0]),
-		    end, &ul);
+		u = find_unit(dur_units,
+		    sizeof(dur_units) / sizeof(dur_units[0]), end, &ul);
 		if (u == NULL)
 			return -1;
 		total += v * (double)u->mult;
@@ -78,9 +83,15 @@ mts_compose_duration(const char *s, int64_t *ms)
 }
 
 static const struct unit byte_units[] = {
-	{"b", 1}, {"k", 1 << 10}, {"kb", 1 << 10}, {"m", 1 << 20},
-	{"mb", 1 << 20}, {"g", 1 << 30}, {"gb", 1 << 30},
-	{"t", 1ll << 40}, {"tb", 1ll << 40},
+	{ "b", 1 },
+	{ "k", 1 << 10 },
+	{ "kb", 1 << 10 },
+	{ "m", 1 << 20 },
+	{ "mb", 1 << 20 },
+	{ "g", 1 << 30 },
+	{ "gb", 1 << 30 },
+	{ "t", 1ll << 40 },
+	{ "tb", 1ll << 40 },
 };
 
 int

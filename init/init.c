@@ -36,8 +36,8 @@ init_find(const struct init *in, const char *name)
 	size_t i;
 
 	for (i = 0; i < in->core.n; i++)
-		if (!in->core.s[i].removed && strcmp(in->core.s[i].name,
-		    name) == 0)
+		if (!in->core.s[i].removed &&
+		    strcmp(in->core.s[i].name, name) == 0)
 			return (int)i;
 	return -1;
 }
@@ -45,7 +45,7 @@ init_find(const struct init *in, const char *name)
 void
 init_event(struct init *in, size_t i, enum mts_sup_event ev)
 {
-	struct mts_init_fxlist fx = {0};
+	struct mts_init_fxlist fx = { 0 };
 	enum mts_sup_exit x = SUP_EXIT_FAILURE;
 
 	if (ev == SEV_EXIT && in->rt[i].verify_failed)
@@ -61,13 +61,15 @@ init_event(struct init *in, size_t i, enum mts_sup_event ev)
 static void
 exit_event(struct init *in, size_t i, int status)
 {
-	struct mts_init_fxlist fx = {0};
+	struct mts_init_fxlist fx = { 0 };
 	enum mts_sup_exit x = SUP_EXIT_FAILURE;
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		x = SUP_EXIT_CLEAN;
-	if ((WIFEXITED(status) && (WEXITSTATUS(status) == MTS_EXIT_PERMANENT ||
-	    WEXITSTATUS(status) == MTS_EXIT_USAGE)) || in->rt[i].verify_failed)
+	if ((WIFEXITED(status) &&
+	        (WEXITSTATUS(status) == MTS_EXIT_PERMANENT ||
+	            WEXITSTATUS(status) == MTS_EXIT_USAGE)) ||
+	    in->rt[i].verify_failed)
 		x = SUP_EXIT_PERMANENT;
 	in->rt[i].verify_failed = 0;
 	(void)mts_init_event(&in->core, i, SEV_EXIT, x, mts_now(), &fx);
@@ -144,9 +146,13 @@ static void __attribute__((noreturn))
 child_exec(const struct init_agent *a, int logfd, int notify_w, char **argv,
     char **env, const char *dir, const char *keyfile)
 {
-	struct mts_privdrop d = {.chroot = a->chroot, .uid = a->uid,
-	    .gid = a->gid, .groups = a->groups, .ngroups = a->ngroups,
-	    .caps = a->caps, .nofile = a->nofile};
+	struct mts_privdrop d = { .chroot = a->chroot,
+		.uid = a->uid,
+		.gid = a->gid,
+		.groups = a->groups,
+		.ngroups = a->ngroups,
+		.caps = a->caps,
+		.nofile = a->nofile };
 	sigset_t all;
 	char err[256];
 	int nul, l, w, f = -1, k = -1, last = NOTIFY_FD;
@@ -244,8 +250,9 @@ spawn(struct init *in, size_t i)
 	    prepare_sockdir(in->conf, a->name, a->uid) < 0 ||
 	    pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	if (a->log != NULL && (logfd = open(a->log, O_WRONLY | O_APPEND |
-	    O_CREAT | O_CLOEXEC, 0640)) < 0) {
+	if (a->log != NULL &&
+	    (logfd = open(a->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	         0640)) < 0) {
 		log_warn("agent %s: log file %s", a->name, a->log);
 		logfd = STDERR_FILENO;
 	}
@@ -272,7 +279,7 @@ spawn(struct init *in, size_t i)
 	rt->pid = pid;
 	rt->notify_fd = p[0];
 	if ((rt->notify_w = mts_loop_watch(in->loop, p[0], MTS_LOOP_IN,
-	    "notify", on_notify, in)) == NULL)
+	         "notify", on_notify, in)) == NULL)
 		fatalx("agent %s: cannot watch its notify pipe", a->name);
 	rt->nlen = 0;
 	rt->sigsys[0] = '\0';
@@ -313,7 +320,8 @@ run_fx(struct init *in, struct mts_init_fxlist *fx)
 			break;
 		case FX_FAILED:
 			log_warnx("agent %s: permanent failure, not restarted "
-			    "(mtsctl agent start %s once fixed)", name, name);
+			          "(mtsctl agent start %s once fixed)",
+			    name, name);
 			break;
 		}
 	}
@@ -335,8 +343,8 @@ proc_field(pid_t pid, const char *key, char *out, size_t outlen)
 		return -1;
 	while (fgets(line, sizeof(line), f) != NULL)
 		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
-			snprintf(out, outlen, "%s", line + kl + 1 +
-			    strspn(line + kl + 1, " \t"));
+			snprintf(out, outlen, "%s",
+			    line + kl + 1 + strspn(line + kl + 1, " \t"));
 			out[strcspn(out, "\n")] = '\0';
 			rc = 0;
 			break;
@@ -369,10 +377,12 @@ verify(struct init *in, size_t i)
 		log_warnx("agent %s: no_new_privs is not set", a->name);
 		return -1;
 	}
-	if (a->filter_fd >= 0 && (proc_field(rt->pid, "Seccomp", v,
-	    sizeof(v)) < 0 || strcmp(v, "2") != 0)) {
+	if (a->filter_fd >= 0 &&
+	    (proc_field(rt->pid, "Seccomp", v, sizeof(v)) < 0 ||
+	        strcmp(v, "2") != 0)) {
 		log_warnx("agent %s: reported ready without installing its "
-		    "seccomp filter (see docs/agents.md)", a->name);
+		          "seccomp filter (see docs/agents.md)",
+		    a->name);
 		return -1;
 	}
 	rt->seccomp_on = a->filter_fd >= 0;
@@ -473,10 +483,11 @@ describe_exit(struct init *in, size_t i, int status)
 		    (int)rt->pid, sig, sigabbrev_np(sig) ?: "?");
 	else if (*rt->sigsys)
 		log_warnx("agent %s: pid %d killed by SIGSYS: its seccomp "
-		    "policy denied syscall %s", name, (int)rt->pid, rt->sigsys);
+		          "policy denied syscall %s",
+		    name, (int)rt->pid, rt->sigsys);
 	else
 		log_warnx("agent %s: pid %d killed by SIGSYS: its seccomp "
-		    "policy denied a syscall (seccomp_debug = yes names it)",
+		          "policy denied a syscall (seccomp_debug = yes names it)",
 		    name, (int)rt->pid);
 }
 
@@ -517,8 +528,7 @@ make_dirs(const struct init_conf *c)
 		fatal("%s", c->rundir);
 	/* Group members (admins, agents) reach the agents' directories;
 	 * only root creates entries (docs/agents.md section 6). */
-	if (chown(c->rundir, 0, c->admin_gid) < 0 ||
-	    chmod(c->rundir, 0750) < 0)
+	if (chown(c->rundir, 0, c->admin_gid) < 0 || chmod(c->rundir, 0750) < 0)
 		fatal("%s", c->rundir);
 	if (prepare_sockdir(c, "init", 0) < 0)
 		fatalx("cannot make init's socket directory");
@@ -637,7 +647,7 @@ static void
 on_stop(void *arg, const mts_siginfo_t *si, mts_time_t now)
 {
 	struct init *in = arg;
-	struct mts_init_fxlist fx = {0};
+	struct mts_init_fxlist fx = { 0 };
 
 	if (in->core.shutting_down)
 		return;
@@ -651,7 +661,7 @@ static void
 on_deadline(void *arg, mts_time_t now)
 {
 	struct init *in = arg;
-	struct mts_init_fxlist fx = {0};
+	struct mts_init_fxlist fx = { 0 };
 
 	mts_init_tick(&in->core, now, &fx);
 	run_fx(in, &fx);
@@ -717,7 +727,7 @@ print_config(struct init *in)
 	char err[1024];
 
 	if (mts_cfg_load(in->config_path, mts_conf_schema(), &cfg, err,
-	    sizeof(err)) == 0)
+	        sizeof(err)) == 0)
 		mts_cfg_print(cfg, stdout);
 	mts_cfg_free(cfg);
 	mts_init_conf_free(in->conf);
@@ -727,7 +737,7 @@ print_config(struct init *in)
 int
 main(int argc, char **argv)
 {
-	struct init in = {0};
+	struct init in = { 0 };
 	const char *config = MTS_DEFAULT_CONFIG;
 	char err[1024], real[PATH_MAX];
 	int c, print = 0, debug = 0;
@@ -746,9 +756,12 @@ main(int argc, char **argv)
 	log_init("init", debug ? MTS_LOG_DEBUG : MTS_LOG_INFO);
 	in.started = mts_now();
 	in.config_path = realpath(config, real) ? real : config;
-	if (mts_init_conf_load(in.config_path, &in.conf, err, sizeof(err)) < 0) {
-		fprintf(stderr, "mts-init: %s\nmts-init: configuration refused, "
-		    "nothing started\n", err);
+	if (mts_init_conf_load(in.config_path, &in.conf, err, sizeof(err)) <
+	    0) {
+		fprintf(stderr,
+		    "mts-init: %s\nmts-init: configuration refused, "
+		    "nothing started\n",
+		    err);
 		return MTS_EXIT_USAGE;
 	}
 	if (print)
@@ -757,7 +770,7 @@ main(int argc, char **argv)
 		log_setlevel(MTS_LOG_DEBUG);
 	if (geteuid() != 0)
 		fatalx("mts-init must run as root (it drops each agent's "
-		    "privileges)");
+		       "privileges)");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		fatal("PR_SET_CHILD_SUBREAPER");
 	loop_setup(&in);

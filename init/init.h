@@ -12,15 +12,15 @@
 
 /* What the main loop knows of an agent beyond the core's state. */
 struct init_rt {
-	struct init_agent *conf; /* into init.conf */
-	pid_t pid;		 /* 0 when none */
-	int notify_fd;		 /* read end of MTS_NOTIFY_FD, or -1 */
+	struct init_agent *conf;    /* into init.conf */
+	pid_t pid;                  /* 0 when none */
+	int notify_fd;              /* read end of MTS_NOTIFY_FD, or -1 */
 	struct mts_watch *notify_w; /* the loop's, with notify_fd */
-	char nbuf[128];		 /* partial notify line */
+	char nbuf[128];             /* partial notify line */
 	size_t nlen;
-	int verify_failed;	 /* readiness check failed: permanent */
-	int seccomp_on;		 /* verified Seccomp: 2 */
-	char sigsys[64];	 /* syscall reported by the debug handler */
+	int verify_failed; /* readiness check failed: permanent */
+	int seccomp_on;    /* verified Seccomp: 2 */
+	char sigsys[64];   /* syscall reported by the debug handler */
 	char last_exit[96];
 	char status[MTS_AGENT_STATUS_MAX + 1]; /* its STATUS line, or "" */
 };
@@ -34,7 +34,7 @@ struct init {
 	struct mts_loop *loop;
 	struct mts_timer deadline; /* the core's next deadline */
 	mts_time_t started;
-	char node_id[33];	/* hex, from the node's static key */
+	char node_id[33]; /* hex, from the node's static key */
 	int node_ready_logged;
 	struct mts_init_fxlist fx;
 };

@@ -31,7 +31,8 @@ fill_info(struct init *in, size_t i, Mts__Admin__AgentInfo *info)
 	info->last_exit = (char *)rt->last_exit;
 	info->status = (char *)rt->status;
 	info->next_start_ms = s->st == SUP_BACKOFF && s->deadline > now
-	    ? (uint64_t)(s->deadline - now) : 0;
+	    ? (uint64_t)(s->deadline - now)
+	    : 0;
 	if (rt->conf == NULL)
 		return;
 	info->uid = rt->conf->uid;
@@ -94,9 +95,9 @@ h_ctl(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	const Mts__Admin__AgentCtlReq *req =
 	    ((const Mts__Admin__Request *)m)->agent_ctl;
-	static const enum mts_sup_event ev[] = {SEV_START, SEV_STOP,
-	    SEV_RESTART};
-	static const char *const what[] = {"start", "stop", "restart"};
+	static const enum mts_sup_event ev[] = { SEV_START, SEV_STOP,
+		SEV_RESTART };
+	static const char *const what[] = { "start", "stop", "restart" };
 	struct init *in = ctx;
 	Mts__Admin__Reply rep = MTS__ADMIN__REPLY__INIT;
 	Mts__Admin__AgentCtlRep c = MTS__ADMIN__AGENT_CTL_REP__INIT;
@@ -118,8 +119,8 @@ h_ctl(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		    "mts-init is shutting down");
 		return;
 	}
-	log_info("agent %s: %s asked by uid %u", req->name,
-	    what[req->action], (unsigned)mts_ipc_call_uid(call));
+	log_info("agent %s: %s asked by uid %u", req->name, what[req->action],
+	    (unsigned)mts_ipc_call_uid(call));
 	init_event(in, (size_t)i, ev[req->action]);
 	fill_info(in, (size_t)i, &info);
 	c.agent = &info;
@@ -155,14 +156,14 @@ h_reload(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__ADMIN__REQUEST__BODY_VERSION_REQ, "version", MTS_CALLER_ADMIN,
-	    h_version},
-	{MTS__ADMIN__REQUEST__BODY_AGENT_LIST, "agent-list", MTS_CALLER_ADMIN,
-	    h_list},
-	{MTS__ADMIN__REQUEST__BODY_AGENT_CTL, "agent-ctl", MTS_CALLER_ADMIN,
-	    h_ctl},
-	{MTS__ADMIN__REQUEST__BODY_RELOAD, "reload", MTS_CALLER_ADMIN,
-	    h_reload},
+	{ MTS__ADMIN__REQUEST__BODY_VERSION_REQ, "version", MTS_CALLER_ADMIN,
+	    h_version },
+	{ MTS__ADMIN__REQUEST__BODY_AGENT_LIST, "agent-list", MTS_CALLER_ADMIN,
+	    h_list },
+	{ MTS__ADMIN__REQUEST__BODY_AGENT_CTL, "agent-ctl", MTS_CALLER_ADMIN,
+	    h_ctl },
+	{ MTS__ADMIN__REQUEST__BODY_RELOAD, "reload", MTS_CALLER_ADMIN,
+	    h_reload },
 };
 
 static const struct mts_ipc_service svc = {
@@ -181,7 +182,7 @@ init_admin_open(struct init *in, char *err, size_t errlen)
 	char path[512];
 
 	if (mts_ipc_sock_path(path, sizeof(path), in->conf->rundir, "init",
-	    NULL) < 0) {
+	        NULL) < 0) {
 		snprintf(err, errlen, "%s/init/admin.sock: path too long",
 		    in->conf->rundir);
 		return -1;

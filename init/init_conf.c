@@ -22,9 +22,9 @@
 #include "xmalloc.h"
 
 const struct mts_acl_rule mts_init_admin_acl[] = {
-	{MTS_CALLER_ADMIN, MTS_ACL_SELF, NULL},
-	{MTS_CALLER_ADMIN, MTS_ACL_GROUP, "admin_group"},
-	{0, 0, NULL},
+	{ MTS_CALLER_ADMIN, MTS_ACL_SELF, NULL },
+	{ MTS_CALLER_ADMIN, MTS_ACL_GROUP, "admin_group" },
+	{ 0, 0, NULL },
 };
 
 struct build {
@@ -34,9 +34,8 @@ struct build {
 	size_t errlen;
 };
 
-static int
-fail(struct build *b, const char *sec, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static int fail(struct build *b, const char *sec, const char *key,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Reports "FILE:LINE: [sec] key: what"; the line is the key's, or the
  * section header's when the key is missing. */
@@ -117,7 +116,8 @@ build_ids(struct build *b, struct init_agent *a, gid_t admin_gid)
 
 	a->user = xstrdup(mts_cfg_str(b->cfg, sec, "user") ?: "");
 	if (*a->user == '\0')
-		rc = fail(b, sec, NULL, "no user (agents never run as "
+		rc = fail(b, sec, NULL,
+		    "no user (agents never run as "
 		    "mts-init's user by accident: set user = root if meant)");
 	else if (parse_id(a->user, &v) == 0)
 		a->uid = (uid_t)v, a->gid = (gid_t)v;
@@ -130,8 +130,8 @@ build_ids(struct build *b, struct init_agent *a, gid_t admin_gid)
 	a->groups = xcalloc(1, sizeof(gid_t));
 	a->groups[a->ngroups++] = admin_gid;
 	for (i = 0; rc == 0 && groups[i] != NULL; i++) {
-		a->groups = xreallocarray(a->groups, a->ngroups + 1,
-		    sizeof(gid_t));
+		a->groups =
+		    xreallocarray(a->groups, a->ngroups + 1, sizeof(gid_t));
 		if (lookup_group(groups[i], &a->groups[a->ngroups++]) < 0)
 			rc = fail(b, sec, "groups", "no such group '%s'",
 			    groups[i]);
@@ -189,19 +189,20 @@ build_filter(struct build *b, struct init_agent *a)
 	a->seccomp = resolve_path(b, p);
 	if (mts_seccomp_load(a->seccomp, &pol, err, sizeof(err)) < 0)
 		return fail(b, a->name, "seccomp", "%s", err);
-	a->filter_fd = memfd_create("mts-seccomp", MFD_CLOEXEC |
-	    MFD_ALLOW_SEALING);
+	a->filter_fd =
+	    memfd_create("mts-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (a->filter_fd < 0) {
 		mts_seccomp_free(pol);
-		return fail(b, a->name, "seccomp", "memfd: %s", strerror(errno));
+		return fail(b, a->name, "seccomp", "memfd: %s",
+		    strerror(errno));
 	}
 	rc = mts_seccomp_export(pol, a->seccomp_debug, a->filter_fd, err,
 	    sizeof(err));
 	mts_seccomp_free(pol);
 	if (rc < 0)
 		return fail(b, a->name, "seccomp", "%s", err);
-	(void)fcntl(a->filter_fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW |
-	    F_SEAL_SHRINK | F_SEAL_SEAL);
+	(void)fcntl(a->filter_fd, F_ADD_SEALS,
+	    F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
 	return 0;
 }
 
@@ -254,20 +255,23 @@ build_params(struct build *b, struct init_agent *a)
 	else if (strcmp(r, "never") == 0)
 		a->p.restart = SUP_RESTART_NEVER;
 	else
-		return fail(b, s, "restart", "'%s': expected always, "
-		    "on-failure or never", r);
+		return fail(b, s, "restart",
+		    "'%s': expected always, "
+		    "on-failure or never",
+		    r);
 	a->p.backoff_min_ms = mts_cfg_int(b->cfg, s, "restart_delay");
 	a->p.backoff_max_ms = mts_cfg_int(b->cfg, s, "restart_max_delay");
 	a->p.stable_ms = mts_cfg_int(b->cfg, s, "restart_reset");
 	a->p.ready_timeout_ms = mts_cfg_int(b->cfg, s, "ready_timeout");
 	a->p.grace_ms = mts_cfg_int(b->cfg, s, "stop_timeout");
-	if (a->p.backoff_min_ms <= 0 || a->p.backoff_max_ms <
-	    a->p.backoff_min_ms)
+	if (a->p.backoff_min_ms <= 0 ||
+	    a->p.backoff_max_ms < a->p.backoff_min_ms)
 		return fail(b, s, "restart_max_delay",
 		    "must be at least restart_delay (> 0)");
 	a->nofile = (uint64_t)mts_cfg_int(b->cfg, s, "limit_nofile");
 	if (a->nofile < 16 || a->nofile > nofile_max())
-		return fail(b, s, "limit_nofile", "%llu is out of range (16 to "
+		return fail(b, s, "limit_nofile",
+		    "%llu is out of range (16 to "
 		    "%llu, this kernel's fs.nr_open)",
 		    (unsigned long long)a->nofile,
 		    (unsigned long long)nofile_max());
@@ -304,13 +308,15 @@ static void
 fingerprint(struct build *b, struct init_agent *a)
 {
 	char *f = xasprintf("%s|%s|%u|%u|%llx|%s|%d|%s|%llu|%s|%d|%lld|%lld|"
-	    "%lld|%lld|%lld|%d", a->name, a->exec, (unsigned)a->uid,
-	    (unsigned)a->gid, (unsigned long long)a->caps,
-	    a->seccomp ?: "", a->seccomp_debug, a->chroot ?: "",
-	    (unsigned long long)a->nofile, a->log ?: "", a->p.restart,
-	    (long long)a->p.backoff_min_ms, (long long)a->p.backoff_max_ms,
-	    (long long)a->p.stable_ms, (long long)a->p.ready_timeout_ms,
-	    (long long)a->p.grace_ms, a->node_key), *t;
+	                    "%lld|%lld|%lld|%d",
+	         a->name, a->exec, (unsigned)a->uid, (unsigned)a->gid,
+	         (unsigned long long)a->caps, a->seccomp ?: "",
+	         a->seccomp_debug, a->chroot ?: "",
+	         (unsigned long long)a->nofile, a->log ?: "", a->p.restart,
+	         (long long)a->p.backoff_min_ms, (long long)a->p.backoff_max_ms,
+	         (long long)a->p.stable_ms, (long long)a->p.ready_timeout_ms,
+	         (long long)a->p.grace_ms, a->node_key),
+	     *t;
 	size_t i;
 
 	for (i = 0; a->args[i]; i++) {
@@ -390,13 +396,17 @@ build_agent(struct build *b, struct init_conf *c, const char *name)
 	memset(a, 0, sizeof(*a));
 	a->name = xstrdup(name);
 	a->filter_fd = -1;
-	if (strlen(name) >= 48 || strspn(name, "abcdefghijklmnopqrstuvwxyz"
-	    "0123456789-_") != strlen(name))
-		return fail(b, name, NULL, "agent names are lowercase letters, "
+	if (strlen(name) >= 48 ||
+	    strspn(name,
+	        "abcdefghijklmnopqrstuvwxyz"
+	        "0123456789-_") != strlen(name))
+		return fail(b, name, NULL,
+		    "agent names are lowercase letters, "
 		    "digits, '-' and '_' (at most 47)");
-	if ((rc = build_exec(b, a)) < 0 || (rc = build_ids(b, a,
-	    c->admin_gid)) < 0 || (rc = build_caps(b, a)) < 0 ||
-	    (rc = build_params(b, a)) < 0 || (rc = build_filter(b, a)) < 0)
+	if ((rc = build_exec(b, a)) < 0 ||
+	    (rc = build_ids(b, a, c->admin_gid)) < 0 ||
+	    (rc = build_caps(b, a)) < 0 || (rc = build_params(b, a)) < 0 ||
+	    (rc = build_filter(b, a)) < 0)
 		return rc;
 	fingerprint(b, a);
 	return 0;
@@ -416,10 +426,11 @@ build_node(struct build *b, struct init_conf *c)
 	c->debug = mts_cfg_bool(b->cfg, "node", "debug");
 	n = mts_cfg_str(b->cfg, "node", "key");
 	c->key = (n && *n) ? resolve_path(b, n)
-			   : xasprintf("%s/node.key", c->statedir);
+	                   : xasprintf("%s/node.key", c->statedir);
 	if (c->rundir[0] != '/' || c->statedir[0] != '/')
-		return fail(b, "node", c->rundir[0] != '/' ? "rundir"
-		    : "statedir", "must be an absolute path");
+		return fail(b, "node",
+		    c->rundir[0] != '/' ? "rundir" : "statedir",
+		    "must be an absolute path");
 	if (lookup_group(g, &c->admin_gid) < 0)
 		return fail(b, "init", "admin_group", "no such group '%s'", g);
 	return 0;
@@ -444,7 +455,7 @@ mts_init_conf_load(const char *path, struct init_conf **out, char *err,
 {
 	struct init_conf *c = xcalloc(1, sizeof(*c));
 	struct mts_cfg *cfg = NULL;
-	struct build b = {.err = err, .errlen = errlen};
+	struct build b = { .err = err, .errlen = errlen };
 	char *tmp;
 	size_t i;
 	int rc;

@@ -12,25 +12,25 @@
 
 struct init_agent {
 	char *name;
-	char *exec;	    /* absolute path */
-	char **args;	    /* extra arguments, NULL-terminated */
-	char *user;	    /* as written */
+	char *exec;  /* absolute path */
+	char **args; /* extra arguments, NULL-terminated */
+	char *user;  /* as written */
 	uid_t uid;
 	gid_t gid;
-	gid_t *groups;	    /* supplementary (admin group included) */
+	gid_t *groups; /* supplementary (admin group included) */
 	size_t ngroups;
 	uint64_t caps;
-	char *caps_text;    /* as written, normalized */
-	char *seccomp;	    /* policy path or NULL */
+	char *caps_text; /* as written, normalized */
+	char *seccomp;   /* policy path or NULL */
 	int seccomp_debug;
-	int filter_fd;	    /* sealed memfd with the BPF program, or -1 */
-	char **after;	    /* names, NULL-terminated */
-	char *chroot;	    /* or NULL */
+	int filter_fd; /* sealed memfd with the BPF program, or -1 */
+	char **after;  /* names, NULL-terminated */
+	char *chroot;  /* or NULL */
 	uint64_t nofile;
-	char *log;	    /* or NULL */
-	int node_key;	    /* gets MTS_NODE_KEY_FD */
+	char *log;    /* or NULL */
+	int node_key; /* gets MTS_NODE_KEY_FD */
 	struct mts_sup_params p;
-	char *fingerprint;  /* everything above: equal means unchanged */
+	char *fingerprint; /* everything above: equal means unchanged */
 };
 
 struct init_conf {
@@ -38,7 +38,7 @@ struct init_conf {
 	char *node;
 	char *rundir;
 	char *statedir;
-	char *key;	    /* the node's static key file */
+	char *key; /* the node's static key file */
 	gid_t admin_gid;
 	struct mts_acl_table admin_acl; /* who may call admin.sock */
 	int debug;

@@ -25,14 +25,14 @@ mts_sup_state_name(enum mts_sup_state st)
 }
 
 static void
-emit(struct mts_init_fxlist *fx, enum mts_init_fx_type t, size_t agent,
-    int sig, int64_t delay)
+emit(struct mts_init_fxlist *fx, enum mts_init_fx_type t, size_t agent, int sig,
+    int64_t delay)
 {
 	if (fx->n == fx->cap) {
 		fx->cap = fx->cap ? fx->cap * 2 : 8;
 		fx->v = xreallocarray(fx->v, fx->cap, sizeof(*fx->v));
 	}
-	fx->v[fx->n++] = (struct mts_init_fx){t, agent, sig, delay};
+	fx->v[fx->n++] = (struct mts_init_fx){ t, agent, sig, delay };
 }
 
 void
@@ -123,8 +123,8 @@ c_want(struct mts_init_core *c, struct mts_sup *s, enum mts_sup_exit x,
 }
 
 static int
-c_want_running(struct mts_init_core *c, struct mts_sup *s,
-    enum mts_sup_exit x, mts_time_t now, struct mts_init_fxlist *fx)
+c_want_running(struct mts_init_core *c, struct mts_sup *s, enum mts_sup_exit x,
+    mts_time_t now, struct mts_init_fxlist *fx)
 {
 	s->want = 1;
 	return 0;
@@ -183,8 +183,8 @@ c_crashed(struct mts_init_core *c, struct mts_sup *s, enum mts_sup_exit x,
 		s->want = 0;
 		return 0;
 	}
-	s->backoff_ms = mts_init_backoff(s->backoff_ms, now - s->started,
-	    &s->p);
+	s->backoff_ms =
+	    mts_init_backoff(s->backoff_ms, now - s->started, &s->p);
 	s->restarts++;
 	s->st = SUP_BACKOFF;
 	s->deadline = now + s->backoff_ms;
@@ -221,8 +221,8 @@ c_kill(struct mts_init_core *c, struct mts_sup *s, enum mts_sup_exit x,
 }
 
 static int
-c_backoff_over(struct mts_init_core *c, struct mts_sup *s,
-    enum mts_sup_exit x, mts_time_t now, struct mts_init_fxlist *fx)
+c_backoff_over(struct mts_init_core *c, struct mts_sup *s, enum mts_sup_exit x,
+    mts_time_t now, struct mts_init_fxlist *fx)
 {
 	s->st = SUP_WAITING;
 	s->deadline = MTS_TIME_NEVER;
@@ -232,17 +232,17 @@ c_backoff_over(struct mts_init_core *c, struct mts_sup *s,
 /* NULL: impossible (there is no process to be ready or to exit). */
 static const cell_fn table[SUP_NSTATES][SUP_NEVENTS] = {
 	/*               START           STOP      RESTART            READY     EXIT       TIMER */
-	[SUP_DOWN] = {c_want, c_ignore, c_want, NULL, NULL, c_ignore},
-	[SUP_WAITING] = {c_ignore, c_unwant, c_ignore, NULL, NULL, c_ignore},
-	[SUP_STARTING] = {c_ignore, c_unwant, c_restart_running, c_ready,
-	    c_crashed, c_kill},
-	[SUP_UP] = {c_ignore, c_unwant, c_restart_running, c_ignore,
-	    c_crashed, c_ignore},
-	[SUP_STOPPING] = {c_want_running, c_unwant, c_restart_running,
-	    c_ignore, c_stopped, c_kill},
-	[SUP_BACKOFF] = {c_want, c_unwant, c_want, NULL, NULL,
-	    c_backoff_over},
-	[SUP_FAILED] = {c_want, c_unwant, c_want, NULL, NULL, c_ignore},
+	[SUP_DOWN] = { c_want, c_ignore, c_want, NULL, NULL, c_ignore },
+	[SUP_WAITING] = { c_ignore, c_unwant, c_ignore, NULL, NULL, c_ignore },
+	[SUP_STARTING] = { c_ignore, c_unwant, c_restart_running, c_ready,
+	    c_crashed, c_kill },
+	[SUP_UP] = { c_ignore, c_unwant, c_restart_running, c_ignore, c_crashed,
+	    c_ignore },
+	[SUP_STOPPING] = { c_want_running, c_unwant, c_restart_running,
+	    c_ignore, c_stopped, c_kill },
+	[SUP_BACKOFF] = { c_want, c_unwant, c_want, NULL, NULL,
+	    c_backoff_over },
+	[SUP_FAILED] = { c_want, c_unwant, c_want, NULL, NULL, c_ignore },
 };
 
 static int
@@ -345,8 +345,8 @@ mts_init_shutdown(struct mts_init_core *c, mts_time_t now,
 		c->s[i].want = 0;
 		c->s[i].restart_pending = 0;
 		if (!has_process(c->s[i].st)) {
-			c->s[i].st = c->s[i].st == SUP_FAILED ? SUP_FAILED
-							      : SUP_DOWN;
+			c->s[i].st =
+			    c->s[i].st == SUP_FAILED ? SUP_FAILED : SUP_DOWN;
 			c->s[i].deadline = MTS_TIME_NEVER;
 		}
 	}

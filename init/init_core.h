@@ -11,7 +11,7 @@ enum mts_sup_state {
 	SUP_DOWN,     /* not running, not wanted */
 	SUP_WAITING,  /* wanted, dependencies not up yet */
 	SUP_STARTING, /* spawned, readiness not reported yet */
-	SUP_UP,	      /* ready */
+	SUP_UP,       /* ready */
 	SUP_STOPPING, /* SIGTERM sent, waiting for the exit */
 	SUP_BACKOFF,  /* crashed, restart timer armed */
 	SUP_FAILED,   /* permanent failure: not restarted until started */
@@ -30,7 +30,7 @@ enum mts_sup_event {
 
 /* How a process ended, as far as restarting is concerned. */
 enum mts_sup_exit {
-	SUP_EXIT_CLEAN,	    /* exit code 0 */
+	SUP_EXIT_CLEAN,     /* exit code 0 */
 	SUP_EXIT_FAILURE,   /* other codes, signals */
 	SUP_EXIT_PERMANENT, /* the permanent-failure or usage exit codes */
 };
@@ -43,10 +43,10 @@ enum mts_sup_restart {
 
 struct mts_sup_params {
 	enum mts_sup_restart restart;
-	int64_t backoff_min_ms;	 /* first restart delay */
-	int64_t backoff_max_ms;	 /* cap of the doubling */
-	int64_t stable_ms;	 /* a run this long resets the backoff */
-	int64_t grace_ms;	 /* SIGTERM to SIGKILL */
+	int64_t backoff_min_ms;   /* first restart delay */
+	int64_t backoff_max_ms;   /* cap of the doubling */
+	int64_t stable_ms;        /* a run this long resets the backoff */
+	int64_t grace_ms;         /* SIGTERM to SIGKILL */
 	int64_t ready_timeout_ms; /* spawn to readiness, else SIGKILL */
 };
 
@@ -56,9 +56,9 @@ struct mts_sup {
 	size_t *after; /* indices of dependencies */
 	size_t nafter;
 	enum mts_sup_state st;
-	int want;	     /* should be running */
+	int want;            /* should be running */
 	int restart_pending; /* stop, then start again */
-	int removed;	     /* dropped by a reload: never started again */
+	int removed;         /* dropped by a reload: never started again */
 	mts_time_t deadline; /* MTS_TIME_NEVER when no timer */
 	mts_time_t started;  /* spawn time of the current process */
 	mts_time_t ready_at;

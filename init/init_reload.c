@@ -68,8 +68,8 @@ rebind(struct init *in, struct init_conf *nc, struct names *re,
 			names_add(rm, s->name);
 			continue;
 		}
-		if (strcmp(in->rt[i].conf->fingerprint,
-		    nc->a[j].fingerprint) != 0) {
+		if (strcmp(in->rt[i].conf->fingerprint, nc->a[j].fingerprint) !=
+		    0) {
 			s->p = nc->a[j].p;
 			if (s->want || in->rt[i].pid > 0 || s->st == SUP_FAILED)
 				ev[i] = SEV_RESTART;
@@ -142,10 +142,10 @@ set_deps(struct init *in)
 }
 
 int
-init_reload(struct init *in, char ***restarted, char ***added,
-    char ***removed, char *err, size_t errlen)
+init_reload(struct init *in, char ***restarted, char ***added, char ***removed,
+    char *err, size_t errlen)
 {
-	struct names re = {0}, add = {0}, rm = {0};
+	struct names re = { 0 }, add = { 0 }, rm = { 0 };
 	struct init_conf *nc, *old = in->conf;
 	size_t i;
 	int *ev;
@@ -159,7 +159,8 @@ init_reload(struct init *in, char ***restarted, char ***added,
 	if (strcmp(nc->rundir, old->rundir) != 0 ||
 	    strcmp(nc->statedir, old->statedir) != 0 ||
 	    strcmp(nc->key, old->key) != 0)
-		log_warnx("reload: rundir, statedir and key changes take effect "
+		log_warnx(
+		    "reload: rundir, statedir and key changes take effect "
 		    "when mts-init restarts");
 	free(nc->rundir);
 	free(nc->statedir);

@@ -10,17 +10,17 @@
 struct mts_admit_conn {
 	const char *raddr; /* "ip:port"; the source address is the ip */
 	mts_time_t since;  /* accepted or dialled */
-	int unfinished;	   /* accepted, handshake not finished */
+	int unfinished;    /* accepted, handshake not finished */
 };
 
 struct mts_admit_caps {
-	size_t links;		    /* connections in all */
-	size_t unfinished;	    /* unfinished handshakes in all */
+	size_t links;               /* connections in all */
+	size_t unfinished;          /* unfinished handshakes in all */
 	size_t unfinished_per_addr; /* the same, from one address */
 };
 
 enum mts_admit_why {
-	MTS_ADMIT_PER_ADDR, /* its address had unfinished_per_addr */
+	MTS_ADMIT_PER_ADDR,   /* its address had unfinished_per_addr */
 	MTS_ADMIT_UNFINISHED, /* unfinished handshakes were at the cap */
 	MTS_ADMIT_LINKS,      /* connections were at the cap */
 };

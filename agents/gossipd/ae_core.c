@@ -44,8 +44,8 @@ push_page(struct mts_ae *ae, const uint8_t h[MTS_HASH_LEN])
 {
 	if (ae->npages == ae->cappages) {
 		ae->cappages = ae->cappages ? ae->cappages * 2 : 16;
-		ae->pages = xreallocarray(ae->pages, ae->cappages,
-		    sizeof(*ae->pages));
+		ae->pages =
+		    xreallocarray(ae->pages, ae->cappages, sizeof(*ae->pages));
 	}
 	memcpy(ae->pages[ae->npages++], h, MTS_HASH_LEN);
 }
@@ -105,7 +105,7 @@ diff_items(struct mts_ae *ae, const struct mts_mst_page_view *v)
 {
 	const uint8_t **keys;
 	size_t *klens, i;
-	uint8_t (*rh)[MTS_HASH_LEN];
+	uint8_t(*rh)[MTS_HASH_LEN];
 	int *found;
 
 	if (v->nitems == 0)

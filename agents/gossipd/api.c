@@ -17,11 +17,11 @@
 /* Root and gossipd's own user may do everything, the users of
  * [gossipd] acl_relay relay to other nodes, anyone may look. */
 static const struct mts_acl_rule acl_rules[] = {
-	{MTS_CALLER_READ | MTS_CALLER_ADMIN | MTS_CALLER_RELAY, MTS_ACL_SELF,
-	    NULL},
-	{MTS_CALLER_READ | MTS_CALLER_RELAY, MTS_ACL_USERS, "acl_relay"},
-	{MTS_CALLER_READ, MTS_ACL_ANYONE, NULL},
-	{0, 0, NULL},
+	{ MTS_CALLER_READ | MTS_CALLER_ADMIN | MTS_CALLER_RELAY, MTS_ACL_SELF,
+	    NULL },
+	{ MTS_CALLER_READ | MTS_CALLER_RELAY, MTS_ACL_USERS, "acl_relay" },
+	{ MTS_CALLER_READ, MTS_ACL_ANYONE, NULL },
+	{ 0, 0, NULL },
 };
 
 static Mts__Gossipd__Request *
@@ -144,13 +144,13 @@ h_init(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 
 	if (g->in_cluster || g->init_pending) {
 		mts_ipc_reply_error(call, MTS_ERR_STATE, "%s",
-		    g->in_cluster ? "this node is already in a cluster" :
-				    "an init is already in progress");
+		    g->in_cluster ? "this node is already in a cluster"
+		                  : "an init is already in progress");
 		return;
 	}
 	if (rq->advertise[0] &&
 	    (strlen(rq->advertise) >= GD_ADDR_MAX ||
-		strchr(rq->advertise, ':') == NULL)) {
+	        strchr(rq->advertise, ':') == NULL)) {
 		mts_ipc_reply_error(call, MTS_ERR_INVAL,
 		    "advertise address '%s' is not ADDRESS:PORT",
 		    rq->advertise);
@@ -264,11 +264,12 @@ h_members(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		ni[i].node.len = MTS_NODE_ID_LEN;
 		ni[i].name = (char *)sm->u.name;
 		ni[i].addr = (char *)sm->u.addr;
-		ni[i].state = sm->is_self && g->removed ? "removed" :
-		    (char *)mts_swim_state_name(sm->u.state);
+		ni[i].state = sm->is_self && g->removed
+		    ? "removed"
+		    : (char *)mts_swim_state_name(sm->u.state);
 		ni[i].incarnation = sm->u.inc;
-		ni[i].last_seen_ms = sm->is_self ? 0 :
-						   (uint64_t)(now - sm->last_seen);
+		ni[i].last_seen_ms =
+		    sm->is_self ? 0 : (uint64_t)(now - sm->last_seen);
 		ni[i].self = sm->is_self;
 		np[i] = &ni[i];
 	}
@@ -293,7 +294,8 @@ resolve(struct gossipd *g, const char *s, uint8_t id[MTS_NODE_ID_LEN])
 	char hex[MTS_NODE_HEX_LEN + 1];
 	struct peer *p;
 
-	if (len == MTS_NODE_HEX_LEN && mts_unhex(id, MTS_NODE_ID_LEN, s, len) == 0)
+	if (len == MTS_NODE_HEX_LEN &&
+	    mts_unhex(id, MTS_NODE_ID_LEN, s, len) == 0)
 		return 0;
 	for (i = 0; i < n; i++) {
 		const struct mts_swim_member *sm =
@@ -313,7 +315,9 @@ resolve(struct gossipd *g, const char *s, uint8_t id[MTS_NODE_ID_LEN])
 			hits++;
 		}
 	}
-	return hits == 1 ? 0 : hits == 0 ? -MTS_ERR_NOTFOUND : -MTS_ERR_CONFLICT;
+	return hits == 1 ? 0
+	    : hits == 0  ? -MTS_ERR_NOTFOUND
+	                 : -MTS_ERR_CONFLICT;
 }
 
 /* A remove waiting for the statestore's delete. */
@@ -323,8 +327,7 @@ struct remove_call {
 };
 
 static void
-removed(struct gossipd *g, void *arg, int rc,
-    const Mts__Statestore__Reply *r)
+removed(struct gossipd *g, void *arg, int rc, const Mts__Statestore__Reply *r)
 {
 	struct remove_call *rm = arg;
 	Mts__Gossipd__Reply rep = MTS__GOSSIPD__REPLY__INIT;
@@ -403,7 +406,8 @@ h_relay(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	msg.body_case = MTS__GOSSIP__MSG__BODY_RELAY_REQ;
 	msg.relay_req = &wr;
 	if (gd_send(g, p, &msg, now) < 0) {
-		mts_ipc_reply_error(call, MTS_ERR_IO, "relay: peer unreachable");
+		mts_ipc_reply_error(call, MTS_ERR_IO,
+		    "relay: peer unreachable");
 		return;
 	}
 	rp = &g->relays[g->nrelays++];
@@ -425,8 +429,8 @@ gd_relay_reply(struct gossipd *g, const Mts__Gossip__RelayRep *rr)
 			continue;
 		if (rr->error) {
 			mts_ipc_reply_error(g->relays[i].call,
-			    (int)(rr->error <= MTS_ERR_STATE ? rr->error :
-							       MTS_ERR_IO),
+			    (int)(rr->error <= MTS_ERR_STATE ? rr->error
+			                                     : MTS_ERR_IO),
 			    "remote: %s", rr->message);
 		} else {
 			ok.payload = rr->payload;
@@ -481,16 +485,20 @@ h_stats(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__GOSSIPD__REQUEST__BODY_INIT, "init", MTS_CALLER_ADMIN, h_init},
-	{MTS__GOSSIPD__REQUEST__BODY_JOIN, "join", MTS_CALLER_ADMIN, h_join},
-	{MTS__GOSSIPD__REQUEST__BODY_TOKEN, "token", MTS_CALLER_ADMIN, h_token},
-	{MTS__GOSSIPD__REQUEST__BODY_LEAVE, "leave", MTS_CALLER_ADMIN, h_leave},
-	{MTS__GOSSIPD__REQUEST__BODY_MEMBERS, "members", MTS_CALLER_READ,
-	    h_members},
-	{MTS__GOSSIPD__REQUEST__BODY_REMOVE, "remove", MTS_CALLER_ADMIN,
-	    h_remove},
-	{MTS__GOSSIPD__REQUEST__BODY_RELAY, "relay", MTS_CALLER_RELAY, h_relay},
-	{MTS__GOSSIPD__REQUEST__BODY_STATS, "stats", MTS_CALLER_READ, h_stats},
+	{ MTS__GOSSIPD__REQUEST__BODY_INIT, "init", MTS_CALLER_ADMIN, h_init },
+	{ MTS__GOSSIPD__REQUEST__BODY_JOIN, "join", MTS_CALLER_ADMIN, h_join },
+	{ MTS__GOSSIPD__REQUEST__BODY_TOKEN, "token", MTS_CALLER_ADMIN,
+	    h_token },
+	{ MTS__GOSSIPD__REQUEST__BODY_LEAVE, "leave", MTS_CALLER_ADMIN,
+	    h_leave },
+	{ MTS__GOSSIPD__REQUEST__BODY_MEMBERS, "members", MTS_CALLER_READ,
+	    h_members },
+	{ MTS__GOSSIPD__REQUEST__BODY_REMOVE, "remove", MTS_CALLER_ADMIN,
+	    h_remove },
+	{ MTS__GOSSIPD__REQUEST__BODY_RELAY, "relay", MTS_CALLER_RELAY,
+	    h_relay },
+	{ MTS__GOSSIPD__REQUEST__BODY_STATS, "stats", MTS_CALLER_READ,
+	    h_stats },
 };
 
 static const struct mts_ipc_service service = {
@@ -507,22 +515,22 @@ gd_api_open(struct gossipd *g)
 {
 	char path[512], err[256];
 
-	if (mts_acl_table_load(&g->acl, acl_rules, g->agent.cfg, "gossipd",
-		err, sizeof(err)) < 0) {
+	if (mts_acl_table_load(&g->acl, acl_rules, g->agent.cfg, "gossipd", err,
+	        sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return -1;
 	}
-	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
-		"gossipd", NULL) < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir, "gossipd",
+	        NULL) < 0)
 		return -1;
 	if ((g->api = mts_ipc_server_open(path, &service, g, err,
-		 sizeof(err))) == NULL) {
+	         sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
 	}
 	mts_ipc_server_set_acl(g->api, &g->acl);
-	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
-		"gossipd", "gossipd.pub") < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir, "gossipd",
+	        "gossipd.pub") < 0)
 		return -1;
 	if ((g->pub_feed = mts_pub_open(path, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);

@@ -53,11 +53,12 @@ self_removed(struct gossipd *g)
 	g->removed = 1;
 	g->in_cluster = 0;
 	log_warnx("this node was removed from the cluster (m/%s is a "
-		  "tombstone): it no longer talks to the members; to come back, "
-		  "wipe its state directory and join with a fresh identity",
+	          "tombstone): it no longer talks to the members; to come back, "
+	          "wipe its state directory and join with a fresh identity",
 	    g->idhex);
-	mts_agent_status(&g->agent, "removed from the cluster: not talking to "
-				    "its members (rejoin with a fresh identity)");
+	mts_agent_status(&g->agent,
+	    "removed from the cluster: not talking to "
+	    "its members (rejoin with a fresh identity)");
 	for (l = g->links; l; l = l->next)
 		gd_link_close(g, l, NULL);
 	for (p = g->peers; p; p = p->next)
@@ -217,7 +218,7 @@ gd_load_cluster(struct gossipd *g, mts_time_t now)
 	Mts__Statestore__ScanReq sc = MTS__STATESTORE__SCAN_REQ__INIT;
 	Mts__Statestore__Reply *rep = NULL;
 	char key[MTS_NODE_HEX_LEN + 8];
-	ProtobufCBinaryData after = {0, NULL};
+	ProtobufCBinaryData after = { 0, NULL };
 	uint8_t *last = NULL;
 	size_t i;
 	int rc, more = 1;
@@ -300,13 +301,13 @@ gd_verify_member(void *ctx, const uint8_t pub[32])
 	    memcmp(p->pub, pub, 32) == 0) {
 		/* finish the handshake only to tell it (gd_tell_removed) */
 		gd_peer_log(l->g, MTS_LOG_WARN, l->raddr, why,
-		    "refusing node %s: %s (%s); handing it its tombstone",
-		    hex, why, l->raddr);
+		    "refusing node %s: %s (%s); handing it its tombstone", hex,
+		    why, l->raddr);
 		l->tell_removed = 1;
 		return 0;
 	}
-	gd_peer_log(l->g, MTS_LOG_WARN, l->raddr, why, "refusing node %s: %s (%s)",
-	    hex, why, l->raddr);
+	gd_peer_log(l->g, MTS_LOG_WARN, l->raddr, why,
+	    "refusing node %s: %s (%s)", hex, why, l->raddr);
 	return -MTS_ERR_DENIED;
 }
 
@@ -414,8 +415,8 @@ send_join_rep(struct gossipd *g, struct link *l, const char *error)
 /* Stores the new member's record; fn gets the outcome. */
 static void
 write_member(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN],
-    const uint8_t pub[32], const char *addr, const char *name,
-    gd_store_fn fn, void *arg)
+    const uint8_t pub[32], const char *addr, const char *name, gd_store_fn fn,
+    void *arg)
 {
 	Mts__Gossip__MemberRecord mr = MTS__GOSSIP__MEMBER_RECORD__INIT;
 	char key[MTS_NODE_HEX_LEN + 3], *addrs[1];
@@ -465,8 +466,9 @@ admit_stored(struct gossipd *g, void *arg, int rc,
 
 	if (rc < 0) {
 		if (l)
-			send_join_rep(g, l, "the bootstrap node could not "
-					    "record the new member");
+			send_join_rep(g, l,
+			    "the bootstrap node could not "
+			    "record the new member");
 		free(ac);
 		return;
 	}
@@ -495,7 +497,7 @@ gd_tell_removed(struct gossipd *g, struct link *l)
 	l->closing = 1;
 	if (p == NULL || p->tomb == NULL ||
 	    (kr.record = mts__record__unpack(NULL, p->tomb_len, p->tomb)) ==
-		NULL) {
+	        NULL) {
 		gd_link_close(g, l, "removed from the cluster");
 		return;
 	}
@@ -538,8 +540,9 @@ gd_admit(struct gossipd *g, struct link *l, mts_time_t now)
 	if (p && p->removed) {
 		gd_peer_log(g, MTS_LOG_WARN, l->raddr, "removed node joins",
 		    "join from %s refused: node %s was removed", l->raddr, hex);
-		send_join_rep(g, l, "this node was removed from the cluster; "
-				    "join with a fresh identity");
+		send_join_rep(g, l,
+		    "this node was removed from the cluster; "
+		    "join with a fresh identity");
 		goto out;
 	}
 	/* the join reply goes out once the member record is stored */

@@ -34,9 +34,9 @@ struct mts_conn {
 	size_t peer_hello_len;
 	uint8_t rs[32];
 	int has_rs;
-	struct mts_buf in;	/* received bytes not yet a whole frame */
-	size_t in_off;		/* consumed prefix of in */
-	struct mts_buf out;	/* bytes to write */
+	struct mts_buf in;      /* received bytes not yet a whole frame */
+	size_t in_off;          /* consumed prefix of in */
+	struct mts_buf out;     /* bytes to write */
 	struct mts_buf partial; /* payload being reassembled */
 	struct pending *q, **qtail;
 	uint64_t rx_bytes;
@@ -175,8 +175,8 @@ transport_read(struct mts_conn *c, const uint8_t *frame, size_t len)
 	rc = mts_noise_decrypt(&c->rx, NULL, 0, frame, len, pt, &plen);
 	if (rc < 0)
 		return conn_fail(c, rc, "frame failed to authenticate",
-		    rc == -MTS_ERR_CRYPTO ? "tampered, replayed or reordered" :
-					    "nonce exhausted");
+		    rc == -MTS_ERR_CRYPTO ? "tampered, replayed or reordered"
+		                          : "nonce exhausted");
 	if (plen < 1 || (pt[0] & ~CHUNK_MORE) != 0)
 		return conn_fail(c, -MTS_ERR_INVAL, "bad chunk header", NULL);
 	if (c->partial.len + plen - 1 > c->max_payload)
@@ -206,8 +206,8 @@ mts_conn_new(struct mts_conn **out, const struct mts_conn_cfg *cfg)
 	c->qtail = &c->q;
 	c->verify = cfg->verify;
 	c->verify_ctx = cfg->verify_ctx;
-	c->max_payload = cfg->max_payload ? cfg->max_payload :
-					    MTS_CONN_DEFAULT_MAXPAYLOAD;
+	c->max_payload =
+	    cfg->max_payload ? cfg->max_payload : MTS_CONN_DEFAULT_MAXPAYLOAD;
 	if (cfg->hello_len > CHUNK_MAX) {
 		rc = -MTS_ERR_TOOBIG;
 		goto out;
@@ -279,8 +279,8 @@ mts_conn_feed(struct mts_conn *c, const uint8_t *data, size_t len)
 			char n[16];
 
 			snprintf(n, sizeof(n), "%u", flen);
-			return conn_fail(c, -MTS_ERR_TOOBIG,
-			    "bad frame length", n);
+			return conn_fail(c, -MTS_ERR_TOOBIG, "bad frame length",
+			    n);
 		}
 		if (c->in.len - c->in_off - MTS_FRAME_HDR < flen)
 			break;

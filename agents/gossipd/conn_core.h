@@ -24,7 +24,7 @@ typedef int (*mts_conn_verify_fn)(void *ctx, const uint8_t pub[32]);
 
 struct mts_conn_cfg {
 	enum mts_noise_role role;
-	const char *protocol; /* MTS_NOISE_IK or MTS_NOISE_XXPSK3 */
+	const char *protocol;  /* MTS_NOISE_IK or MTS_NOISE_XXPSK3 */
 	const uint8_t *s_priv; /* 32 bytes, required */
 	const uint8_t *rs;     /* IK initiator: the responder's key */
 	const uint8_t *psk;    /* XXpsk3: the join secret (32 bytes) */

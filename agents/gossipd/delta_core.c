@@ -10,8 +10,8 @@
 
 struct mts_seen {
 	uint64_t *slots; /* 0 = empty; fingerprints are never 0 */
-	size_t nslots;	 /* power of two, > 2 * cap */
-	uint64_t *ring;	 /* insertion order, for eviction */
+	size_t nslots;   /* power of two, > 2 * cap */
+	uint64_t *ring;  /* insertion order, for eviction */
 	size_t cap, head, count;
 };
 
@@ -87,8 +87,8 @@ erase(struct mts_seen *s, uint64_t f)
 }
 
 int
-mts_seen_add(struct mts_seen *s, const uint8_t *key, size_t klen,
-    uint64_t hlc, const uint8_t origin[MTS_NODE_ID_LEN])
+mts_seen_add(struct mts_seen *s, const uint8_t *key, size_t klen, uint64_t hlc,
+    const uint8_t origin[MTS_NODE_ID_LEN])
 {
 	uint64_t f = fingerprint(key, klen, hlc, origin);
 	size_t i = lookup(s, f);
@@ -126,8 +126,7 @@ mts_delta_sent_has(const struct mts_delta_sent *ss,
 }
 
 void
-mts_delta_sent_add(struct mts_delta_sent *ss,
-    const uint8_t id[MTS_NODE_ID_LEN])
+mts_delta_sent_add(struct mts_delta_sent *ss, const uint8_t id[MTS_NODE_ID_LEN])
 {
 	if (ss->n < MTS_DELTA_MAX_SENT && !mts_delta_sent_has(ss, id))
 		memcpy(ss->id[ss->n++], id, MTS_NODE_ID_LEN);
@@ -138,7 +137,10 @@ mts_delta_targets(struct mts_delta_sent *sent,
     const uint8_t self[MTS_NODE_ID_LEN], const uint8_t (*cand)[MTS_NODE_ID_LEN],
     size_t ncand, int fanout, uint8_t (*out)[MTS_NODE_ID_LEN])
 {
-	size_t i, k = 0, max = fanout > 16 ? 16 : fanout < 0 ? 0 : (size_t)fanout;
+	size_t i, k = 0,
+	          max = fanout > 16 ? 16
+	    : fanout < 0            ? 0
+	                            : (size_t)fanout;
 
 	mts_delta_sent_add(sent, self);
 	for (i = 0; i < ncand && k < max; i++)

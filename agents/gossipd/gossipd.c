@@ -66,7 +66,7 @@ load_config(struct gossipd *g)
 	(void)mts_parse_size(mts_cfg_str(g->agent.cfg, "gossipd", "ae_rate"),
 	    &c->ae_rate);
 	(void)mts_parse_size(mts_cfg_str(g->agent.cfg, "gossipd",
-				 "max_payload"),
+	                         "max_payload"),
 	    &sz);
 	c->max_payload = sz;
 	c->handshake_timeout = cfg_ms(g, "handshake_timeout");
@@ -80,18 +80,19 @@ load_config(struct gossipd *g)
 	if (c->swim.probe_interval <= 0 || c->swim.probe_timeout <= 0 ||
 	    c->swim.probe_timeout >= c->swim.probe_interval) {
 		log_warnx("[gossipd] probe_timeout must be positive and below "
-			  "probe_interval");
+		          "probe_interval");
 		return -1;
 	}
 	if (c->swim.indirect < 0 || c->swim.suspicion_mult < 1 ||
 	    c->swim.retransmit_mult < 1 || c->fanout < 1 ||
-	    c->ae_interval <= 0 || c->ae_rate <= 0 ||
-	    c->max_payload < 65536 || c->handshake_timeout <= 0 ||
+	    c->ae_interval <= 0 || c->ae_rate <= 0 || c->max_payload < 65536 ||
+	    c->handshake_timeout <= 0 ||
 	    c->idle_timeout <= c->swim.probe_interval ||
 	    c->reconnect_max <= 0 || c->store_timeout <= 0 ||
 	    c->max_handshakes < 1 || c->max_handshakes_ip < 1 ||
 	    c->max_links < c->max_handshakes || c->peer_log_interval <= 0) {
-		log_warnx("[gossipd] a value is out of range (see docs/gossip.md)");
+		log_warnx(
+		    "[gossipd] a value is out of range (see docs/gossip.md)");
 		return -1;
 	}
 	return 0;
@@ -132,8 +133,9 @@ load_key(struct gossipd *g)
 	} else if (errno == ENOENT) {
 		randombytes_buf(g->priv, sizeof(g->priv));
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0 || write(fd, g->priv, sizeof(g->priv)) !=
-				  (ssize_t)sizeof(g->priv) ||
+		if (fd < 0 ||
+		    write(fd, g->priv, sizeof(g->priv)) !=
+		        (ssize_t)sizeof(g->priv) ||
 		    fsync(fd) < 0) {
 			log_warn("writing %s", path);
 			if (fd >= 0)
@@ -233,7 +235,8 @@ on_event(struct gossipd *g, const struct mts_swim_update *u, mts_time_t now)
 	log_info("node %s (%s) is %s (incarnation %llu)", hex, u->name, st,
 	    (unsigned long long)u->inc);
 	gd_publish(g, u, st);
-	if (u->state != MTS_SWIM_ALIVE && memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0)
+	if (u->state != MTS_SWIM_ALIVE &&
+	    memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0)
 		broadcast_news(g, u, now);
 }
 
@@ -320,7 +323,7 @@ setup(struct gossipd *g)
 	g->seen = mts_seen_new(1u << 16);
 	if (gd_listen(g) < 0 || gd_store_open(g) < 0 ||
 	    mts_loop_watch(g->loop, g->subfd, MTS_LOOP_IN, "statestore feed",
-		on_feed, g) == NULL)
+	        on_feed, g) == NULL)
 		return -1;
 	if (gd_load_cluster(g, now) < 0)
 		log_warnx("could not read the member list; continuing");
@@ -368,7 +371,8 @@ main(int argc, char **argv)
 	if (mts_agent_sandbox(&g.agent) < 0)
 		return MTS_EXIT_FAILURE;
 	log_info("node %s (%s) listening on %s%s", g.idhex, g.name,
-	    g.cfg.listen, g.in_cluster ? ", in a cluster" : ", not in a cluster");
+	    g.cfg.listen,
+	    g.in_cluster ? ", in a cluster" : ", not in a cluster");
 	mts_agent_ready(&g.agent);
 	if (mts_loop_run(g.loop) < 0)
 		return MTS_EXIT_FAILURE;

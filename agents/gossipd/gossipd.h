@@ -26,9 +26,9 @@
 #include "statestore.pb-c.h"
 
 #define GD_ADDR_MAX MTS_SWIM_ADDR_MAX
-#define GD_MAX_UPDATES 8  /* membership updates piggybacked per message */
-#define GD_PAGE_BATCH 64  /* page hashes per anti-entropy request */
-#define GD_KEY_BATCH 512  /* keys per records request */
+#define GD_MAX_UPDATES 8    /* membership updates piggybacked per message */
+#define GD_PAGE_BATCH 64    /* page hashes per anti-entropy request */
+#define GD_KEY_BATCH 512    /* keys per records request */
 #define GD_CHUNK (1u << 20) /* target size of one transfer */
 #define GD_MAX_RELAYS 256
 
@@ -63,7 +63,7 @@ struct link {
 	mts_time_t last_rx;
 	int want_out; /* EPOLLOUT armed */
 	int dead;
-	int closing; /* close once the output is flushed */
+	int closing;      /* close once the output is flushed */
 	int tell_removed; /* a removed member: send it its tombstone, close */
 	struct mts_buf peek; /* LINK_IN: bytes before the protocol is known */
 	struct mts_ipc_call *join_call; /* LINK_JOIN_OUT: the API call */
@@ -76,13 +76,13 @@ struct peer {
 	uint8_t pub[32];
 	int has_pub;
 	int removed;
-	uint8_t *tomb;	   /* removed: its m/<node> tombstone (packed Record) */
+	uint8_t *tomb; /* removed: its m/<node> tombstone (packed Record) */
 	size_t tomb_len;
 	char addr[GD_ADDR_MAX];
 	char name[MTS_SWIM_NAME_MAX];
-	struct link *link;  /* the established link used to send */
-	struct link *dial;  /* an outgoing link being set up */
-	struct mts_buf q;   /* packed Msgs waiting: u32 length | bytes */
+	struct link *link; /* the established link used to send */
+	struct link *dial; /* an outgoing link being set up */
+	struct mts_buf q;  /* packed Msgs waiting: u32 length | bytes */
 	mts_time_t next_dial;
 	mts_time_t backoff;
 	struct peer *next;
@@ -100,8 +100,8 @@ struct gd_cfg {
 	mts_time_t idle_timeout;
 	mts_time_t reconnect_max;
 	mts_time_t store_timeout;
-	int64_t max_links;	   /* TCP connections in all */
-	int64_t max_handshakes;	   /* accepted, handshake not finished */
+	int64_t max_links;         /* TCP connections in all */
+	int64_t max_handshakes;    /* accepted, handshake not finished */
 	int64_t max_handshakes_ip; /* the same, from one address */
 	mts_time_t peer_log_interval;
 };
@@ -112,12 +112,12 @@ struct held_page;
 struct ae_walk {
 	struct mts_ae *ae;
 	uint8_t peer[MTS_NODE_ID_LEN];
-	uint64_t req_id;   /* reply awaited, 0 none */
+	uint64_t req_id; /* reply awaited, 0 none */
 	mts_time_t deadline;
 	mts_time_t started;
 	int active;
-	uint64_t gen;	   /* tells this walk's local answers from older ones */
-	int local_wait;	   /* statestore answers awaited */
+	uint64_t gen;   /* tells this walk's local answers from older ones */
+	int local_wait; /* statestore answers awaited */
 	uint8_t remote_root[32];
 	struct held_page *held; /* the peer's pages, held for local answers */
 	size_t nheld;
@@ -167,7 +167,7 @@ struct gossipd {
 	char idhex[MTS_NODE_HEX_LEN + 1];
 	char name[MTS_SWIM_NAME_MAX];
 	int in_cluster;
-	int init_pending; /* an init's records are being stored */
+	int init_pending;        /* an init's records are being stored */
 	uint8_t join_secret[32]; /* c/join, followed through the feed */
 	int has_join_secret;
 	int removed; /* our own m/<node> is a tombstone: out for good */
@@ -175,16 +175,16 @@ struct gossipd {
 	struct mts_loop *loop;
 	struct mts_timer tick; /* wakes the loop for SWIM, AE, relays, links */
 	int lfd;
-	struct mts_watch *lw;	   /* the listener's watcher */
-	mts_time_t accept_resume;  /* out of descriptors: listen again then */
+	struct mts_watch *lw;     /* the listener's watcher */
+	mts_time_t accept_resume; /* out of descriptors: listen again then */
 	struct mts_ratelimit peer_log; /* repeated peer errors */
-	mts_time_t peer_log_next;  /* next summary of silenced lines */
+	mts_time_t peer_log_next;      /* next summary of silenced lines */
 	struct link *links;
 	struct peer *peers;
 	struct mts_swim *swim;
 	struct mts_swim_out out;
 	struct mts_seen *seen;
-	struct mts_ipc_client *store;  /* blocking: start-up, admin calls */
+	struct mts_ipc_client *store; /* blocking: start-up, admin calls */
 	struct mts_ipc_async *astore; /* everything on the loop's path */
 	nng_socket sub;
 	int subfd;
@@ -203,8 +203,8 @@ struct gossipd {
 	size_t ndone;
 	struct relay_extra *relay_extra; /* [gossipd] relay_allow */
 	size_t nrelay_extra;
-	int64_t relay_inflight;		  /* per peer, [gossipd] relay_inflight */
-	struct relay_serving *serving;	  /* relayed calls being served */
+	int64_t relay_inflight;        /* per peer, [gossipd] relay_inflight */
+	struct relay_serving *serving; /* relayed calls being served */
 	struct relay_client *relay_clients; /* one per local agent reached */
 	size_t nrelay_clients;
 	struct gd_stats stats;
@@ -311,6 +311,7 @@ void gd_ae_tick(struct gossipd *, mts_time_t now);
 void gd_ae_reply(struct gossipd *, struct peer *, const Mts__Gossip__Msg *,
     mts_time_t now);
 void gd_ae_serve(struct gossipd *, struct link *, const Mts__Gossip__Msg *);
-void gd_ae_start_with(struct gossipd *, const uint8_t id[MTS_NODE_ID_LEN], mts_time_t now);
+void gd_ae_start_with(struct gossipd *, const uint8_t id[MTS_NODE_ID_LEN],
+    mts_time_t now);
 
 #endif

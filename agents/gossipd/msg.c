@@ -8,8 +8,8 @@
 #include "mtserr.h"
 #include "xmalloc.h"
 
-typedef void (*msg_fn)(struct gossipd *, struct link *, const Mts__Gossip__Msg *,
-    mts_time_t now);
+typedef void (*msg_fn)(struct gossipd *, struct link *,
+    const Mts__Gossip__Msg *, mts_time_t now);
 
 static void
 on_ping(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m,
@@ -93,19 +93,19 @@ static const struct {
 	int member_only; /* needs an IK (member) link */
 	msg_fn fn;
 } routes[] = {
-	{MTS__GOSSIP__MSG__BODY_PING, "ping", 1, on_ping},
-	{MTS__GOSSIP__MSG__BODY_ACK, "ack", 1, on_ack},
-	{MTS__GOSSIP__MSG__BODY_PING_REQ, "ping-req", 1, on_pingreq},
-	{MTS__GOSSIP__MSG__BODY_ROOT_REQ, "root", 1, on_ae_request},
-	{MTS__GOSSIP__MSG__BODY_PAGE_REQ, "pages", 1, on_ae_request},
-	{MTS__GOSSIP__MSG__BODY_RECORDS_REQ, "records", 1, on_ae_request},
-	{MTS__GOSSIP__MSG__BODY_ROOT_REP, "root reply", 1, on_ae_reply},
-	{MTS__GOSSIP__MSG__BODY_PAGE_REP, "pages reply", 1, on_ae_reply},
-	{MTS__GOSSIP__MSG__BODY_RECORDS_REP, "records reply", 1, on_ae_reply},
-	{MTS__GOSSIP__MSG__BODY_RELAY_REQ, "relay", 1, on_relay_req},
-	{MTS__GOSSIP__MSG__BODY_RELAY_REP, "relay reply", 1, on_relay_rep},
-	{MTS__GOSSIP__MSG__BODY_JOIN_REP, "join reply", 0, on_join_rep},
-	{MTS__GOSSIP__MSG__BODY_BYE, "bye", 0, on_bye},
+	{ MTS__GOSSIP__MSG__BODY_PING, "ping", 1, on_ping },
+	{ MTS__GOSSIP__MSG__BODY_ACK, "ack", 1, on_ack },
+	{ MTS__GOSSIP__MSG__BODY_PING_REQ, "ping-req", 1, on_pingreq },
+	{ MTS__GOSSIP__MSG__BODY_ROOT_REQ, "root", 1, on_ae_request },
+	{ MTS__GOSSIP__MSG__BODY_PAGE_REQ, "pages", 1, on_ae_request },
+	{ MTS__GOSSIP__MSG__BODY_RECORDS_REQ, "records", 1, on_ae_request },
+	{ MTS__GOSSIP__MSG__BODY_ROOT_REP, "root reply", 1, on_ae_reply },
+	{ MTS__GOSSIP__MSG__BODY_PAGE_REP, "pages reply", 1, on_ae_reply },
+	{ MTS__GOSSIP__MSG__BODY_RECORDS_REP, "records reply", 1, on_ae_reply },
+	{ MTS__GOSSIP__MSG__BODY_RELAY_REQ, "relay", 1, on_relay_req },
+	{ MTS__GOSSIP__MSG__BODY_RELAY_REP, "relay reply", 1, on_relay_rep },
+	{ MTS__GOSSIP__MSG__BODY_JOIN_REP, "join reply", 0, on_join_rep },
+	{ MTS__GOSSIP__MSG__BODY_BYE, "bye", 0, on_bye },
 };
 
 static void

@@ -19,10 +19,10 @@
 #define PEER_QUEUE_MAX (16u << 20)
 #define READ_CHUNK 65536
 #define JOIN_FIRST_FRAME (32 + MTS_NOISE_TAGLEN)
-#define ACCEPT_BATCH 64	      /* connections accepted per turn */
-#define ACCEPT_PAUSE_MS 1000  /* out of descriptors: stop accepting this long */
-#define PEER_LOG_KEYS 64      /* sources x kinds tracked by the limiter */
-#define SHORT_LINK_MS 2000    /* a dialled link closed sooner backs off */
+#define ACCEPT_BATCH 64      /* connections accepted per turn */
+#define ACCEPT_PAUSE_MS 1000 /* out of descriptors: stop accepting this long */
+#define PEER_LOG_KEYS 64     /* sources x kinds tracked by the limiter */
+#define SHORT_LINK_MS 2000   /* a dialled link closed sooner backs off */
 
 static void on_link(void *, int, uint32_t, mts_time_t);
 static void on_listener(void *, int, uint32_t, mts_time_t);
@@ -88,7 +88,7 @@ gd_listen(struct gossipd *g)
 	}
 	set_nonblock(g->lfd);
 	if ((g->lw = mts_loop_watch(g->loop, g->lfd, MTS_LOOP_IN, "listener",
-		 on_listener, g)) == NULL)
+	         on_listener, g)) == NULL)
 		return -1;
 	return 0;
 }
@@ -160,8 +160,9 @@ summarize(const struct mts_rl_summary *s)
 	} else {
 		host = "other sources";
 	}
-	snprintf(line, sizeof(line), "... and %llu more %s%s%sfrom %s in the "
-				      "last %lld s",
+	snprintf(line, sizeof(line),
+	    "... and %llu more %s%s%sfrom %s in the "
+	    "last %lld s",
 	    (unsigned long long)s->count, kind ? "'" : "", kind ? kind : "",
 	    kind ? "' " : "", host, (long long)(s->span + 500) / 1000);
 	log_line(level, line);
@@ -186,8 +187,8 @@ peer_log_summaries(struct gossipd *g, mts_time_t now)
 static const char *
 kind_name(enum link_kind k)
 {
-	static const char *n[] = {"incoming", "member (in)", "member (out)",
-	    "join (in)", "join (out)"};
+	static const char *n[] = { "incoming", "member (in)", "member (out)",
+		"join (in)", "join (out)" };
 
 	return n[k];
 }
@@ -215,8 +216,7 @@ link_new(struct gossipd *g, int fd, enum link_kind kind, const char *raddr,
 void
 gd_update_epoll(struct gossipd *g, struct link *l)
 {
-	int want = l->connecting ||
-	    (l->conn && mts_conn_out(l->conn)->len > 0);
+	int want = l->connecting || (l->conn && mts_conn_out(l->conn)->len > 0);
 
 	if (l->dead || l->w == NULL || want == l->want_out)
 		return;
@@ -231,8 +231,8 @@ link_who(const struct link *l, char *buf, size_t len)
 
 	if (l->has_id) {
 		mts_hex(hex, l->id, MTS_NODE_ID_LEN);
-		snprintf(buf, len, "%s link %s (node %.12s)", kind_name(l->kind),
-		    l->raddr, hex);
+		snprintf(buf, len, "%s link %s (node %.12s)",
+		    kind_name(l->kind), l->raddr, hex);
 	} else {
 		snprintf(buf, len, "%s link %s", kind_name(l->kind), l->raddr);
 	}
@@ -509,7 +509,7 @@ dial(struct gossipd *g, struct peer *p, mts_time_t now)
 static int
 start_ik(struct gossipd *g, struct link *l)
 {
-	struct mts_conn_cfg cc = {0};
+	struct mts_conn_cfg cc = { 0 };
 	size_t hlen;
 	uint8_t *hello = pack_hello(g, &hlen);
 	int rc;
@@ -535,7 +535,7 @@ gd_dial_join(struct gossipd *g, const struct mts_token *t,
 {
 	Mts__Gossip__JoinHello jh = MTS__GOSSIP__JOIN_HELLO__INIT;
 	Mts__Gossip__Member m;
-	struct mts_conn_cfg cc = {0};
+	struct mts_conn_cfg cc = { 0 };
 	struct link *l;
 	uint8_t *hello;
 	size_t hlen;
@@ -717,7 +717,7 @@ established(struct gossipd *g, struct link *l, mts_time_t now)
 static int
 classify_incoming(struct gossipd *g, struct link *l, mts_time_t now)
 {
-	struct mts_conn_cfg cc = {0};
+	struct mts_conn_cfg cc = { 0 };
 	uint8_t psk[32], *hello = NULL;
 	size_t hlen = 0;
 	uint32_t flen;
@@ -732,7 +732,8 @@ classify_incoming(struct gossipd *g, struct link *l, mts_time_t now)
 	cc.max_payload = (size_t)g->cfg.max_payload;
 	if (flen == JOIN_FIRST_FRAME) {
 		if (!g->in_cluster || gd_join_secret(g, psk) < 0) {
-			gd_link_close(g, l, "join attempt, but not in a cluster");
+			gd_link_close(g, l,
+			    "join attempt, but not in a cluster");
 			return -1;
 		}
 		l->kind = LINK_JOIN_IN;
@@ -819,8 +820,8 @@ on_readable(struct gossipd *g, struct link *l, mts_time_t now)
 			    !other_live_link(l->peer, l))
 				dial_failed(g, l->peer, now);
 			gd_link_close(g, l,
-			    r == 0 ? (l->closing ? NULL : "closed by peer") :
-				     strerror(errno));
+			    r == 0 ? (l->closing ? NULL : "closed by peer")
+			           : strerror(errno));
 			return;
 		}
 		l->last_rx = now;
@@ -890,13 +891,14 @@ make_room(struct gossipd *g, const char *addr)
 {
 	static const char *why[] = {
 		[MTS_ADMIT_PER_ADDR] = "too many unfinished handshakes from "
-				       "its address (max_handshakes_per_addr)",
+		                       "its address (max_handshakes_per_addr)",
 		[MTS_ADMIT_UNFINISHED] = "too many unfinished handshakes "
-					 "(max_handshakes)",
+		                         "(max_handshakes)",
 		[MTS_ADMIT_LINKS] = "too many connections (max_links)",
 	};
-	struct mts_admit_caps caps = {(size_t)g->cfg.max_links,
-	    (size_t)g->cfg.max_handshakes, (size_t)g->cfg.max_handshakes_ip};
+	struct mts_admit_caps caps = { (size_t)g->cfg.max_links,
+		(size_t)g->cfg.max_handshakes,
+		(size_t)g->cfg.max_handshakes_ip };
 	struct mts_admit_verdict v;
 	struct mts_admit_conn *c;
 	struct link *l, **ls;
@@ -948,8 +950,9 @@ on_listener(void *arg, int lfd, uint32_t events, mts_time_t now)
 		slen = sizeof(sa);
 		fd = accept4(g->lfd, (struct sockaddr *)&sa, &slen,
 		    SOCK_CLOEXEC);
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE ||
-				  errno == ENOBUFS || errno == ENOMEM)) {
+		if (fd < 0 &&
+		    (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		        errno == ENOMEM)) {
 			accept_pause(g, now);
 			break;
 		}
@@ -965,8 +968,8 @@ on_listener(void *arg, int lfd, uint32_t events, mts_time_t now)
 		if (make_room(g, addr) < 0) {
 			gd_peer_log(g, MTS_LOG_WARN, addr, "refused",
 			    "refusing a connection from %s: %lld connections "
-			    "open (max_links)", addr,
-			    (long long)g->cfg.max_links);
+			    "open (max_links)",
+			    addr, (long long)g->cfg.max_links);
 			close(fd);
 			continue;
 		}
@@ -988,8 +991,9 @@ gd_net_tick(struct gossipd *g, mts_time_t now)
 		if (now >= l->deadline) {
 			if (l->connecting && l->peer)
 				dial_failed(g, l->peer, now);
-			gd_link_close(g, l, l->connecting ?
-				"connect timed out" : "handshake timed out");
+			gd_link_close(g, l,
+			    l->connecting ? "connect timed out"
+			                  : "handshake timed out");
 		} else if (l->kind != LINK_JOIN_OUT &&
 		    now - l->last_rx > g->cfg.idle_timeout) {
 			gd_link_close(g, l, "idle");

@@ -27,21 +27,21 @@ struct pattern {
 };
 
 static const struct pattern patterns[] = {
-	{"N", "", "s", {"e es"}},
-	{"K", "s", "s", {"e es ss"}},
-	{"X", "", "s", {"e es s ss"}},
-	{"NN", "", "", {"e", "e ee"}},
-	{"NK", "", "s", {"e es", "e ee"}},
-	{"NX", "", "", {"e", "e ee s es"}},
-	{"KN", "s", "", {"e", "e ee se"}},
-	{"KK", "s", "s", {"e es ss", "e ee se"}},
-	{"KX", "s", "", {"e", "e ee se s es"}},
-	{"XN", "", "", {"e", "e ee", "s se"}},
-	{"XK", "", "s", {"e es", "e ee", "s se"}},
-	{"XX", "", "", {"e", "e ee s es", "s se"}},
-	{"IN", "", "", {"e s", "e ee se"}},
-	{"IK", "", "s", {"e es s ss", "e ee se"}},
-	{"IX", "", "", {"e s", "e ee se s es"}},
+	{ "N", "", "s", { "e es" } },
+	{ "K", "s", "s", { "e es ss" } },
+	{ "X", "", "s", { "e es s ss" } },
+	{ "NN", "", "", { "e", "e ee" } },
+	{ "NK", "", "s", { "e es", "e ee" } },
+	{ "NX", "", "", { "e", "e ee s es" } },
+	{ "KN", "s", "", { "e", "e ee se" } },
+	{ "KK", "s", "s", { "e es ss", "e ee se" } },
+	{ "KX", "s", "", { "e", "e ee se s es" } },
+	{ "XN", "", "", { "e", "e ee", "s se" } },
+	{ "XK", "", "s", { "e es", "e ee", "s se" } },
+	{ "XX", "", "", { "e", "e ee s es", "s se" } },
+	{ "IN", "", "", { "e s", "e ee se" } },
+	{ "IK", "", "s", { "e es s ss", "e ee se" } },
+	{ "IX", "", "", { "e s", "e ee se s es" } },
 };
 
 struct symmetric {
@@ -118,8 +118,7 @@ hmac(uint8_t out[MTS_NOISE_HASHLEN], const uint8_t key[MTS_NOISE_HASHLEN],
 /* HKDF(ck, ikm) with 2 or 3 outputs (o3 may be NULL). */
 static void
 hkdf(const uint8_t ck[MTS_NOISE_HASHLEN], const uint8_t *ikm, size_t ilen,
-    uint8_t o1[MTS_NOISE_HASHLEN], uint8_t o2[MTS_NOISE_HASHLEN],
-    uint8_t *o3)
+    uint8_t o1[MTS_NOISE_HASHLEN], uint8_t o2[MTS_NOISE_HASHLEN], uint8_t *o3)
 {
 	uint8_t temp[MTS_NOISE_HASHLEN];
 	uint8_t one = 1, two = 2, three = 3;
@@ -171,8 +170,8 @@ mts_noise_encrypt(struct mts_noise_cipher *c, const uint8_t *ad, size_t adlen,
 	if (c->n == UINT64_MAX)
 		return -MTS_ERR_STATE;
 	nonce12(nonce, c->n);
-	if (crypto_aead_chacha20poly1305_ietf_encrypt(out, &clen, pt, ptlen,
-		ad, adlen, NULL, nonce, c->k) != 0)
+	if (crypto_aead_chacha20poly1305_ietf_encrypt(out, &clen, pt, ptlen, ad,
+	        adlen, NULL, nonce, c->k) != 0)
 		return -MTS_ERR_CRYPTO;
 	c->n++;
 	*outlen = (size_t)clen;
@@ -199,7 +198,7 @@ mts_noise_decrypt(struct mts_noise_cipher *c, const uint8_t *ad, size_t adlen,
 		return -MTS_ERR_STATE;
 	nonce12(nonce, c->n);
 	if (crypto_aead_chacha20poly1305_ietf_decrypt(out, &plen, NULL, ct,
-		ctlen, ad, adlen, nonce, c->k) != 0)
+	        ctlen, ad, adlen, nonce, c->k) != 0)
 		return -MTS_ERR_CRYPTO;
 	c->n++;
 	*outlen = (size_t)plen;
@@ -218,7 +217,7 @@ mts_noise_rekey(struct mts_noise_cipher *c)
 	memset(zeros, 0, sizeof(zeros));
 	nonce12(nonce, UINT64_MAX);
 	if (crypto_aead_chacha20poly1305_ietf_encrypt(out, &clen, zeros,
-		sizeof(zeros), NULL, 0, NULL, nonce, c->k) != 0)
+	        sizeof(zeros), NULL, 0, NULL, nonce, c->k) != 0)
 		return -MTS_ERR_CRYPTO;
 	memcpy(c->k, out, MTS_NOISE_KEYLEN);
 	sodium_memzero(out, sizeof(out));
@@ -325,8 +324,8 @@ parse_tokens(const char *s, uint8_t out[MAXTOKENS])
 	static const struct {
 		const char *name;
 		enum tok t;
-	} names[] = {{"e", T_E}, {"s", T_S}, {"ee", T_EE}, {"es", T_ES},
-	    {"se", T_SE}, {"ss", T_SS}};
+	} names[] = { { "e", T_E }, { "s", T_S }, { "ee", T_EE },
+		{ "es", T_ES }, { "se", T_SE }, { "ss", T_SS } };
 	char word[4];
 	size_t i, n = 0, len;
 
@@ -427,9 +426,9 @@ parse_protocol(struct mts_noise_hs *hs, const char *name)
 	hs->pre_i_s = strcmp(pat->pre_i, "s") == 0;
 	hs->pre_r_s = strcmp(pat->pre_r, "s") == 0;
 	for (hs->nmsgs = 0; hs->nmsgs < MAXMSGS && pat->msgs[hs->nmsgs];
-	    hs->nmsgs++)
+	     hs->nmsgs++)
 		if ((rc = parse_tokens(pat->msgs[hs->nmsgs],
-			 hs->msgs[hs->nmsgs])) < 0)
+		         hs->msgs[hs->nmsgs])) < 0)
 			return rc;
 	hs->oneway = hs->nmsgs == 1;
 	return parse_modifiers(hs, p + i, plen - i);
@@ -526,9 +525,11 @@ check_keys(struct mts_noise_hs *hs)
 	int npsk = 0;
 
 	if ((init ? hs->pre_i_s : hs->pre_r_s) && !hs->has_s)
-		return fail(hs, -MTS_ERR_STATE, "pre-message needs local static");
+		return fail(hs, -MTS_ERR_STATE,
+		    "pre-message needs local static");
 	if ((init ? hs->pre_r_s : hs->pre_i_s) && !hs->has_rs)
-		return fail(hs, -MTS_ERR_STATE, "pre-message needs remote static");
+		return fail(hs, -MTS_ERR_STATE,
+		    "pre-message needs remote static");
 	for (i = 0; i < hs->nmsgs; i++) {
 		me_writes = (i % 2 == 0) == init;
 		for (j = 0; hs->msgs[i][j]; j++) {
@@ -614,7 +615,8 @@ dh_token(struct mts_noise_hs *hs, int t)
 		break;
 	}
 	if ((need_local_s && !hs->has_s) || (need_remote_s && !hs->has_rs))
-		return fail(hs, -MTS_ERR_STATE, "DH needs a missing static key");
+		return fail(hs, -MTS_ERR_STATE,
+		    "DH needs a missing static key");
 	if (crypto_scalarmult(shared, priv, pub) != 0)
 		rc = fail(hs, -MTS_ERR_CRYPTO, "DH result is the zero point");
 	else
@@ -634,7 +636,7 @@ write_token(struct mts_noise_hs *hs, int t, uint8_t *out, size_t outcap,
 	case T_E:
 		if (!hs->has_e) {
 			if (mts_noise_keypair_generate(&hs->e, hs->rng,
-				hs->rng_ctx) < 0)
+			        hs->rng_ctx) < 0)
 				return fail(hs, -MTS_ERR_STATE,
 				    "no ephemeral key and no rng");
 			hs->has_e = 1;
@@ -665,8 +667,8 @@ write_token(struct mts_noise_hs *hs, int t, uint8_t *out, size_t outcap,
 }
 
 int
-mts_noise_hs_write(struct mts_noise_hs *hs, const uint8_t *payload,
-    size_t plen, uint8_t *out, size_t outcap, size_t *outlen)
+mts_noise_hs_write(struct mts_noise_hs *hs, const uint8_t *payload, size_t plen,
+    uint8_t *out, size_t outcap, size_t *outlen)
 {
 	size_t off = 0, n;
 	int j, rc;
@@ -678,7 +680,7 @@ mts_noise_hs_write(struct mts_noise_hs *hs, const uint8_t *payload,
 		outcap = MTS_NOISE_MAXMSG;
 	for (j = 0; hs->msgs[hs->cur][j]; j++)
 		if ((rc = write_token(hs, hs->msgs[hs->cur][j], out, outcap,
-			 &off)) < 0)
+		         &off)) < 0)
 			return rc;
 	if (outcap - off < plen + (hs->ss.c.has_key ? MTS_NOISE_TAGLEN : 0))
 		return fail(hs, -MTS_ERR_TOOBIG, "payload too large");
@@ -739,7 +741,7 @@ mts_noise_hs_read(struct mts_noise_hs *hs, const uint8_t *msg, size_t mlen,
 		return fail(hs, -MTS_ERR_TOOBIG, "message over 65535 bytes");
 	for (j = 0; hs->msgs[hs->cur][j]; j++)
 		if ((rc = read_token(hs, hs->msgs[hs->cur][j], msg, mlen,
-			 &off)) < 0)
+		         &off)) < 0)
 			return rc;
 	tag = hs->ss.c.has_key ? MTS_NOISE_TAGLEN : 0;
 	if (mlen - off < tag)

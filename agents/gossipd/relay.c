@@ -47,11 +47,11 @@ static const struct relay_agent {
 	const uint32_t *types;
 	size_t ntypes;
 } relay_agents[] = {
-	{"shim", &mts__shim__request__descriptor, shim_types,
-	    sizeof(shim_types) / sizeof(shim_types[0])},
-	{"statestore", &mts__statestore__request__descriptor, NULL, 0},
-	{"schedd", &mts__schedd__request__descriptor, schedd_types,
-	    sizeof(schedd_types) / sizeof(schedd_types[0])},
+	{ "shim", &mts__shim__request__descriptor, shim_types,
+	    sizeof(shim_types) / sizeof(shim_types[0]) },
+	{ "statestore", &mts__statestore__request__descriptor, NULL, 0 },
+	{ "schedd", &mts__schedd__request__descriptor, schedd_types,
+	    sizeof(schedd_types) / sizeof(schedd_types[0]) },
 };
 
 #define NAGENTS (sizeof(relay_agents) / sizeof(relay_agents[0]))
@@ -85,8 +85,8 @@ valid_agent(const char *a)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (!((a[i] >= 'a' && a[i] <= 'z') ||
-			(a[i] >= '0' && a[i] <= '9') || a[i] == '-' ||
-			a[i] == '_'))
+		        (a[i] >= '0' && a[i] <= '9') || a[i] == '-' ||
+		        a[i] == '_'))
 			return 0;
 	return 1;
 }
@@ -130,10 +130,12 @@ parse_extra(const char *s, struct relay_extra *x, char *err, size_t errlen)
 	}
 	ra = agent_row(x->agent);
 	f = ra ? protobuf_c_message_descriptor_get_field_by_name(ra->request,
-		     colon + 1) : NULL;
+	             colon + 1)
+	       : NULL;
 	if (f == NULL || f->id < 2) {
-		snprintf(err, errlen, "'%s': no request '%s' known for agent "
-				      "'%s' (give its field number)",
+		snprintf(err, errlen,
+		    "'%s': no request '%s' known for agent "
+		    "'%s' (give its field number)",
 		    s, colon + 1, x->agent);
 		return -1;
 	}
@@ -153,15 +155,16 @@ gd_relay_open(struct gossipd *g)
 		n++;
 	g->relay_extra = xcalloc(n + 1, sizeof(*g->relay_extra));
 	for (i = 0; i < n && rc == 0; i++) {
-		if (parse_extra(v[i], &g->relay_extra[i], err, sizeof(err)) < 0) {
+		if (parse_extra(v[i], &g->relay_extra[i], err, sizeof(err)) <
+		    0) {
 			log_warnx("[gossipd] relay_allow: %s", err);
 			rc = -1;
 		}
 	}
 	g->nrelay_extra = n;
 	mts_cfg_list_free(v);
-	g->relay_inflight = mts_cfg_int(g->agent.cfg, "gossipd",
-	    "relay_inflight");
+	g->relay_inflight =
+	    mts_cfg_int(g->agent.cfg, "gossipd", "relay_inflight");
 	if (rc == 0 && g->relay_inflight < 1) {
 		log_warnx("[gossipd] relay_inflight must be at least 1");
 		rc = -1;
@@ -303,8 +306,8 @@ done_add(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN], uint64_t id,
 /* --- serving ----------------------------------------------------------------- */
 
 static void
-send_rep(struct gossipd *g, const uint8_t to[MTS_NODE_ID_LEN], uint64_t id, uint32_t error,
-    const uint8_t *payload, size_t len, const char *message)
+send_rep(struct gossipd *g, const uint8_t to[MTS_NODE_ID_LEN], uint64_t id,
+    uint32_t error, const uint8_t *payload, size_t len, const char *message)
 {
 	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
 	Mts__Gossip__RelayRep rep = MTS__GOSSIP__RELAY_REP__INIT;
@@ -323,8 +326,8 @@ send_rep(struct gossipd *g, const uint8_t to[MTS_NODE_ID_LEN], uint64_t id, uint
 }
 
 static size_t
-serving_from(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN], uint64_t id,
-    int *dup)
+serving_from(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN],
+    uint64_t id, int *dup)
 {
 	struct relay_serving *s;
 	size_t n = 0;
@@ -419,25 +422,29 @@ check(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN],
 		return MTS_ERR_INVAL;
 	}
 	if (!known_agent(g, rq->agent)) {
-		snprintf(err, errlen, "relay: agent '%s' takes no relayed "
-				      "requests", rq->agent);
+		snprintf(err, errlen,
+		    "relay: agent '%s' takes no relayed "
+		    "requests",
+		    rq->agent);
 		return MTS_ERR_DENIED;
 	}
-	if (gd_relay_request_type(rq->payload.data, rq->payload.len,
-		&type) < 0) {
+	if (gd_relay_request_type(rq->payload.data, rq->payload.len, &type) <
+	    0) {
 		snprintf(err, errlen, "relay: the payload is not a request");
 		return MTS_ERR_INVAL;
 	}
 	if (!allowed(g, rq->agent, type)) {
-		snprintf(err, errlen, "relay: agent '%s' does not take "
-				      "request %u from other nodes",
+		snprintf(err, errlen,
+		    "relay: agent '%s' does not take "
+		    "request %u from other nodes",
 		    rq->agent, type);
 		return MTS_ERR_DENIED;
 	}
 	if (serving_from(g, from, rq->id, &dup) >= (size_t)g->relay_inflight) {
-		snprintf(err, errlen, "relay: %lld calls from this node are "
-				      "already in flight ([gossipd] "
-				      "relay_inflight)",
+		snprintf(err, errlen,
+		    "relay: %lld calls from this node are "
+		    "already in flight ([gossipd] "
+		    "relay_inflight)",
 		    (long long)g->relay_inflight);
 		return MTS_ERR_TOOBIG;
 	}
@@ -479,7 +486,7 @@ gd_relay_serve(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN],
 	rs->next = g->serving;
 	g->serving = rs;
 	if (mts_ipc_async_call_raw(c, rq->payload.data, rq->payload.len,
-		(int)tmo, agent_answered, rs) == NULL) {
+	        (int)tmo, agent_answered, rs) == NULL) {
 		serving_remove(g, rs);
 		free(rs);
 	}

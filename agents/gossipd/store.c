@@ -16,8 +16,8 @@ gd_store_open(struct gossipd *g)
 {
 	char path[512], err[256];
 
-	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
-		"statestore", NULL) < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir, "statestore",
+	        NULL) < 0)
 		return -1;
 	g->store = mts_ipc_client_open(path, (int)g->cfg.store_timeout, err,
 	    sizeof(err));
@@ -28,8 +28,8 @@ gd_store_open(struct gossipd *g)
 		log_warnx("statestore: %s", err);
 		return -1;
 	}
-	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir,
-		"statestore", "statestore.pub") < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir, "statestore",
+	        "statestore.pub") < 0)
 		return -1;
 	if (mts_sub_open(path, "", 0, &g->sub, err, sizeof(err)) < 0) {
 		log_warnx("statestore feed: %s", err);
@@ -53,7 +53,8 @@ gd_store_call(struct gossipd *g, Mts__Statestore__Request *req,
 	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)rep, err,
 	    sizeof(err));
 	if (rc < 0 && rc != -MTS_ERR_NOTFOUND)
-		log_warnx("statestore request %d: %s", (int)req->body_case, err);
+		log_warnx("statestore request %d: %s", (int)req->body_case,
+		    err);
 	return rc;
 }
 
@@ -78,8 +79,8 @@ store_done(void *arg, int rc, const ProtobufCMessage *rep, const char *err)
 }
 
 void
-gd_store_send(struct gossipd *g, Mts__Statestore__Request *req,
-    gd_store_fn fn, void *arg)
+gd_store_send(struct gossipd *g, Mts__Statestore__Request *req, gd_store_fn fn,
+    void *arg)
 {
 	struct store_call *sc = xcalloc(1, sizeof(*sc));
 
@@ -89,7 +90,7 @@ gd_store_send(struct gossipd *g, Mts__Statestore__Request *req,
 	sc->arg = arg;
 	/* NULL only while the client closes, which is at exit */
 	if (mts_ipc_async_call(g->astore, &req->base,
-		&mts__statestore__reply__descriptor, 0, store_done, sc) == NULL)
+	        &mts__statestore__reply__descriptor, 0, store_done, sc) == NULL)
 		free(sc);
 }
 

@@ -194,8 +194,9 @@ mts_swim_free(struct mts_swim *s)
 static int
 probeable(const struct member *m)
 {
-	return !m->pub.is_self && (m->pub.u.state == MTS_SWIM_ALIVE ||
-				      m->pub.u.state == MTS_SWIM_SUSPECT);
+	return !m->pub.is_self &&
+	    (m->pub.u.state == MTS_SWIM_ALIVE ||
+	        m->pub.u.state == MTS_SWIM_SUSPECT);
 }
 
 static void
@@ -208,7 +209,8 @@ reshuffle(struct mts_swim *s)
 	s->norder = 0;
 	for (i = 0; i < s->n; i++)
 		if (probeable(&s->m[i]))
-			memcpy(s->order[s->norder++], s->m[i].pub.u.id, MTS_NODE_ID_LEN);
+			memcpy(s->order[s->norder++], s->m[i].pub.u.id,
+			    MTS_NODE_ID_LEN);
 	for (i = s->norder; i > 1; i--) {
 		j = rnd(s) % i;
 		memcpy(t, s->order[i - 1], MTS_NODE_ID_LEN);
@@ -309,7 +311,7 @@ expire(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 		struct member *m = &s->m[i];
 
 		if ((m->pub.u.state == MTS_SWIM_DEAD ||
-			m->pub.u.state == MTS_SWIM_LEFT) &&
+		        m->pub.u.state == MTS_SWIM_LEFT) &&
 		    now - m->pub.since >= s->cfg.dead_reclaim &&
 		    m->bcast_left == 0) {
 			mts_swim_remove(s, m->pub.u.id);
@@ -329,8 +331,7 @@ mts_swim_tick(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 {
 	expire(s, now, out);
 	if (s->active) {
-		if (!s->acked && !s->indirect_sent &&
-		    now >= s->direct_deadline)
+		if (!s->acked && !s->indirect_sent && now >= s->direct_deadline)
 			send_indirect(s, out);
 		if (now >= s->probe_end)
 			probe_failed(s, now, out);
@@ -361,7 +362,8 @@ mts_swim_next_deadline(const struct mts_swim *s)
 /* --- messages ----------------------------------------------------------- */
 
 void
-mts_swim_on_heard(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN], mts_time_t now)
+mts_swim_on_heard(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
+    mts_time_t now)
 {
 	struct member *m = find(s, from);
 
@@ -377,13 +379,13 @@ mts_swim_on_heard(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN], mts_t
 	 * dead, which it never heard of.) */
 	if (!m->pub.is_self && m->bcast_left == 0 &&
 	    (m->pub.u.state == MTS_SWIM_SUSPECT ||
-		m->pub.u.state == MTS_SWIM_DEAD))
+	        m->pub.u.state == MTS_SWIM_DEAD))
 		queue_bcast(s, m);
 }
 
 void
-mts_swim_on_ping(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN], uint64_t seq,
-    mts_time_t now, struct mts_swim_out *out)
+mts_swim_on_ping(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
+    uint64_t seq, mts_time_t now, struct mts_swim_out *out)
 {
 	struct mts_swim_effect *e = push(out, MTS_SWIM_SEND_ACK);
 
@@ -393,8 +395,8 @@ mts_swim_on_ping(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN], uint64
 }
 
 void
-mts_swim_on_ack(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN], uint64_t seq,
-    mts_time_t now, struct mts_swim_out *out)
+mts_swim_on_ack(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
+    uint64_t seq, mts_time_t now, struct mts_swim_out *out)
 {
 	struct mts_swim_effect *e;
 	size_t i;
@@ -488,14 +490,14 @@ copy_info(struct member *m, const struct mts_swim_update *u)
  * alive, dead over alive and suspect, left over any other). Rows are the
  * update's state, columns the state held.
  */
-static const unsigned char same_inc_overrides[MTS_SWIM_LEFT + 1]
-					     [MTS_SWIM_LEFT + 1] = {
-	/*                   ALIVE SUSPECT DEAD LEFT */
-	[MTS_SWIM_ALIVE] = {0, 0, 0, 0},
-	[MTS_SWIM_SUSPECT] = {1, 0, 0, 0},
-	[MTS_SWIM_DEAD] = {1, 1, 0, 0},
-	[MTS_SWIM_LEFT] = {1, 1, 1, 0},
-};
+static const unsigned char
+    same_inc_overrides[MTS_SWIM_LEFT + 1][MTS_SWIM_LEFT + 1] = {
+	    /*                   ALIVE SUSPECT DEAD LEFT */
+	    [MTS_SWIM_ALIVE] = { 0, 0, 0, 0 },
+	    [MTS_SWIM_SUSPECT] = { 1, 0, 0, 0 },
+	    [MTS_SWIM_DEAD] = { 1, 1, 0, 0 },
+	    [MTS_SWIM_LEFT] = { 1, 1, 1, 0 },
+    };
 
 /* Whether update u overrides what m holds (u->state is checked by the
  * caller, m's state is always one of the four). */
@@ -524,8 +526,8 @@ mts_swim_apply(struct mts_swim *s, const struct mts_swim_update *u,
 	if ((m = find(s, u->id)) == NULL) {
 		m = add_member(s, u, now);
 		if (u->state == MTS_SWIM_SUSPECT)
-			m->pub.suspect_until = now +
-			    mts_swim_suspicion_timeout(s);
+			m->pub.suspect_until =
+			    now + mts_swim_suspicion_timeout(s);
 		if (u->state <= MTS_SWIM_SUSPECT) {
 			emit_event(m, out);
 			queue_bcast(s, m);
@@ -638,7 +640,7 @@ mts_swim_random_alive(struct mts_swim *s, const uint8_t *except,
 	for (i = 1; i < s->n; i++)
 		if (s->m[i].pub.u.state == MTS_SWIM_ALIVE &&
 		    (except == NULL ||
-			memcmp(s->m[i].pub.u.id, except, MTS_NODE_ID_LEN) != 0))
+		        memcmp(s->m[i].pub.u.id, except, MTS_NODE_ID_LEN) != 0))
 			idx[k++] = i;
 	for (i = 0; i < k && i < max; i++) {
 		j = i + rnd(s) % (k - i);
@@ -665,7 +667,7 @@ mts_swim_suspicion_timeout(const struct mts_swim *s)
 const char *
 mts_swim_state_name(enum mts_swim_state st)
 {
-	static const char *names[] = {"alive", "suspect", "dead", "left"};
+	static const char *names[] = { "alive", "suspect", "dead", "left" };
 
 	return st <= MTS_SWIM_LEFT ? names[st] : "unknown";
 }

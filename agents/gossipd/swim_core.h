@@ -29,26 +29,26 @@ struct mts_swim_update {
 
 struct mts_swim_member {
 	struct mts_swim_update u;
-	mts_time_t since;	  /* when the state last changed */
-	mts_time_t last_seen;	  /* last ack or message from it */
+	mts_time_t since;         /* when the state last changed */
+	mts_time_t last_seen;     /* last ack or message from it */
 	mts_time_t suspect_until; /* when a suspect is declared dead */
 	int is_self;
 };
 
 struct mts_swim_cfg {
-	mts_time_t probe_interval;  /* default 1000 */
-	mts_time_t probe_timeout;   /* default 500 */
-	int indirect;		    /* default 3 */
-	int suspicion_mult;	    /* default 4 */
-	int retransmit_mult;	    /* default 4 */
-	mts_time_t dead_reclaim;    /* forget dead members after this; 0 never */
+	mts_time_t probe_interval; /* default 1000 */
+	mts_time_t probe_timeout;  /* default 500 */
+	int indirect;              /* default 3 */
+	int suspicion_mult;        /* default 4 */
+	int retransmit_mult;       /* default 4 */
+	mts_time_t dead_reclaim;   /* forget dead members after this; 0 never */
 };
 
 enum mts_swim_eff_type {
 	MTS_SWIM_SEND_PING,    /* to, seq */
 	MTS_SWIM_SEND_ACK,     /* to, seq */
 	MTS_SWIM_SEND_PINGREQ, /* to, target, seq */
-	MTS_SWIM_EVENT,	       /* member changed state: update */
+	MTS_SWIM_EVENT,        /* member changed state: update */
 };
 
 struct mts_swim_effect {
@@ -83,17 +83,17 @@ void mts_swim_tick(struct mts_swim *, mts_time_t now, struct mts_swim_out *);
 mts_time_t mts_swim_next_deadline(const struct mts_swim *);
 
 /* Messages from an authenticated peer `from`. */
-void mts_swim_on_ping(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN], uint64_t seq,
-    mts_time_t now, struct mts_swim_out *);
-void mts_swim_on_ack(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN], uint64_t seq,
-    mts_time_t now, struct mts_swim_out *);
+void mts_swim_on_ping(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],
+    uint64_t seq, mts_time_t now, struct mts_swim_out *);
+void mts_swim_on_ack(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],
+    uint64_t seq, mts_time_t now, struct mts_swim_out *);
 void mts_swim_on_pingreq(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],
     const uint8_t target[MTS_NODE_ID_LEN], uint64_t seq, mts_time_t now,
     struct mts_swim_out *);
 /* The main could not reach `to` at all (connect refused, connection lost):
  * a direct probe in flight to it fails now rather than at its timeout. */
-void mts_swim_on_unreachable(struct mts_swim *, const uint8_t to[MTS_NODE_ID_LEN],
-    mts_time_t now, struct mts_swim_out *);
+void mts_swim_on_unreachable(struct mts_swim *,
+    const uint8_t to[MTS_NODE_ID_LEN], mts_time_t now, struct mts_swim_out *);
 /* Any traffic from a peer proves it is alive at least at the incarnation we
  * know (it refutes suspicion on its own through updates). */
 void mts_swim_on_heard(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],

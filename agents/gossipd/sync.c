@@ -21,7 +21,8 @@ static int
 valid_record(const Mts__KeyRecord *kr)
 {
 	return kr && kr->record && kr->key.len > 0 &&
-	    kr->key.len <= MTS_KEY_MAX && kr->record->origin.len == MTS_NODE_ID_LEN &&
+	    kr->key.len <= MTS_KEY_MAX &&
+	    kr->record->origin.len == MTS_NODE_ID_LEN &&
 	    kr->record->value.len <= MTS_RECORD_MAX_VALUE;
 }
 
@@ -40,8 +41,8 @@ push_to_peers(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
 	struct peer *p;
 
 	c = mts_swim_random_alive(g->swim, NULL, cand, 64);
-	k = mts_delta_targets(sent, g->id, (const uint8_t (*)[MTS_NODE_ID_LEN])cand,
-	    c, g->cfg.fanout, ids);
+	k = mts_delta_targets(sent, g->id,
+	    (const uint8_t(*)[MTS_NODE_ID_LEN])cand, c, g->cfg.fanout, ids);
 	for (i = 0; i < sent->n; i++) {
 		st[i].data = sent->id[i];
 		st[i].len = MTS_NODE_ID_LEN;
@@ -77,7 +78,7 @@ gd_push_local(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
 			    recs[i]->key.len, recs[i]->record->hlc,
 			    recs[i]->record->origin.data);
 	{
-		struct mts_delta_sent sent = {.n = 0};
+		struct mts_delta_sent sent = { .n = 0 };
 
 		push_to_peers(g, recs, n, &sent, now);
 	}
@@ -126,7 +127,7 @@ take_fresh(struct gossipd *g, const Mts__Gossip__Push *push,
 
 		if (!valid_record(kr) ||
 		    !mts_seen_add(g->seen, kr->key.data, kr->key.len,
-			kr->record->hlc, kr->record->origin.data))
+		        kr->record->hlc, kr->record->origin.data))
 			continue;
 		if (*n == *cap) {
 			*cap = *cap ? *cap * 2 : 64;
@@ -150,7 +151,7 @@ gd_push_flush(struct gossipd *g, mts_time_t now)
 	 * fsync does not delay the next hop */
 	for (pi = g->pushes; pi; pi = pi->next) {
 		const Mts__Gossip__Push *push = pi->msg->push;
-		struct mts_delta_sent sent = {.n = 0};
+		struct mts_delta_sent sent = { .n = 0 };
 
 		first = n;
 		if ((added = take_fresh(g, push, &fresh, &n, &cap)) == 0)
@@ -158,7 +159,8 @@ gd_push_flush(struct gossipd *g, mts_time_t now)
 		mts_delta_sent_add(&sent, pi->from);
 		for (i = 0; i < push->n_sent_to; i++)
 			if (push->sent_to[i].len == MTS_NODE_ID_LEN)
-				mts_delta_sent_add(&sent, push->sent_to[i].data);
+				mts_delta_sent_add(&sent,
+				    push->sent_to[i].data);
 		push_to_peers(g, fresh + first, added, &sent, now);
 	}
 	if (n > 0)
@@ -305,8 +307,8 @@ serve_pages(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m)
 	const Mts__Gossip__PageReq *pr = m->page_req;
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__PageReq sp = MTS__STATESTORE__PAGE_REQ__INIT;
-	size_t n = pr->n_hashes > AE_MAX_PAGES_SERVED ? AE_MAX_PAGES_SERVED :
-							pr->n_hashes;
+	size_t n = pr->n_hashes > AE_MAX_PAGES_SERVED ? AE_MAX_PAGES_SERVED
+	                                              : pr->n_hashes;
 	struct serve *sv;
 	struct serve_page *one;
 	size_t i;
@@ -319,10 +321,11 @@ serve_pages(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m)
 		mts__gossip__page__init(&sv->pages[i]);
 		sv->pp[i] = &sv->pages[i];
 		/* the hash is echoed back: keep a copy (the request is freed) */
-		sv->pages[i].hash.len = pr->hashes[i].len == MTS_HASH_LEN ?
-		    MTS_HASH_LEN : 0;
-		sv->pages[i].hash.data = sv->pages[i].hash.len ?
-		    xmemdup(pr->hashes[i].data, MTS_HASH_LEN) : NULL;
+		sv->pages[i].hash.len =
+		    pr->hashes[i].len == MTS_HASH_LEN ? MTS_HASH_LEN : 0;
+		sv->pages[i].hash.data = sv->pages[i].hash.len
+		    ? xmemdup(pr->hashes[i].data, MTS_HASH_LEN)
+		    : NULL;
 	}
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_PAGE;
 	req.page = &sp;
@@ -367,8 +370,8 @@ serve_records(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m)
 	if (sv == NULL)
 		return;
 	sr.keys = rq->keys;
-	sr.n_keys = rq->n_keys > AE_MAX_KEYS_SERVED ? AE_MAX_KEYS_SERVED :
-						      rq->n_keys;
+	sr.n_keys =
+	    rq->n_keys > AE_MAX_KEYS_SERVED ? AE_MAX_KEYS_SERVED : rq->n_keys;
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_RECORDS;
 	req.records = &sr;
 	gd_store_send(g, &req, records_served, sv);
@@ -477,8 +480,9 @@ walk_end(struct gossipd *g, const char *why, mts_time_t now)
 	else
 		log_debug("anti-entropy with %.12s done in %lld ms (%llu pages)",
 		    hex, (long long)(now - g->walk.started),
-		    (unsigned long long)(g->walk.ae ?
-			    mts_ae_pages_seen(g->walk.ae) : 0));
+		    (unsigned long long)(g->walk.ae
+		            ? mts_ae_pages_seen(g->walk.ae)
+		            : 0));
 	mts_ae_free(g->walk.ae);
 	held_free(g);
 	g->walk.ae = NULL;
@@ -594,8 +598,8 @@ walk_next(struct gossipd *g, mts_time_t now)
 	g->walk.req_id = 0;
 	if (!budget_ok(g, now))
 		return; /* resumed by gd_ae_tick */
-	if ((n = mts_ae_next_keys(g->walk.ae, keys, GD_KEY_BATCH,
-		 256u << 10)) > 0) {
+	if ((n = mts_ae_next_keys(g->walk.ae, keys, GD_KEY_BATCH, 256u << 10)) >
+	    0) {
 		for (i = 0; i < n; i++) {
 			kb[i].data = keys[i].key;
 			kb[i].len = keys[i].klen;
@@ -615,7 +619,8 @@ walk_next(struct gossipd *g, mts_time_t now)
 }
 
 void
-gd_ae_start_with(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN], mts_time_t now)
+gd_ae_start_with(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN],
+    mts_time_t now)
 {
 	Mts__Gossip__Msg msg = MTS__GOSSIP__MSG__INIT;
 	Mts__Gossip__RootReq rq = MTS__GOSSIP__ROOT_REQ__INIT;
@@ -655,7 +660,7 @@ static void
 local_root_answered(struct gossipd *g, void *arg, int rc,
     const Mts__Statestore__Reply *rep)
 {
-	struct mts_ae_local loc = {NULL, held_rh, g};
+	struct mts_ae_local loc = { NULL, held_rh, g };
 	mts_time_t now = mts_now();
 	size_t i;
 
@@ -667,7 +672,7 @@ local_root_answered(struct gossipd *g, void *arg, int rc,
 	}
 	g->walk.ae = mts_ae_new(&loc);
 	if (mts_ae_start(g->walk.ae, rep->root->hash.data,
-		g->walk.remote_root) == 0) {
+	        g->walk.remote_root) == 0) {
 		walk_end(g, NULL, now);
 		return;
 	}
@@ -718,8 +723,9 @@ feed_held(struct gossipd *g, mts_time_t now)
 
 		g->walk.feeding = hp;
 		if (mts_ae_on_page(g->walk.ae, hp->h, hp->page, hp->len) < 0) {
-			walk_end(g, "peer sent a page that does not match "
-				    "its hash",
+			walk_end(g,
+			    "peer sent a page that does not match "
+			    "its hash",
 			    now);
 			return;
 		}
@@ -743,12 +749,13 @@ keys_answered(struct gossipd *g, void *arg, int rc,
 	    mts_mst_page_decode(hp->page, hp->len, &v) == 0) {
 		/* replies come in request order with missing keys omitted */
 		for (i = 0, j = 0; i < rep->records->n_records &&
-		    j < v.nitems && j < hp->nitems; j++) {
+		     j < v.nitems && j < hp->nitems;
+		     j++) {
 			const Mts__KeyRecord *r = rep->records->records[i];
 
 			if (r->key.len != v.items[j].klen ||
 			    memcmp(r->key.data, v.items[j].key,
-				v.items[j].klen) != 0)
+			        v.items[j].klen) != 0)
 				continue;
 			hp->found[j] = record_rh(r->record, hp->rh[j]) == 0;
 			i++;
@@ -832,8 +839,7 @@ records_merged(struct gossipd *g, void *arg, int rc,
 }
 
 static void
-on_records(struct gossipd *g, const Mts__Gossip__RecordsRep *rr,
-    mts_time_t now)
+on_records(struct gossipd *g, const Mts__Gossip__RecordsRep *rr, mts_time_t now)
 {
 	Mts__KeyRecord **ok = xcalloc(rr->n_records + 1, sizeof(*ok));
 	size_t i, n = 0, start = 0, end, bytes;

@@ -11,7 +11,8 @@ static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 /* raw = cluster id | secret | address | 4-byte check (BLAKE2b-256 prefix) */
 #define CHECK_LEN 4
 #define RAW_MAX \
-	(MTS_CLUSTER_ID_LEN + MTS_JOIN_SECRET_LEN + MTS_TOKEN_ADDR_MAX + CHECK_LEN)
+	(MTS_CLUSTER_ID_LEN + MTS_JOIN_SECRET_LEN + MTS_TOKEN_ADDR_MAX + \
+	    CHECK_LEN)
 
 int
 mts_token_encode(const struct mts_token *t, char *out, size_t outlen)
@@ -96,13 +97,15 @@ mts_token_decode(const char *text, struct mts_token *t, char *err,
 	n -= CHECK_LEN;
 	mts_blake2b256(h, raw, n);
 	if (memcmp(h, raw + n, CHECK_LEN) != 0)
-		return bad(err, errlen, "check digits do not match (mistyped "
-					"or truncated)");
+		return bad(err, errlen,
+		    "check digits do not match (mistyped "
+		    "or truncated)");
 	alen = n - MTS_CLUSTER_ID_LEN - MTS_JOIN_SECRET_LEN;
 	memcpy(t->cluster_id, raw, MTS_CLUSTER_ID_LEN);
 	memcpy(t->secret, raw + MTS_CLUSTER_ID_LEN, MTS_JOIN_SECRET_LEN);
 	for (i = 0; i < alen; i++) {
-		char c = (char)raw[MTS_CLUSTER_ID_LEN + MTS_JOIN_SECRET_LEN + i];
+		char c =
+		    (char)raw[MTS_CLUSTER_ID_LEN + MTS_JOIN_SECRET_LEN + i];
 
 		if (c <= ' ' || c > '~')
 			return bad(err, errlen, "address is not printable");

@@ -46,8 +46,7 @@ member(const struct mts_rc_view *v, const char *hex)
 long
 mts_rc_owner(const struct mts_rc_view *v, const char *service)
 {
-	uint8_t (*ids)[MTS_NODE_ID_LEN] = xcalloc(v->nmembers + 1,
-	    sizeof(*ids));
+	uint8_t(*ids)[MTS_NODE_ID_LEN] = xcalloc(v->nmembers + 1, sizeof(*ids));
 	size_t *idx = xcalloc(v->nmembers + 1, sizeof(*idx)), n = 0, i;
 	long o;
 
@@ -71,8 +70,9 @@ live(const struct mts_rc_view *v, const struct mts_rc_task *t)
 {
 	const struct mts_rc_member *m = member(v, t->node);
 
-	return t->desired_running && (t->state == RC_TASK_PENDING ||
-	    t->state == RC_TASK_RUNNING) && m && m->alive && !m->draining;
+	return t->desired_running &&
+	    (t->state == RC_TASK_PENDING || t->state == RC_TASK_RUNNING) && m &&
+	    m->alive && !m->draining;
 }
 
 static int
@@ -127,8 +127,8 @@ tasks_on(const struct mts_rc_view *v, const size_t *idx, size_t n,
 	size_t i, c = 0;
 
 	for (i = 0; i < n; i++)
-		c += idx[i] != SIZE_MAX && strcmp(v->tasks[idx[i]].node,
-		    node) == 0;
+		c += idx[i] != SIZE_MAX &&
+		    strcmp(v->tasks[idx[i]].node, node) == 0;
 	return c;
 }
 
@@ -184,8 +184,9 @@ reconcile_owned(const struct mts_rc_view *v, size_t si,
     struct mts_rc_actions *out)
 {
 	const struct mts_rc_service *s = &v->services[si];
-	uint32_t done = s->mode == RC_REPLICATED_JOB ? done_tasks(v, si, NULL) :
-	    0, want = s->replicas > done ? s->replicas - done : 0;
+	uint32_t done =
+	             s->mode == RC_REPLICATED_JOB ? done_tasks(v, si, NULL) : 0,
+	         want = s->replicas > done ? s->replicas - done : 0;
 	size_t *idx, n = live_tasks(v, si, NULL, &idx);
 	char why[96];
 
@@ -210,8 +211,7 @@ reconcile_global(const struct mts_rc_view *v, size_t si,
 	int job = s->mode == RC_GLOBAL_JOB;
 
 	if (!eligible(s, self))
-		stop_extras(v, si, idx, n, n, "this node is not eligible",
-		    out);
+		stop_extras(v, si, idx, n, n, "this node is not eligible", out);
 	else if (n == 0 && !(job && done_tasks(v, si, v->self) > 0))
 		add(out, RC_PLACE_LOCAL, si, 0, 1, "no task on this node");
 	else if (n > 1)
@@ -244,7 +244,8 @@ reconcile_own_tasks(const struct mts_rc_view *v, struct mts_rc_actions *out)
 		long si;
 
 		if (strcmp(t->node, v->self) != 0 || !t->desired_running ||
-		    (t->state != RC_TASK_PENDING && t->state != RC_TASK_RUNNING))
+		    (t->state != RC_TASK_PENDING &&
+		        t->state != RC_TASK_RUNNING))
 			continue;
 		si = find_service(v, t->service);
 		if (si < 0)

@@ -18,34 +18,34 @@ enum mts_rc_mode {
 struct mts_rc_member {
 	uint8_t id[MTS_NODE_ID_LEN];
 	struct mts_node_attrs attrs; /* attrs.id: the id in hex */
-	int alive;		     /* SWIM: alive (suspect counts as alive) */
-	int draining;		     /* availability drain */
+	int alive;                   /* SWIM: alive (suspect counts as alive) */
+	int draining;                /* availability drain */
 };
 
 struct mts_rc_service {
-	const char *name;	/* <stack>_<service> */
+	const char *name; /* <stack>_<service> */
 	enum mts_rc_mode mode;
-	uint32_t replicas;	/* replicated modes; completions for a job */
+	uint32_t replicas; /* replicated modes; completions for a job */
 	const struct mts_constraint *constraints;
 	size_t nconstraints;
 };
 
 enum mts_rc_task_state {
-	RC_TASK_PENDING,  /* committed, not running yet */
+	RC_TASK_PENDING, /* committed, not running yet */
 	RC_TASK_RUNNING,
-	RC_TASK_DONE,	  /* exited 0 */
-	RC_TASK_FAILED,	  /* exited non-zero and the node gave up */
-	RC_TASK_STOPPED,  /* stopped on purpose */
+	RC_TASK_DONE,    /* exited 0 */
+	RC_TASK_FAILED,  /* exited non-zero and the node gave up */
+	RC_TASK_STOPPED, /* stopped on purpose */
 };
 
 /* A task as its node's t/ record says. */
 struct mts_rc_task {
 	const char *id;
-	const char *node;	/* hex id of the node that runs it */
+	const char *node; /* hex id of the node that runs it */
 	const char *service;
 	enum mts_rc_task_state state;
-	int desired_running;	/* the node's intent */
-	uint64_t created;	/* HLC of its creation: orders "newest" */
+	int desired_running; /* the node's intent */
+	uint64_t created;    /* HLC of its creation: orders "newest" */
 };
 
 struct mts_rc_view {
@@ -55,22 +55,22 @@ struct mts_rc_view {
 	size_t nservices;
 	const struct mts_rc_task *tasks;
 	size_t ntasks;
-	const char *self;	/* this node's id, hex */
+	const char *self; /* this node's id, hex */
 };
 
 enum mts_rc_kind {
-	RC_PLACE,	/* owner: place `count` tasks of service */
+	RC_PLACE,       /* owner: place `count` tasks of service */
 	RC_PLACE_LOCAL, /* global: start one task of service on this node */
-	RC_STOP,	/* stop task (on whichever node runs it) */
+	RC_STOP,        /* stop task (on whichever node runs it) */
 };
 
 struct mts_rc_action {
 	enum mts_rc_kind kind;
-	size_t service;	 /* index into view.services (RC_STOP of an orphan:
+	size_t service; /* index into view.services (RC_STOP of an orphan:
 			    SIZE_MAX) */
-	size_t task;	 /* RC_STOP: index into view.tasks */
-	uint32_t count;	 /* RC_PLACE */
-	char why[96];	 /* for service ps and the logs */
+	size_t task;    /* RC_STOP: index into view.tasks */
+	uint32_t count; /* RC_PLACE */
+	char why[96];   /* for service ps and the logs */
 };
 
 struct mts_rc_actions {

@@ -71,7 +71,7 @@ find_task(const struct mts_ledger *l, const char *id)
 static struct mts_res
 used(const struct mts_ledger *l)
 {
-	struct mts_res u = {0, 0};
+	struct mts_res u = { 0, 0 };
 	size_t i;
 
 	for (i = 0; i < l->ntasks; i++) {
@@ -138,8 +138,8 @@ add_task(struct mts_ledger *l, const char *id, const char *service,
 
 	if (l->ntasks == l->captasks) {
 		l->captasks = l->captasks ? 2 * l->captasks : 16;
-		l->tasks = xreallocarray(l->tasks, l->captasks,
-		    sizeof(*l->tasks));
+		l->tasks =
+		    xreallocarray(l->tasks, l->captasks, sizeof(*l->tasks));
 	}
 	t = &l->tasks[l->ntasks++];
 	copy_str(t->id, sizeof(t->id), id);
@@ -160,8 +160,8 @@ none_prepare(struct mts_ledger *l, struct mts_lease *unused,
 		return why;
 	if (l->nleases == l->capleases) {
 		l->capleases = l->capleases ? 2 * l->capleases : 16;
-		l->leases = xreallocarray(l->leases, l->capleases,
-		    sizeof(*l->leases));
+		l->leases =
+		    xreallocarray(l->leases, l->capleases, sizeof(*l->leases));
 	}
 	s = &l->leases[l->nleases++];
 	memset(s, 0, sizeof(*s));
@@ -281,9 +281,13 @@ mts_ledger_prepare(struct mts_ledger *l, const char *lease, const char *owner,
     const char *service, struct mts_res res, uint32_t max_per_node,
     int64_t ttl_ms, mts_time_t now)
 {
-	struct lease_req r = {.id = lease, .owner = owner, .service = service,
-	    .res = res, .max_per_node = max_per_node, .ttl_ms = ttl_ms,
-	    .now = now};
+	struct lease_req r = { .id = lease,
+		.owner = owner,
+		.service = service,
+		.res = res,
+		.max_per_node = max_per_node,
+		.ttl_ms = ttl_ms,
+		.now = now };
 
 	mts_ledger_expire(l, now);
 	return lease_step(l, LEV_PREPARE, &r);
@@ -293,7 +297,7 @@ enum mts_ledger_why
 mts_ledger_commit(struct mts_ledger *l, const char *lease, const char *task,
     mts_time_t now)
 {
-	struct lease_req r = {.id = lease, .task = task, .now = now};
+	struct lease_req r = { .id = lease, .task = task, .now = now };
 
 	mts_ledger_expire(l, now);
 	return lease_step(l, LEV_COMMIT, &r);
@@ -302,7 +306,7 @@ mts_ledger_commit(struct mts_ledger *l, const char *lease, const char *task,
 enum mts_ledger_why
 mts_ledger_abort(struct mts_ledger *l, const char *lease, mts_time_t now)
 {
-	struct lease_req r = {.id = lease, .now = now};
+	struct lease_req r = { .id = lease, .now = now };
 
 	mts_ledger_expire(l, now);
 	return lease_step(l, LEV_ABORT, &r);
@@ -311,7 +315,7 @@ mts_ledger_abort(struct mts_ledger *l, const char *lease, mts_time_t now)
 size_t
 mts_ledger_expire(struct mts_ledger *l, mts_time_t now)
 {
-	struct lease_req r = {.now = now};
+	struct lease_req r = { .now = now };
 	size_t i = 0, ended_n = 0;
 
 	while (i < l->nleases) {
@@ -347,8 +351,8 @@ mts_ledger_next_deadline(const struct mts_ledger *l)
 }
 
 void
-mts_ledger_task_add(struct mts_ledger *l, const char *task,
-    const char *service, struct mts_res res)
+mts_ledger_task_add(struct mts_ledger *l, const char *task, const char *service,
+    struct mts_res res)
 {
 	if (find_task(l, task) == NULL)
 		add_task(l, task, service, res);
@@ -373,10 +377,11 @@ mts_ledger_digest(const struct mts_ledger *l, struct mts_digest *d)
 
 	memset(d, 0, sizeof(*d));
 	d->capacity = l->capacity;
-	d->free.cpu_millis = u.cpu_millis < l->capacity.cpu_millis ?
-	    l->capacity.cpu_millis - u.cpu_millis : 0;
-	d->free.memory = u.memory < l->capacity.memory ?
-	    l->capacity.memory - u.memory : 0;
+	d->free.cpu_millis = u.cpu_millis < l->capacity.cpu_millis
+	    ? l->capacity.cpu_millis - u.cpu_millis
+	    : 0;
+	d->free.memory =
+	    u.memory < l->capacity.memory ? l->capacity.memory - u.memory : 0;
 	d->tasks = (uint32_t)l->ntasks;
 	for (i = 0; i < l->nleases; i++)
 		d->leases += l->leases[i].state == LEASE_PREPARED;

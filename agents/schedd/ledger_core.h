@@ -18,10 +18,10 @@ struct mts_res {
 };
 
 enum mts_lease_state {
-	LEASE_NONE,	 /* unknown lease id */
-	LEASE_PREPARED,	 /* holds its resources until commit, abort or ttl */
+	LEASE_NONE,      /* unknown lease id */
+	LEASE_PREPARED,  /* holds its resources until commit, abort or ttl */
 	LEASE_COMMITTED, /* became a task; the task holds the resources */
-	LEASE_ENDED,	 /* aborted or expired: holds nothing (kept to answer
+	LEASE_ENDED,     /* aborted or expired: holds nothing (kept to answer
 			    a late commit or a resent prepare) */
 	LEASE_NSTATES,
 };
@@ -41,15 +41,15 @@ enum mts_ledger_why {
 	LEDGER_NO_MEMORY,
 	LEDGER_MAX_PER_NODE, /* max_replicas_per_node reached here */
 	LEDGER_DRAINING,     /* the node takes no new tasks */
-	LEDGER_UNKNOWN,	     /* commit/abort of a lease this ledger never had */
-	LEDGER_ENDED,	     /* commit of an aborted or expired lease */
+	LEDGER_UNKNOWN,      /* commit/abort of a lease this ledger never had */
+	LEDGER_ENDED,        /* commit of an aborted or expired lease */
 	LEDGER_CONFLICT,     /* the same lease id with other terms */
-	LEDGER_FULL,	     /* too many leases or tasks tracked */
+	LEDGER_FULL,         /* too many leases or tasks tracked */
 };
 
 struct mts_lease {
 	char id[MTS_LEASE_ID_MAX];
-	char owner[33];	      /* the owner node's id, hex */
+	char owner[33]; /* the owner node's id, hex */
 	char service[MTS_SERVICE_MAX];
 	char task[MTS_TASK_ID_MAX]; /* set by commit */
 	struct mts_res res;
@@ -72,14 +72,14 @@ struct mts_ledger {
 	size_t nleases, capleases;
 	struct mts_ledger_task *tasks;
 	size_t ntasks, captasks;
-	size_t max_entries;	/* bound on leases + tasks */
+	size_t max_entries;       /* bound on leases + tasks */
 	mts_time_t ended_keep_ms; /* how long an ended lease is remembered */
 };
 
 /* What other nodes learn of this one (the d/<node> digest). */
 struct mts_digest {
 	struct mts_res capacity, free;
-	uint32_t tasks;	 /* committed tasks */
+	uint32_t tasks;  /* committed tasks */
 	uint32_t leases; /* live leases */
 };
 

@@ -9,12 +9,12 @@
 /* --- filtering -------------------------------------------------------------------- */
 
 struct cand {
-	size_t node;	   /* index into the caller's nodes */
+	size_t node; /* index into the caller's nodes */
 	struct mts_res free;
 	uint32_t tasks, service_tasks;
-	uint32_t load;	   /* load() of the working copy, kept current */
-	uint32_t rank;	   /* order of its node id among the candidates */
-	uint32_t *group;   /* per preference level: its group id */
+	uint32_t load;   /* load() of the working copy, kept current */
+	uint32_t rank;   /* order of its node id among the candidates */
+	uint32_t *group; /* per preference level: its group id */
 };
 
 static int
@@ -63,15 +63,15 @@ group_key(const struct mts_place_node *n, size_t k,
 	char *key;
 
 	for (l = 0; l <= k; l++) {
-		const char *v = mts_label_get(n->a.labels, n->a.nlabels,
-		    r->spread[l]);
+		const char *v =
+		    mts_label_get(n->a.labels, n->a.nlabels, r->spread[l]);
 
 		len += (v ? strlen(v) : 0) + 1;
 	}
 	key = xmalloc(len + 1);
 	for (l = 0; l <= k; l++) {
-		const char *v = mts_label_get(n->a.labels, n->a.nlabels,
-		    r->spread[l]);
+		const char *v =
+		    mts_label_get(n->a.labels, n->a.nlabels, r->spread[l]);
 
 		vl = v ? strlen(v) : 0;
 		memcpy(key + off, v ? v : "", vl);
@@ -95,8 +95,8 @@ str_hash(const char *s)
 /* Gives each candidate its group id at level k (ids are 0..groups-1), by
  * an open-addressing table over the group keys. */
 static void
-assign_groups(const struct mts_place_node *nodes, struct cand *cands,
-    size_t ne, size_t k, const struct mts_place_req *r)
+assign_groups(const struct mts_place_node *nodes, struct cand *cands, size_t ne,
+    size_t k, const struct mts_place_req *r)
 {
 	size_t cap = 2 * ne + 1, i, h;
 	char **keys = xcalloc(cap, sizeof(*keys));
@@ -106,7 +106,7 @@ assign_groups(const struct mts_place_node *nodes, struct cand *cands,
 		char *key = group_key(&nodes[cands[i].node], k, r);
 
 		for (h = str_hash(key) % cap; keys[h] && strcmp(keys[h], key);
-		    h = (h + 1) % cap)
+		     h = (h + 1) % cap)
 			;
 		if (keys[h] == NULL) {
 			keys[h] = key;
@@ -123,15 +123,15 @@ assign_groups(const struct mts_place_node *nodes, struct cand *cands,
 
 /* Per level, the service's tasks in each group (indexed by group id). */
 static uint32_t **
-group_counts(const struct mts_place_node *nodes, struct cand *cands,
-    size_t ne, const struct mts_place_req *r)
+group_counts(const struct mts_place_node *nodes, struct cand *cands, size_t ne,
+    const struct mts_place_req *r)
 {
 	uint32_t **cnt = xcalloc(r->nspread ? r->nspread : 1, sizeof(*cnt));
 	size_t i, k;
 
 	for (i = 0; i < ne; i++)
-		cands[i].group = xcalloc(r->nspread ? r->nspread : 1,
-		    sizeof(uint32_t));
+		cands[i].group =
+		    xcalloc(r->nspread ? r->nspread : 1, sizeof(uint32_t));
 	for (k = 0; k < r->nspread; k++) {
 		cnt[k] = xcalloc(ne ? ne : 1, sizeof(**cnt));
 		assign_groups(nodes, cands, ne, k, r);
@@ -252,8 +252,9 @@ mts_place(const struct mts_place_node *nodes, size_t n,
 	why->eligible = (uint32_t)ne;
 	why->first_constraint = -1;
 	for (k = 0; k < r->nconstraints; k++)
-		if (fail_by[k] && (why->first_constraint < 0 ||
-		    fail_by[k] > fail_by[why->first_constraint]))
+		if (fail_by[k] &&
+		    (why->first_constraint < 0 ||
+		        fail_by[k] > fail_by[why->first_constraint]))
 			why->first_constraint = (int)k;
 	cnt = group_counts(nodes, cands, ne, r);
 	rank_by_id(nodes, cands, ne);
@@ -261,8 +262,9 @@ mts_place(const struct mts_place_node *nodes, size_t n,
 		struct cand *best = NULL;
 
 		for (i = 0; i < ne; i++)
-			if (fits(&cands[i], r) && (best == NULL ||
-			    compare(nodes, &cands[i], best, cnt, r) < 0))
+			if (fits(&cands[i], r) &&
+			    (best == NULL ||
+			        compare(nodes, &cands[i], best, cnt, r) < 0))
 				best = &cands[i];
 		if (best == NULL)
 			break;
@@ -283,8 +285,7 @@ void
 mts_place_explain(const struct mts_place_req *r, uint32_t placed,
     const struct mts_place_why *w, char *out, size_t outlen)
 {
-	int off = snprintf(out, outlen, "%u of %u placeable", placed,
-	    r->count);
+	int off = snprintf(out, outlen, "%u of %u placeable", placed, r->count);
 
 	if (placed == r->count || off < 0 || (size_t)off >= outlen)
 		return;
@@ -305,12 +306,15 @@ mts_place_explain(const struct mts_place_req *r, uint32_t placed,
 		snprintf(out, outlen, ": insufficient cpu on all %u nodes",
 		    w->nodes);
 	else if (w->eligible == 0)
-		snprintf(out, outlen, ": of %u nodes, %u down, %u not active, "
+		snprintf(out, outlen,
+		    ": of %u nodes, %u down, %u not active, "
 		    "%u fail a constraint, %u lack cpu, %u lack memory, %u at "
-		    "max_replicas_per_node", w->nodes, w->down, w->inactive,
-		    w->constraint, w->cpu, w->memory, w->max_per_node);
+		    "max_replicas_per_node",
+		    w->nodes, w->down, w->inactive, w->constraint, w->cpu,
+		    w->memory, w->max_per_node);
 	else
-		snprintf(out, outlen, ": the %u eligible node%s ran out of "
-		    "capacity or reached max_replicas_per_node", w->eligible,
-		    w->eligible == 1 ? "" : "s");
+		snprintf(out, outlen,
+		    ": the %u eligible node%s ran out of "
+		    "capacity or reached max_replicas_per_node",
+		    w->eligible, w->eligible == 1 ? "" : "s");
 }

@@ -11,11 +11,11 @@
 /* A node as the owner sees it (from n/, nl/ and d/ records and SWIM). */
 struct mts_place_node {
 	struct mts_node_attrs a; /* what constraints look at */
-	int alive;	      /* SWIM says alive */
-	int active;	      /* availability active (not drain or pause) */
+	int alive;               /* SWIM says alive */
+	int active;              /* availability active (not drain or pause) */
 	struct mts_res capacity, free; /* from its digest */
-	uint32_t tasks;	      /* all its tasks */
-	uint32_t service_tasks; /* tasks of the service being placed */
+	uint32_t tasks;                /* all its tasks */
+	uint32_t service_tasks;        /* tasks of the service being placed */
 };
 
 struct mts_place_req {
@@ -24,16 +24,16 @@ struct mts_place_req {
 	size_t nconstraints;
 	const char *const *spread; /* preference labels, in order */
 	size_t nspread;
-	uint32_t max_per_node;	   /* 0: no limit */
+	uint32_t max_per_node; /* 0: no limit */
 	int binpack;
-	uint32_t count;		   /* tasks to place */
+	uint32_t count; /* tasks to place */
 };
 
 /* Why nodes were left out, for `plan` and `service ps`. */
 struct mts_place_why {
 	uint32_t nodes, eligible;
 	uint32_t down, inactive, constraint, cpu, memory, max_per_node;
-	int first_constraint;	/* index of the constraint that failed most */
+	int first_constraint; /* index of the constraint that failed most */
 };
 
 /*

@@ -43,17 +43,17 @@ setup(struct schedd *s, struct mts_agent *a)
 	const char *id = a->node_id;
 
 	if (id == NULL || strlen(id) != MTS_NODE_HEX_LEN ||
-	    mts_unhex(s->self_id, sizeof(s->self_id), id,
-	    MTS_NODE_HEX_LEN) < 0) {
+	    mts_unhex(s->self_id, sizeof(s->self_id), id, MTS_NODE_HEX_LEN) <
+	        0) {
 		log_warnx("no node id (MTS_NODE_ID): mts-schedd runs under "
-			  "mts-init");
+		          "mts-init");
 		return -1;
 	}
 	mts_hex(s->self, s->self_id, sizeof(s->self_id));
 	if (schedd_conf_load(&s->cfg, a->cfg) < 0)
 		return -1;
 	if (mts_acl_table_load(&s->cfg.acl, schedd_service.acl, a->cfg,
-	    SCHEDD_SECTION, err, sizeof(err)) < 0) {
+	        SCHEDD_SECTION, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -75,23 +75,23 @@ serve(struct schedd *s, struct mts_agent *a)
 	int i;
 
 	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, "statestore",
-	    NULL) < 0)
+	        NULL) < 0)
 		return -1;
 	for (i = 0; schedd_scan_blocking(s, path, STORE_TIMEOUT_MS) < 0; i++)
 		if (i + 1 == START_TRIES || mts_loop_stopped(s->loop))
 			return -1;
-	if ((s->store = mts_ipc_async_open(s->loop, path, STORE_TIMEOUT_MS,
-	    err, sizeof(err))) == NULL) {
+	if ((s->store = mts_ipc_async_open(s->loop, path, STORE_TIMEOUT_MS, err,
+	         sizeof(err))) == NULL) {
 		log_warnx("statestore: %s", err);
 		return -1;
 	}
-	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, a->name,
-	    NULL) < 0) {
+	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, a->name, NULL) <
+	    0) {
 		log_warnx("socket path too long");
 		return -1;
 	}
 	if ((s->srv = mts_ipc_server_open(path, &schedd_service, s, err,
-	    sizeof(err))) == NULL) {
+	         sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -99,7 +99,8 @@ serve(struct schedd *s, struct mts_agent *a)
 	if (mts_loop_add_server(s->loop, s->srv) < 0)
 		return -1;
 	log_info("ready on %s: %u millicores, %llu bytes (reserve %u, %llu), "
-		 "%zu tasks found", path, s->cfg.capacity.cpu_millis,
+	         "%zu tasks found",
+	    path, s->cfg.capacity.cpu_millis,
 	    (unsigned long long)s->cfg.capacity.memory,
 	    s->cfg.reserve.cpu_millis,
 	    (unsigned long long)s->cfg.reserve.memory, s->ledger.ntasks);

@@ -12,8 +12,8 @@
 #include "statestore.pb-c.h"
 
 #define SCHEDD_SECTION "schedd"
-#define SCHEDD_DIGEST_MIN_MS 500   /* d/<self> is written at most this often */
-#define SCHEDD_SCAN_MS 2000	   /* t/<self>/ is read again this often */
+#define SCHEDD_DIGEST_MIN_MS 500 /* d/<self> is written at most this often */
+#define SCHEDD_SCAN_MS 2000      /* t/<self>/ is read again this often */
 
 struct schedd_conf {
 	struct mts_res capacity; /* after the reserve */

@@ -58,9 +58,11 @@ h_prepare(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 
 	if (!fits(p->lease, MTS_LEASE_ID_MAX) || !is_hex_id(p->owner) ||
 	    !fits(p->service, MTS_SERVICE_MAX)) {
-		mts_ipc_reply_error(call, MTS_ERR_INVAL, "prepare needs a lease "
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "prepare needs a lease "
 		    "id (< %d bytes), the owner's node id (32 hex digits) and "
-		    "a service (< %d bytes)", MTS_LEASE_ID_MAX, MTS_SERVICE_MAX);
+		    "a service (< %d bytes)",
+		    MTS_LEASE_ID_MAX, MTS_SERVICE_MAX);
 		return;
 	}
 	ttl = p->ttl_ms ? (int64_t)p->ttl_ms : s->cfg.lease_ttl_ms;
@@ -81,8 +83,10 @@ h_prepare(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		for (i = 0; i < s->ledger.nleases; i++)
 			if (strcmp(s->ledger.leases[i].id, p->lease) == 0)
 				l = &s->ledger.leases[i];
-		g.expires_in_ms = l && l->state == LEASE_PREPARED &&
-		    l->expires > now ? (uint64_t)(l->expires - now) : 0;
+		g.expires_in_ms =
+		    l && l->state == LEASE_PREPARED && l->expires > now
+		    ? (uint64_t)(l->expires - now)
+		    : 0;
 		pr.result_case = MTS__SCHEDD__PREPARE_REP__RESULT_GRANTED;
 		pr.granted = &g;
 	} else {
@@ -109,7 +113,8 @@ h_commit(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 
 	if (!fits(c->lease, MTS_LEASE_ID_MAX) ||
 	    !fits(c->task, MTS_TASK_ID_MAX)) {
-		mts_ipc_reply_error(call, MTS_ERR_INVAL, "commit needs a lease "
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "commit needs a lease "
 		    "id (< %d bytes) and a task id (< %d bytes)",
 		    MTS_LEASE_ID_MAX, MTS_TASK_ID_MAX);
 		return;
@@ -137,16 +142,20 @@ h_abort(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	enum mts_ledger_why why;
 
 	if (!fits(a->lease, MTS_LEASE_ID_MAX)) {
-		mts_ipc_reply_error(call, MTS_ERR_INVAL, "abort needs a lease id "
-		    "(< %d bytes)", MTS_LEASE_ID_MAX);
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "abort needs a lease id "
+		    "(< %d bytes)",
+		    MTS_LEASE_ID_MAX);
 		return;
 	}
 	why = mts_ledger_abort(&s->ledger, a->lease, mts_now());
 	schedd_changed(s);
 	if (why != LEDGER_OK) {
 		mts_ipc_reply_error(call, why_errcode(why), "lease %s: %s",
-		    a->lease, why == LEDGER_CONFLICT ? "committed: the task "
-		    "is stopped, not aborted" : mts_ledger_why_str(why));
+		    a->lease,
+		    why == LEDGER_CONFLICT ? "committed: the task "
+		                             "is stopped, not aborted"
+		                           : mts_ledger_why_str(why));
 		return;
 	}
 	rep.body_case = MTS__SCHEDD__REPLY__BODY_ABORT;
@@ -236,20 +245,22 @@ h_place(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
  * the placement dry-run (local: it reads the local replica) is open to a
  * relayed caller. */
 static const struct mts_ipc_route routes[] = {
-	{MTS__SCHEDD__REQUEST__BODY_PREPARE, "prepare", WRITE | REMOTE,
-	    h_prepare},
-	{MTS__SCHEDD__REQUEST__BODY_COMMIT, "commit", WRITE | REMOTE, h_commit},
-	{MTS__SCHEDD__REQUEST__BODY_ABORT, "abort", WRITE | REMOTE, h_abort},
-	{MTS__SCHEDD__REQUEST__BODY_LEDGER, "ledger", READ | REMOTE, h_ledger},
-	{MTS__SCHEDD__REQUEST__BODY_PLACE, "place", READ, h_place},
+	{ MTS__SCHEDD__REQUEST__BODY_PREPARE, "prepare", WRITE | REMOTE,
+	    h_prepare },
+	{ MTS__SCHEDD__REQUEST__BODY_COMMIT, "commit", WRITE | REMOTE,
+	    h_commit },
+	{ MTS__SCHEDD__REQUEST__BODY_ABORT, "abort", WRITE | REMOTE, h_abort },
+	{ MTS__SCHEDD__REQUEST__BODY_LEDGER, "ledger", READ | REMOTE,
+	    h_ledger },
+	{ MTS__SCHEDD__REQUEST__BODY_PLACE, "place", READ, h_place },
 };
 
 /* [schedd] acl: everything (the node's reconciled, root's mtsctl);
  * acl_relay: what a relayed call may do (the node's gossipd). */
 static const struct mts_acl_rule acl_rules[] = {
-	{READ | WRITE, MTS_ACL_USERS, "acl"},
-	{REMOTE, MTS_ACL_USERS, "acl_relay"},
-	{0, 0, NULL},
+	{ READ | WRITE, MTS_ACL_USERS, "acl" },
+	{ REMOTE, MTS_ACL_USERS, "acl_relay" },
+	{ 0, 0, NULL },
 };
 
 const struct mts_ipc_service schedd_service = {

@@ -9,27 +9,27 @@
 #include "schedd.h"
 
 static const struct mts_cfg_schema keys[] = {
-	{"schedd", "cpus", MTS_CFG_STR, "",
-	    "CPUs this node offers (\"2\", \"0.5\"); empty: the online CPUs"},
-	{"schedd", "memory", MTS_CFG_SIZE, "0",
-	    "memory this node offers; 0: MemTotal of /proc/meminfo"},
-	{"schedd", "reserve_cpus", MTS_CFG_STR, "0",
-	    "CPUs kept back for the system and the agents"},
-	{"schedd", "reserve_memory", MTS_CFG_SIZE, "0",
-	    "memory kept back for the system and the agents"},
-	{"schedd", "lease_ttl", MTS_CFG_DURATION, "10s",
+	{ "schedd", "cpus", MTS_CFG_STR, "",
+	    "CPUs this node offers (\"2\", \"0.5\"); empty: the online CPUs" },
+	{ "schedd", "memory", MTS_CFG_SIZE, "0",
+	    "memory this node offers; 0: MemTotal of /proc/meminfo" },
+	{ "schedd", "reserve_cpus", MTS_CFG_STR, "0",
+	    "CPUs kept back for the system and the agents" },
+	{ "schedd", "reserve_memory", MTS_CFG_SIZE, "0",
+	    "memory kept back for the system and the agents" },
+	{ "schedd", "lease_ttl", MTS_CFG_DURATION, "10s",
 	    "how long a prepared lease holds its resources when the owner "
-	    "names no ttl"},
-	{"schedd", "acl", MTS_CFG_LIST, "0",
+	    "names no ttl" },
+	{ "schedd", "acl", MTS_CFG_LIST, "0",
 	    "users (names or uids) allowed every call (the local reconciled, "
-	    "mtsctl)"},
-	{"schedd", "acl_relay", MTS_CFG_LIST, "",
+	    "mtsctl)" },
+	{ "schedd", "acl_relay", MTS_CFG_LIST, "",
 	    "users allowed the calls other nodes make through the relay "
-	    "(prepare, commit, abort, ledger): the node's gossipd"},
-	{NULL, NULL, 0, NULL, NULL},
+	    "(prepare, commit, abort, ledger): the node's gossipd" },
+	{ NULL, NULL, 0, NULL, NULL },
 };
 
-static const struct mts_conf_table schedd_conf = {"schedd", keys};
+static const struct mts_conf_table schedd_conf = { "schedd", keys };
 MTS_CONF_TABLE(schedd_conf);
 
 int
@@ -87,7 +87,8 @@ cpus_key(const struct mts_cfg *cfg, const char *key, uint32_t dflt,
 	}
 	if (schedd_parse_cpus(v, out) < 0) {
 		log_warnx("[schedd] %s = '%s': expected a number of CPUs such "
-			  "as 2 or 0.5", key, v);
+		          "as 2 or 0.5",
+		    key, v);
 		return -1;
 	}
 	return 0;
@@ -101,18 +102,20 @@ schedd_conf_load(struct schedd_conf *c, const struct mts_cfg *cfg)
 
 	memset(c, 0, sizeof(*c));
 	if (cpus_key(cfg, "cpus", (uint32_t)(ncpu > 0 ? ncpu : 1) * 1000,
-	    &total.cpu_millis) < 0 ||
+	        &total.cpu_millis) < 0 ||
 	    cpus_key(cfg, "reserve_cpus", 0, &c->reserve.cpu_millis) < 0)
 		return -1;
 	total.memory = (uint64_t)mts_cfg_int(cfg, SCHEDD_SECTION, "memory");
 	if (total.memory == 0)
 		total.memory = meminfo_total();
-	c->reserve.memory = (uint64_t)mts_cfg_int(cfg, SCHEDD_SECTION,
-	    "reserve_memory");
-	c->capacity.cpu_millis = total.cpu_millis > c->reserve.cpu_millis ?
-	    total.cpu_millis - c->reserve.cpu_millis : 0;
-	c->capacity.memory = total.memory > c->reserve.memory ?
-	    total.memory - c->reserve.memory : 0;
+	c->reserve.memory =
+	    (uint64_t)mts_cfg_int(cfg, SCHEDD_SECTION, "reserve_memory");
+	c->capacity.cpu_millis = total.cpu_millis > c->reserve.cpu_millis
+	    ? total.cpu_millis - c->reserve.cpu_millis
+	    : 0;
+	c->capacity.memory = total.memory > c->reserve.memory
+	    ? total.memory - c->reserve.memory
+	    : 0;
 	c->lease_ttl_ms = mts_cfg_int(cfg, SCHEDD_SECTION, "lease_ttl");
 	if (c->lease_ttl_ms <= 0) {
 		log_warnx("[schedd] lease_ttl must be more than 0");

@@ -109,7 +109,7 @@ take_placement(struct place_job *j, char **cons, size_t ncons, char **spread,
 	j->cons = xcalloc(ncons + 1, sizeof(*j->cons));
 	for (i = 0; i < ncons; i++) {
 		if (mts_constraint_parse(cons[i], &j->cons[i], err,
-		    sizeof(err)) < 0) {
+		        sizeof(err)) < 0) {
 			fail(j, MTS_ERR_INVAL, "%s", err);
 			return -1;
 		}
@@ -135,7 +135,7 @@ answer(struct place_job *j)
 	struct mts_place_why why;
 	uint32_t *out, placed, i;
 	ProtobufCBinaryData *ids;
-	uint8_t (*raw)[MTS_NODE_ID_LEN];
+	uint8_t(*raw)[MTS_NODE_ID_LEN];
 	char explain[512];
 	size_t k, nl = 0;
 
@@ -206,12 +206,12 @@ add_node(struct place_job *j, const Mts__KeyRecord *kr)
 	    kr->record->tombstone || j->nnodes >= PLACE_MAX_NODES)
 		return;
 	if ((d = mts__schedd__digest__unpack(NULL, kr->record->value.len,
-	    kr->record->value.data)) == NULL)
+	         kr->record->value.data)) == NULL)
 		return;
 	if (j->nnodes == j->capnodes) {
 		j->capnodes = j->capnodes ? 2 * j->capnodes : 16;
-		j->nodes = xreallocarray(j->nodes, j->capnodes,
-		    sizeof(*j->nodes));
+		j->nodes =
+		    xreallocarray(j->nodes, j->capnodes, sizeof(*j->nodes));
 	}
 	n = &j->nodes[j->nnodes++];
 	memcpy(n->id, kr->key.data + 2, MTS_NODE_HEX_LEN);
@@ -238,8 +238,8 @@ add_label(struct place_job *j, const Mts__KeyRecord *kr)
 		return;
 	if (j->nlabels == j->caplabels) {
 		j->caplabels = j->caplabels ? 2 * j->caplabels : 16;
-		j->labels = xreallocarray(j->labels, j->caplabels,
-		    sizeof(*j->labels));
+		j->labels =
+		    xreallocarray(j->labels, j->caplabels, sizeof(*j->labels));
 	}
 	l = &j->labels[j->nlabels++];
 	memcpy(l->node, kr->key.data + 3, MTS_NODE_HEX_LEN);
@@ -265,11 +265,14 @@ take_service(struct place_job *j, const Mts__Statestore__GetRep *g)
 	if (r == NULL || (sp = r->spec) == NULL) {
 		if (r)
 			mts__service__service_record__free_unpacked(r, NULL);
-		fail(j, MTS_ERR_INVAL, "s/%s: not a service record", j->service);
+		fail(j, MTS_ERR_INVAL, "s/%s: not a service record",
+		    j->service);
 		return;
 	}
-	res = sp->reservations && (sp->reservations->cpu_millis ||
-	    sp->reservations->memory) ? sp->reservations : sp->limits;
+	res = sp->reservations &&
+	        (sp->reservations->cpu_millis || sp->reservations->memory)
+	    ? sp->reservations
+	    : sp->limits;
 	if (res) {
 		j->res.cpu_millis = res->cpu_millis;
 		j->res.memory = res->memory;
@@ -279,14 +282,15 @@ take_service(struct place_job *j, const Mts__Statestore__GetRep *g)
 		j->count = sp->replicas;
 	pl = sp->placement;
 	if (take_placement(j, pl ? pl->constraints : NULL,
-	    pl ? pl->n_constraints : 0, pl ? pl->spread : NULL,
-	    pl ? pl->n_spread : 0) < 0) {
+	        pl ? pl->n_constraints : 0, pl ? pl->spread : NULL,
+	        pl ? pl->n_spread : 0) < 0) {
 		mts__service__service_record__free_unpacked(r, NULL);
 		return;
 	}
 	if (pl) {
 		j->max_per_node = pl->max_replicas_per_node;
-		j->binpack = pl->strategy && strcmp(pl->strategy, "binpack") == 0;
+		j->binpack =
+		    pl->strategy && strcmp(pl->strategy, "binpack") == 0;
 	}
 	mts__service__service_record__free_unpacked(r, NULL);
 	if (j->count > PLACE_MAX_COUNT) {
@@ -360,8 +364,8 @@ next_page(struct place_job *j)
 		req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
 		req.get = &g;
 	} else {
-		sc.prefix.data = (uint8_t *)(j->stage == PS_DIGESTS ? "d/" :
-		    "nl/");
+		sc.prefix.data =
+		    (uint8_t *)(j->stage == PS_DIGESTS ? "d/" : "nl/");
 		sc.prefix.len = j->stage == PS_DIGESTS ? 2 : 3;
 		sc.start_after.data = (uint8_t *)j->after;
 		sc.start_after.len = strlen(j->after);
@@ -370,7 +374,7 @@ next_page(struct place_job *j)
 		req.scan = &sc;
 	}
 	if (mts_ipc_async_call(j->s->store, &req.base,
-	    &mts__statestore__reply__descriptor, 0, on_page, j) == NULL)
+	        &mts__statestore__reply__descriptor, 0, on_page, j) == NULL)
 		fail(j, MTS_ERR_IO, "%s", "statestore client closing");
 }
 
@@ -406,7 +410,7 @@ schedd_place(struct schedd *s, const Mts__Schedd__PlaceReq *p,
 	j->max_per_node = p->max_per_node;
 	j->binpack = p->binpack;
 	if (take_placement(j, p->constraints, p->n_constraints, p->spread,
-	    p->n_spread) < 0)
+	        p->n_spread) < 0)
 		return;
 	j->stage = PS_DIGESTS;
 	next_page(j);

@@ -30,7 +30,7 @@ schedd_task_record(struct schedd *s, const char *key, size_t klen,
 	size_t plen = 2 + MTS_NODE_HEX_LEN + 1; /* "t/<self>/" */
 	char id[MTS_TASK_ID_MAX];
 	Mts__Shim__TaskStatus *t;
-	struct mts_res res = {0, 0};
+	struct mts_res res = { 0, 0 };
 
 	if (klen <= plen || klen - plen >= sizeof(id) || rec == NULL)
 		return;
@@ -103,8 +103,8 @@ schedd_scan_blocking(struct schedd *s, const char *path, int timeout_ms)
 	char prefix[64], err[256];
 	int more = 1, rc = 0;
 
-	if ((c = mts_ipc_client_open(path, timeout_ms, err,
-	    sizeof(err))) == NULL) {
+	if ((c = mts_ipc_client_open(path, timeout_ms, err, sizeof(err))) ==
+	    NULL) {
 		log_warnx("statestore: %s", err);
 		return -1;
 	}
@@ -156,7 +156,7 @@ scan_next(struct schedd *s)
 
 	scan_req(s, &req, &sc, prefix, sizeof(prefix));
 	if (mts_ipc_async_call(s->store, &req.base,
-	    &mts__statestore__reply__descriptor, 0, scan_done, s) != NULL)
+	        &mts__statestore__reply__descriptor, 0, scan_done, s) != NULL)
 		s->scan_busy = 1;
 }
 
@@ -231,8 +231,8 @@ schedd_on_digest(void *arg, mts_time_t now)
 	size_t len;
 
 	mts_ledger_digest(&s->ledger, &cur);
-	if (s->digest_busy || (s->have_written && digest_same(&cur,
-	    &s->written)))
+	if (s->digest_busy ||
+	    (s->have_written && digest_same(&cur, &s->written)))
 		return;
 	schedd_digest_fill(s, &d);
 	len = mts__schedd__digest__get_packed_size(&d);
@@ -246,7 +246,8 @@ schedd_on_digest(void *arg, mts_time_t now)
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
 	req.put = &put;
 	if (mts_ipc_async_call(s->store, &req.base,
-	    &mts__statestore__reply__descriptor, 0, digest_done, s) != NULL) {
+	        &mts__statestore__reply__descriptor, 0, digest_done,
+	        s) != NULL) {
 		s->digest_busy = 1;
 		s->written = cur;
 		s->have_written = 1;

@@ -11,34 +11,35 @@
 #include "mtserr.h"
 #include "xmalloc.h"
 
-const char *const mts_default_caps[] = {"CAP_CHOWN", "CAP_DAC_OVERRIDE",
-    "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID",
-    "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
-    "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE", NULL};
+const char *const mts_default_caps[] = { "CAP_CHOWN", "CAP_DAC_OVERRIDE",
+	"CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID",
+	"CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+	"CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE", NULL };
 
 /* The syscalls Docker's default profile leaves out for an unprivileged
  * container (kernel modules, kexec, bpf, tracing other processes, clocks,
  * mounts, namespaces, keyrings, ...). They fail with EPERM; everything
  * else is allowed. */
-static const char *const seccomp_denied[] = {"acct", "add_key", "bpf",
-    "clock_adjtime", "clock_settime", "create_module", "delete_module",
-    "finit_module", "fsconfig", "fsmount", "fsopen", "fspick",
-    "get_kernel_syms", "get_mempolicy", "init_module", "ioperm", "iopl",
-    "kcmp", "kexec_file_load", "kexec_load", "keyctl", "lookup_dcookie",
-    "mbind", "mount", "mount_setattr", "move_mount", "move_pages",
-    "name_to_handle_at", "nfsservctl", "open_by_handle_at", "open_tree",
-    "perf_event_open", "pivot_root", "process_vm_readv", "process_vm_writev",
-    "ptrace", "query_module", "quotactl", "quotactl_fd", "reboot",
-    "request_key", "set_mempolicy", "setns", "settimeofday", "stime",
-    "swapoff", "swapon", "syslog", "sysfs", "_sysctl", "umount", "umount2",
-    "unshare", "uselib", "userfaultfd", "ustat", "vm86", "vm86old", NULL};
+static const char *const seccomp_denied[] = { "acct", "add_key", "bpf",
+	"clock_adjtime", "clock_settime", "create_module", "delete_module",
+	"finit_module", "fsconfig", "fsmount", "fsopen", "fspick",
+	"get_kernel_syms", "get_mempolicy", "init_module", "ioperm", "iopl",
+	"kcmp", "kexec_file_load", "kexec_load", "keyctl", "lookup_dcookie",
+	"mbind", "mount", "mount_setattr", "move_mount", "move_pages",
+	"name_to_handle_at", "nfsservctl", "open_by_handle_at", "open_tree",
+	"perf_event_open", "pivot_root", "process_vm_readv",
+	"process_vm_writev", "ptrace", "query_module", "quotactl",
+	"quotactl_fd", "reboot", "request_key", "set_mempolicy", "setns",
+	"settimeofday", "stime", "swapoff", "swapon", "syslog", "sysfs",
+	"_sysctl", "umount", "umount2", "unshare", "uselib", "userfaultfd",
+	"ustat", "vm86", "vm86old", NULL };
 
-static const char *const masked_paths[] = {"/proc/acpi", "/proc/asound",
-    "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
-    "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
-    "/sys/firmware", NULL};
-static const char *const readonly_paths[] = {"/proc/bus", "/proc/fs",
-    "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
+static const char *const masked_paths[] = { "/proc/acpi", "/proc/asound",
+	"/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+	"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+	NULL };
+static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs",
+	"/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL };
 
 static json_t *
 strv(const char *const *v)
@@ -62,18 +63,18 @@ mount_obj(const char *dst, const char *type, const char *src,
 static json_t *
 default_mounts(void)
 {
-	static const char *const proc[] = {"nosuid", "noexec", "nodev", NULL};
-	static const char *const dev[] = {"nosuid", "strictatime", "mode=755",
-	    "size=65536k", NULL};
-	static const char *const pts[] = {"nosuid", "noexec", "newinstance",
-	    "ptmxmode=0666", "mode=0620", "gid=5", NULL};
-	static const char *const shm[] = {"nosuid", "noexec", "nodev",
-	    "mode=1777", "size=65536k", NULL};
-	static const char *const mq[] = {"nosuid", "noexec", "nodev", NULL};
-	static const char *const sys[] = {"nosuid", "noexec", "nodev", "ro",
-	    NULL};
-	static const char *const cg[] = {"nosuid", "noexec", "nodev",
-	    "relatime", "ro", NULL};
+	static const char *const proc[] = { "nosuid", "noexec", "nodev", NULL };
+	static const char *const dev[] = { "nosuid", "strictatime", "mode=755",
+		"size=65536k", NULL };
+	static const char *const pts[] = { "nosuid", "noexec", "newinstance",
+		"ptmxmode=0666", "mode=0620", "gid=5", NULL };
+	static const char *const shm[] = { "nosuid", "noexec", "nodev",
+		"mode=1777", "size=65536k", NULL };
+	static const char *const mq[] = { "nosuid", "noexec", "nodev", NULL };
+	static const char *const sys[] = { "nosuid", "noexec", "nodev", "ro",
+		NULL };
+	static const char *const cg[] = { "nosuid", "noexec", "nodev",
+		"relatime", "ro", NULL };
 	json_t *a = json_array();
 
 	json_array_append_new(a, mount_obj("/proc", "proc", "proc", proc));
@@ -92,7 +93,7 @@ default_mounts(void)
 static json_t *
 user_mounts(const struct mts_bundle_spec *s, json_t *a)
 {
-	static const char *const bind_opts[] = {"rbind", "rprivate", NULL};
+	static const char *const bind_opts[] = { "rbind", "rprivate", NULL };
 	size_t i;
 
 	for (i = 0; i < s->nmounts; i++) {
@@ -100,8 +101,8 @@ user_mounts(const struct mts_bundle_spec *s, json_t *a)
 		const char *type = m->type && *m->type ? m->type : "bind";
 		json_t *o = mount_obj(m->destination, type,
 		    m->source ? m->source : type,
-		    m->options ? m->options : (!strcmp(type, "bind") ? bind_opts
-								     : NULL));
+		    m->options ? m->options
+		               : (!strcmp(type, "bind") ? bind_opts : NULL));
 		if (!strcmp(type, "bind") && m->options != NULL)
 			json_array_append_new(json_object_get(o, "options"),
 			    json_string("rbind"));
@@ -120,8 +121,9 @@ namespaces(const struct mts_bundle_spec *s)
 	json_array_append_new(a, json_pack("{s:s}", "type", "uts"));
 	json_array_append_new(a, json_pack("{s:s}", "type", "mount"));
 	if (s->netns != NULL && *s->netns != '\0')
-		json_array_append_new(a, json_pack("{s:s, s:s}", "type",
-		    "network", "path", s->netns));
+		json_array_append_new(a,
+		    json_pack("{s:s, s:s}", "type", "network", "path",
+		        s->netns));
 	else
 		json_array_append_new(a, json_pack("{s:s}", "type", "network"));
 	return a;
@@ -144,15 +146,16 @@ resources(const struct mts_bundle_spec *s)
 	    "access", "rwm");
 
 	if (s->memory_limit > 0)
-		json_object_set_new(r, "memory", json_pack("{s:I}", "limit",
-		    (json_int_t)s->memory_limit));
+		json_object_set_new(r, "memory",
+		    json_pack("{s:I}", "limit", (json_int_t)s->memory_limit));
 	if (s->cpu_millis > 0)
-		json_object_set_new(r, "cpu", json_pack("{s:I, s:I}", "quota",
-		    (json_int_t)s->cpu_millis * 100, "period",
-		    (json_int_t)100000));
+		json_object_set_new(r, "cpu",
+		    json_pack("{s:I, s:I}", "quota",
+		        (json_int_t)s->cpu_millis * 100, "period",
+		        (json_int_t)100000));
 	if (s->pids_limit > 0)
-		json_object_set_new(r, "pids", json_pack("{s:I}", "limit",
-		    (json_int_t)s->pids_limit));
+		json_object_set_new(r, "pids",
+		    json_pack("{s:I}", "limit", (json_int_t)s->pids_limit));
 	return r;
 }
 
@@ -163,15 +166,15 @@ process(const struct mts_bundle_spec *s)
 	json_t *caps = strv(mts_default_caps);
 
 	return json_pack("{s:b, s:{s:I, s:I}, s:o, s:o, s:s, "
-			 "s:{s:o, s:o, s:o, s:[], s:[]}, "
-			 "s:[{s:s, s:I, s:I}], s:b}",
+	                 "s:{s:o, s:o, s:o, s:[], s:[]}, "
+	                 "s:[{s:s, s:I, s:I}], s:b}",
 	    "terminal", 0, "user", "uid", (json_int_t)s->uid, "gid",
 	    (json_int_t)s->gid, "args", strv(s->args), "env", strv(s->env),
-	    "cwd", s->cwd && *s->cwd ? s->cwd : "/", "capabilities",
-	    "bounding", json_deep_copy(caps), "effective",
-	    json_deep_copy(caps), "permitted", caps, "inheritable",
-	    "ambient", "rlimits", "type", "RLIMIT_NOFILE", "hard", nofile,
-	    "soft", nofile, "noNewPrivileges", 1);
+	    "cwd", s->cwd && *s->cwd ? s->cwd : "/", "capabilities", "bounding",
+	    json_deep_copy(caps), "effective", json_deep_copy(caps),
+	    "permitted", caps, "inheritable", "ambient", "rlimits", "type",
+	    "RLIMIT_NOFILE", "hard", nofile, "soft", nofile, "noNewPrivileges",
+	    1);
 }
 
 char *
@@ -192,13 +195,17 @@ mts_bundle_config(const struct mts_bundle_spec *s, char *err, size_t errlen)
 	 * would come out negative. No kernel allows more than INT_MAX open
 	 * files (fs.nr_open). */
 	if (s->nofile > INT32_MAX) {
-		snprintf(err, errlen, "nofile %" PRIu64 ": out of range (at "
-		    "most %d)", s->nofile, INT32_MAX);
+		snprintf(err, errlen,
+		    "nofile %" PRIu64 ": out of range (at "
+		    "most %d)",
+		    s->nofile, INT32_MAX);
 		return NULL;
 	}
 	if (s->memory_limit > INT64_MAX) {
-		snprintf(err, errlen, "memory limit %" PRIu64 ": out of range "
-		    "(at most %" PRId64 " bytes)", s->memory_limit, INT64_MAX);
+		snprintf(err, errlen,
+		    "memory limit %" PRIu64 ": out of range "
+		    "(at most %" PRId64 " bytes)",
+		    s->memory_limit, INT64_MAX);
 		return NULL;
 	}
 	linux_ = json_pack("{s:o, s:s, s:o, s:o, s:o}", "namespaces",
@@ -323,15 +330,15 @@ db_lookup(const char *text, const char *name, size_t nlen, uint32_t *id,
 			eol = line + strlen(line);
 		f[0] = line;
 		for (k = 1; k < 5; k++) {
-			const char *c = memchr(f[k - 1], ':',
-			    (size_t)(eol - f[k - 1]));
+			const char *c =
+			    memchr(f[k - 1], ':', (size_t)(eol - f[k - 1]));
 			f[k] = c ? c + 1 : eol;
 		}
 		if ((size_t)(f[1] - f[0] - 1) == nlen &&
 		    !strncmp(f[0], name, nlen) &&
 		    parse_id(f[2], (size_t)(f[3] - f[2] - 1), id) == 0 &&
 		    (gid == NULL ||
-			parse_id(f[3], (size_t)(f[4] - f[3] - 1), gid) == 0))
+		        parse_id(f[3], (size_t)(f[4] - f[3] - 1), gid) == 0))
 			return 0;
 		line = *eol ? eol + 1 : eol;
 	}
@@ -412,8 +419,10 @@ task_mounts(const struct mts_task_spec *t, const char ***opts, char *err,
 	for (i = 0, n = 0; i < t->nmounts; i++) {
 		const struct mts_task_mount *tm = &t->mounts[i];
 		if (tm->destination == NULL || tm->destination[0] != '/') {
-			snprintf(err, errlen, "mount %zu: destination must be "
-			    "absolute", i);
+			snprintf(err, errlen,
+			    "mount %zu: destination must be "
+			    "absolute",
+			    i);
 			free(m);
 			free(*opts);
 			*opts = NULL;
@@ -446,7 +455,8 @@ mts_bundle_for_task(const struct mts_task_spec *t,
 	    t->nentrypoint, t->command, t->ncommand);
 	env = mts_task_env(img->env, t->env, t->nenv);
 	if (mts_user_resolve(user, h->passwd, h->group, &b.uid, &b.gid)) {
-		snprintf(err, errlen, "user \"%s\" not found in the image", user);
+		snprintf(err, errlen, "user \"%s\" not found in the image",
+		    user);
 		goto out;
 	}
 	if ((mounts = task_mounts(t, &opts, err, errlen)) == NULL)

@@ -18,20 +18,20 @@ struct mts_bundle_mount {
  * image's, user mapped to ids). Borrowed pointers. */
 struct mts_bundle_spec {
 	const char *const *args; /* NULL-terminated, non-empty */
-	const char *const *env;	 /* NULL-terminated */
-	const char *cwd;	 /* NULL = "/" */
+	const char *const *env;  /* NULL-terminated */
+	const char *cwd;         /* NULL = "/" */
 	uint32_t uid, gid;
-	const char *hostname;	 /* NULL = none set */
+	const char *hostname; /* NULL = none set */
 	const struct mts_bundle_mount *mounts;
 	size_t nmounts;
-	const char *netns;	 /* NULL = a new network namespace */
+	const char *netns; /* NULL = a new network namespace */
 	int read_only;
-	uint64_t memory_limit;	 /* bytes, 0 = none */
-	uint32_t cpu_millis;	 /* 0 = none */
-	uint32_t pids_limit;	 /* 0 = none */
-	uint64_t nofile;	 /* 0 = 1048576 */
+	uint64_t memory_limit;    /* bytes, 0 = none */
+	uint32_t cpu_millis;      /* 0 = none */
+	uint32_t pids_limit;      /* 0 = none */
+	uint64_t nofile;          /* 0 = 1048576 */
 	const char *cgroups_path; /* e.g. "/mts/<id>" */
-	int seccomp;		 /* apply the default container profile */
+	int seccomp;              /* apply the default container profile */
 };
 
 /* A task's spec as the bundle needs it: the shim points these at its
@@ -58,9 +58,9 @@ struct mts_task_spec {
 /* What the node brings: its settings and what it read for the task. */
 struct mts_bundle_host {
 	const char *cgroup_parent; /* [shim] cgroup_parent */
-	uint32_t default_pids;	   /* [shim] default_pids_limit */
-	uint64_t nofile_max;	   /* the shim's hard RLIMIT_NOFILE, 0 = unknown */
-	int seccomp;		   /* [shim] container_seccomp */
+	uint32_t default_pids;     /* [shim] default_pids_limit */
+	uint64_t nofile_max; /* the shim's hard RLIMIT_NOFILE, 0 = unknown */
+	int seccomp;         /* [shim] container_seccomp */
 	const char *passwd, *group; /* the image's files, NULL = missing */
 };
 
@@ -72,8 +72,8 @@ struct mts_image_config;
  * the limits with the node's defaults. Returns config.json text (caller
  * frees) or NULL with err filled. No I/O. */
 char *mts_bundle_for_task(const struct mts_task_spec *,
-    const struct mts_image_config *, const struct mts_bundle_host *,
-    char *err, size_t errlen);
+    const struct mts_image_config *, const struct mts_bundle_host *, char *err,
+    size_t errlen);
 
 /* TaskSpec.pids_limit meaning "no limit" (0 means the node's default). */
 #define MTS_PIDS_UNLIMITED 0xffffffffu

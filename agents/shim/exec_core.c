@@ -58,8 +58,8 @@ mts_exec_output(struct mts_exec *e, const void *p, size_t n)
 size_t
 mts_exec_stdin(struct mts_exec *e, const void *p, size_t n)
 {
-	size_t room = e->in.len < MTS_EXEC_IN_MAX ? MTS_EXEC_IN_MAX - e->in.len
-						  : 0;
+	size_t room =
+	    e->in.len < MTS_EXEC_IN_MAX ? MTS_EXEC_IN_MAX - e->in.len : 0;
 
 	if (e->close_in || e->exited)
 		return n; /* nobody reads it any more: taken and dropped */

@@ -9,11 +9,11 @@
 #include "buf.h"
 #include "mtstime.h"
 
-#define MTS_EXEC_OUT_MAX (256u << 10)  /* output buffered per session */
+#define MTS_EXEC_OUT_MAX (256u << 10)   /* output buffered per session */
 #define MTS_EXEC_ONESHOT_MAX (1u << 20) /* output kept by a one-shot exec */
-#define MTS_EXEC_IN_MAX (64u << 10)    /* stdin buffered per session */
-#define MTS_EXEC_MAX 64                /* sessions at once */
-#define MTS_EXEC_WAIT_MAX 1000         /* longest ExecIo long-poll, ms */
+#define MTS_EXEC_IN_MAX (64u << 10)     /* stdin buffered per session */
+#define MTS_EXEC_MAX 64                 /* sessions at once */
+#define MTS_EXEC_WAIT_MAX 1000          /* longest ExecIo long-poll, ms */
 /* After the process ended, output still in flight (a pty's buffers) is
  * read for this long unless EOF comes first (a background child may hold
  * the terminal open for ever). */
@@ -22,18 +22,18 @@
 struct mts_exec {
 	uint64_t id;
 	int tty;
-	int oneshot;		/* excess output is dropped, not back-pressured */
-	struct mts_buf out;	/* produced, not yet taken */
+	int oneshot;        /* excess output is dropped, not back-pressured */
+	struct mts_buf out; /* produced, not yet taken */
 	size_t out_max;
-	int truncated;		/* oneshot: output was dropped */
-	struct mts_buf in;	/* stdin not yet written */
-	int close_in;		/* close stdin once `in` is written */
-	int exited;		/* the process ended: exit_code is valid */
+	int truncated;     /* oneshot: output was dropped */
+	struct mts_buf in; /* stdin not yet written */
+	int close_in;      /* close stdin once `in` is written */
+	int exited;        /* the process ended: exit_code is valid */
 	int exit_code;
 	mts_time_t exited_at;
-	int eof;		/* no more output will come */
-	mts_time_t last_call;	/* the client's last request */
-	mts_time_t idle;	/* abandoned after this long without a call */
+	int eof;              /* no more output will come */
+	mts_time_t last_call; /* the client's last request */
+	mts_time_t idle;      /* abandoned after this long without a call */
 };
 
 void mts_exec_init(struct mts_exec *, uint64_t id, int tty, int oneshot,
@@ -81,7 +81,6 @@ struct mts_exits {
 
 void mts_exits_put(struct mts_exits *, pid_t pid, int status, mts_time_t now);
 /* 1 and *status if pid's exit is remembered (and forgets it), else 0. */
-int mts_exits_take(struct mts_exits *, pid_t pid, int *status,
-    mts_time_t now);
+int mts_exits_take(struct mts_exits *, pid_t pid, int *status, mts_time_t now);
 
 #endif

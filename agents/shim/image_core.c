@@ -10,10 +10,10 @@
 #include "mtserr.h"
 #include "xmalloc.h"
 
-#define ERR(...)                                                        \
-	do {                                                            \
-		snprintf(err, errlen, __VA_ARGS__);                     \
-		goto out;                                               \
+#define ERR(...) \
+	do { \
+		snprintf(err, errlen, __VA_ARGS__); \
+		goto out; \
 	} while (0)
 
 static json_t *
@@ -48,7 +48,8 @@ mts_digest_valid(const char *s)
 	    strlen(s) != MTS_DIGEST_LEN)
 		return -MTS_ERR_INVAL;
 	for (i = 7; i < MTS_DIGEST_LEN; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		        (s[i] >= 'a' && s[i] <= 'f')))
 			return -MTS_ERR_INVAL;
 	return 0;
 }
@@ -104,7 +105,8 @@ opt_strv(json_t *o, const char *key, char ***dst, size_t *n, const char *where,
 		return -MTS_ERR_INVAL;
 	}
 	*dst = xcalloc(json_array_size(v) + 1, sizeof(char *));
-	json_array_foreach(v, i, e) {
+	json_array_foreach(v, i, e)
+	{
 		if (!json_is_string(e)) {
 			snprintf(err, errlen, "%s.%s[%zu] is not a string",
 			    where, key, i);
@@ -143,15 +145,15 @@ parse_desc(json_t *o, struct mts_desc *d, const char *where, char *err,
 	pl = json_object_get(o, "platform");
 	if (pl != NULL && json_is_object(pl) &&
 	    (opt_str(pl, "os", &d->os, where, err, errlen) ||
-		opt_str(pl, "architecture", &d->arch, where, err, errlen) ||
-		opt_str(pl, "variant", &d->variant, where, err, errlen)))
+	        opt_str(pl, "architecture", &d->arch, where, err, errlen) ||
+	        opt_str(pl, "variant", &d->variant, where, err, errlen)))
 		goto out;
 	an = json_object_get(o, "annotations");
 	if (an != NULL && json_is_object(an) &&
 	    (opt_str(an, "org.opencontainers.image.ref.name", &d->ref_name,
-		 where, err, errlen) ||
-		opt_str(an, "io.containerd.image.name", &d->image_name, where,
-		    err, errlen)))
+	         where, err, errlen) ||
+	        opt_str(an, "io.containerd.image.name", &d->image_name, where,
+	            err, errlen)))
 		goto out;
 	rc = 0;
 out:
@@ -207,7 +209,8 @@ mts_oci_parse_index(const char *json, size_t len, struct mts_oci_index *out,
 	    json_array_size(ms) > 1024)
 		ERR("index: \"manifests\" is not a non-empty array");
 	out->m = xcalloc(json_array_size(ms), sizeof(*out->m));
-	json_array_foreach(ms, i, e) {
+	json_array_foreach(ms, i, e)
+	{
 		snprintf(where, sizeof(where), "index.manifests[%zu]", i);
 		out->n = i + 1;
 		if (parse_desc(e, &out->m[i], where, err, errlen))
@@ -246,14 +249,15 @@ mts_oci_parse_manifest(const char *json, size_t len,
 	if (!json_is_integer(sv) || json_integer_value(sv) != 2)
 		ERR("manifest: schemaVersion is not 2");
 	if (parse_desc(json_object_get(j, "config"), &out->config,
-		"manifest.config", err, errlen))
+	        "manifest.config", err, errlen))
 		goto out;
 	ls = json_object_get(j, "layers");
 	if (!json_is_array(ls) || json_array_size(ls) > MTS_IMAGE_MAX_LAYERS)
 		ERR("manifest: \"layers\" is not an array of at most %d",
 		    MTS_IMAGE_MAX_LAYERS);
 	out->layers = xcalloc(json_array_size(ls) + 1, sizeof(*out->layers));
-	json_array_foreach(ls, i, e) {
+	json_array_foreach(ls, i, e)
+	{
 		snprintf(where, sizeof(where), "manifest.layers[%zu]", i);
 		out->nlayers = i + 1;
 		if (parse_desc(e, &out->layers[i], where, err, errlen))
@@ -278,8 +282,8 @@ mts_oci_manifest_free(struct mts_oci_manifest *m)
 }
 
 int
-mts_oci_parse_config(const char *json, size_t len,
-    struct mts_image_config *out, char *err, size_t errlen)
+mts_oci_parse_config(const char *json, size_t len, struct mts_image_config *out,
+    char *err, size_t errlen)
 {
 	json_t *j, *c, *rf;
 	size_t i;
@@ -294,20 +298,20 @@ mts_oci_parse_config(const char *json, size_t len,
 	c = json_object_get(j, "config");
 	if (c != NULL && json_is_object(c) &&
 	    (opt_strv(c, "Env", &out->env, NULL, "config.config", err,
-		 errlen) ||
-		opt_strv(c, "Entrypoint", &out->entrypoint, NULL,
-		    "config.config", err, errlen) ||
-		opt_strv(c, "Cmd", &out->cmd, NULL, "config.config", err,
-		    errlen) ||
-		opt_str(c, "WorkingDir", &out->cwd, "config.config", err,
-		    errlen) ||
-		opt_str(c, "User", &out->user, "config.config", err, errlen)))
+	         errlen) ||
+	        opt_strv(c, "Entrypoint", &out->entrypoint, NULL,
+	            "config.config", err, errlen) ||
+	        opt_strv(c, "Cmd", &out->cmd, NULL, "config.config", err,
+	            errlen) ||
+	        opt_str(c, "WorkingDir", &out->cwd, "config.config", err,
+	            errlen) ||
+	        opt_str(c, "User", &out->user, "config.config", err, errlen)))
 		goto out;
 	rf = json_object_get(j, "rootfs");
 	if (!json_is_object(rf))
 		ERR("config: \"rootfs\" is missing");
 	if (opt_strv(rf, "diff_ids", &out->diff_ids, &out->ndiff,
-		"config.rootfs", err, errlen))
+	        "config.rootfs", err, errlen))
 		goto out;
 	if (out->ndiff > MTS_IMAGE_MAX_LAYERS)
 		ERR("config.rootfs.diff_ids: more than %d layers",
@@ -348,8 +352,9 @@ mts_docker_parse_manifest(const char *json, size_t len,
 	if (len > MTS_IMAGE_MAX_JSON)
 		return rc;
 	if ((j = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
-		snprintf(err, errlen, "manifest.json: invalid JSON at line %d: %s",
-		    je.line, je.text);
+		snprintf(err, errlen,
+		    "manifest.json: invalid JSON at line %d: %s", je.line,
+		    je.text);
 		return rc;
 	}
 	if (!json_is_array(j) || json_array_size(j) != 1)
@@ -358,11 +363,11 @@ mts_docker_parse_manifest(const char *json, size_t len,
 	if (!json_is_object(e))
 		ERR("manifest.json[0] is not an object");
 	if (opt_str(e, "Config", &out->config, "manifest.json[0]", err,
-		errlen) ||
+	        errlen) ||
 	    opt_strv(e, "Layers", &out->layers, &out->nlayers,
-		"manifest.json[0]", err, errlen) ||
+	        "manifest.json[0]", err, errlen) ||
 	    opt_strv(e, "RepoTags", &out->tags, NULL, "manifest.json[0]", err,
-		errlen))
+	        errlen))
 		goto out;
 	if (out->config == NULL || out->layers == NULL)
 		ERR("manifest.json[0]: Config or Layers missing");
@@ -417,7 +422,7 @@ ref_split_digest(const char *s, size_t *n, struct mts_ref *out)
 	if (at == NULL)
 		return 0;
 	if (copy_part(out->digest, sizeof(out->digest), at + 1,
-		*n - (size_t)(at + 1 - s)) ||
+	        *n - (size_t)(at + 1 - s)) ||
 	    mts_digest_valid(out->digest))
 		return -MTS_ERR_INVAL;
 	*n = (size_t)(at - s);
@@ -435,11 +440,12 @@ mts_ref_parse(const char *s, struct mts_ref *out)
 		return -MTS_ERR_INVAL;
 	slash = memchr(s, '/', n);
 	name = s;
-	if (slash != NULL && (memchr(s, '.', (size_t)(slash - s)) ||
-				 memchr(s, ':', (size_t)(slash - s)) ||
-				 (slash - s == 9 && !strncmp(s, "localhost", 9)))) {
+	if (slash != NULL &&
+	    (memchr(s, '.', (size_t)(slash - s)) ||
+	        memchr(s, ':', (size_t)(slash - s)) ||
+	        (slash - s == 9 && !strncmp(s, "localhost", 9)))) {
 		if (copy_part(out->registry, sizeof(out->registry), s,
-			(size_t)(slash - s)))
+		        (size_t)(slash - s)))
 			return -MTS_ERR_INVAL;
 		name = slash + 1;
 		n -= (size_t)(name - s);
@@ -454,7 +460,8 @@ mts_ref_parse(const char *s, struct mts_ref *out)
 			colon = NULL;
 	if (colon != NULL) {
 		if (copy_part(out->tag, sizeof(out->tag), colon + 1,
-			n - (size_t)(colon + 1 - name)) || out->tag[0] == '\0')
+		        n - (size_t)(colon + 1 - name)) ||
+		    out->tag[0] == '\0')
 			return -MTS_ERR_INVAL;
 		n = (size_t)(colon - name);
 	} else if (out->digest[0] == '\0')
@@ -463,13 +470,13 @@ mts_ref_parse(const char *s, struct mts_ref *out)
 		return -MTS_ERR_INVAL;
 	for (i = 0; i < n; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-			(name[i] >= '0' && name[i] <= '9') ||
-			strchr("._-/", name[i]) != NULL))
+		        (name[i] >= '0' && name[i] <= '9') ||
+		        strchr("._-/", name[i]) != NULL))
 			return -MTS_ERR_INVAL;
 	if (!strcmp(out->registry, "registry-1.docker.io") &&
 	    memchr(name, '/', n) == NULL)
 		return snprintf(out->repo, sizeof(out->repo), "library/%.*s",
-			   (int)n, name) >= (int)sizeof(out->repo)
+		           (int)n, name) >= (int)sizeof(out->repo)
 		    ? -MTS_ERR_INVAL
 		    : 0;
 	return copy_part(out->repo, sizeof(out->repo), name, n);
@@ -505,8 +512,8 @@ mts_archive_path_clean(const char *in, char *out, size_t outlen)
 }
 
 int
-mts_whiteout_classify(const char *clean, enum mts_whiteout *kind,
-    char *target, size_t targetlen)
+mts_whiteout_classify(const char *clean, enum mts_whiteout *kind, char *target,
+    size_t targetlen)
 {
 	const char *base = strrchr(clean, '/');
 	size_t dirlen;

@@ -5,18 +5,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MTS_DIGEST_LEN 71	 /* "sha256:" + 64 hex digits */
+#define MTS_DIGEST_LEN 71             /* "sha256:" + 64 hex digits */
 #define MTS_IMAGE_MAX_JSON (4u << 20) /* largest manifest/index/config read */
 #define MTS_IMAGE_MAX_LAYERS 128
 
 /* A content descriptor (OCI image spec "descriptor"). */
 struct mts_desc {
-	char *media_type;		  /* may be NULL */
-	char digest[MTS_DIGEST_LEN + 1];  /* "sha256:<hex>" */
-	int64_t size;			  /* -1 when absent */
-	char *os, *arch, *variant;	  /* platform, may be NULL */
-	char *ref_name;			  /* org.opencontainers.image.ref.name */
-	char *image_name;		  /* io.containerd.image.name */
+	char *media_type;                /* may be NULL */
+	char digest[MTS_DIGEST_LEN + 1]; /* "sha256:<hex>" */
+	int64_t size;                    /* -1 when absent */
+	char *os, *arch, *variant;       /* platform, may be NULL */
+	char *ref_name;                  /* org.opencontainers.image.ref.name */
+	char *image_name;                /* io.containerd.image.name */
 };
 
 /* An index (OCI index.json / image index / Docker manifest list). */
@@ -42,17 +42,17 @@ struct mts_image_config {
 
 /* One entry of a `docker save` manifest.json. */
 struct mts_docker_manifest {
-	char *config;	/* file name inside the archive */
-	char **layers;	/* file names, NULL-terminated */
+	char *config;  /* file name inside the archive */
+	char **layers; /* file names, NULL-terminated */
 	size_t nlayers;
-	char **tags;	/* RepoTags, NULL-terminated (may be empty) */
+	char **tags; /* RepoTags, NULL-terminated (may be empty) */
 };
 
 /* A parsed image reference: [registry/]repository[:tag][@digest]. */
 struct mts_ref {
 	char registry[256]; /* "registry-1.docker.io" when absent */
-	char repo[256];	    /* "library/busybox" style for Docker Hub */
-	char tag[128];	    /* "latest" when neither tag nor digest */
+	char repo[256];     /* "library/busybox" style for Docker Hub */
+	char tag[128];      /* "latest" when neither tag nor digest */
 	char digest[MTS_DIGEST_LEN + 1]; /* "" when absent */
 };
 
@@ -64,8 +64,8 @@ enum mts_blob_kind {
 /* Every parser takes the bytes and their length (not NUL-terminated), fills
  * *out (freed with the matching *_free, also after failure) and on error
  * returns -MTS_ERR_INVAL with a message naming the field in err. */
-int mts_oci_parse_index(const char *json, size_t len,
-    struct mts_oci_index *out, char *err, size_t errlen);
+int mts_oci_parse_index(const char *json, size_t len, struct mts_oci_index *out,
+    char *err, size_t errlen);
 void mts_oci_index_free(struct mts_oci_index *);
 int mts_oci_parse_manifest(const char *json, size_t len,
     struct mts_oci_manifest *out, char *err, size_t errlen);

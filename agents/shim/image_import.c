@@ -73,14 +73,15 @@ put_whiteout(int rootfd, enum mts_whiteout kind, const char *target)
 		return rc;
 	}
 	if (slash != NULL)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target),
+		    target);
 	else
 		dir[0] = '\0';
 	if ((dfd = open_dir_nofollow(rootfd, dir, 1)) < 0)
 		return -MTS_ERR_IO;
 	unlinkat(dfd, slash ? slash + 1 : target, 0);
 	if (mknodat(dfd, slash ? slash + 1 : target, S_IFCHR | 0000,
-		makedev(0, 0)) == 0)
+	        makedev(0, 0)) == 0)
 		rc = 0;
 	close(dfd);
 	return rc;
@@ -115,13 +116,15 @@ place_entry(struct archive_entry *e, const char *dest, int whiteouts,
 	char clean[PATHMAX], full[PATHMAX];
 	const char *name = archive_entry_pathname(e), *hl;
 
-	if (name == NULL || mts_archive_path_clean(name, clean, sizeof(clean))) {
+	if (name == NULL ||
+	    mts_archive_path_clean(name, clean, sizeof(clean))) {
 		snprintf(err, errlen, "unsafe path in archive: \"%s\"",
 		    name ? name : "(none)");
 		return -MTS_ERR_INVAL;
 	}
 	*kind = MTS_WH_NONE;
-	if (whiteouts && mts_whiteout_classify(clean, kind, target, targetlen)) {
+	if (whiteouts &&
+	    mts_whiteout_classify(clean, kind, target, targetlen)) {
 		snprintf(err, errlen, "malformed whiteout \"%s\"", name);
 		return -MTS_ERR_INVAL;
 	}
@@ -151,7 +154,8 @@ place_entry(struct archive_entry *e, const char *dest, int whiteouts,
 static int
 extract(int srcfd, const char *dest, int whiteouts, char *err, size_t errlen)
 {
-	struct archive *in = archive_read_new(), *out = archive_write_disk_new();
+	struct archive *in = archive_read_new(),
+	               *out = archive_write_disk_new();
 	struct archive_entry *e;
 	char target[PATHMAX], name[PATHMAX];
 	enum mts_whiteout kind;
@@ -162,9 +166,10 @@ extract(int srcfd, const char *dest, int whiteouts, char *err, size_t errlen)
 	/* No ARCHIVE_EXTRACT_UNLINK: with it libarchive would replace a
 	 * symlink in the way by a directory; without it, an entry below a
 	 * symlink is refused, which is what a layer doing that deserves. */
-	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_OWNER |
-	    ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME |
-	    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
+	archive_write_disk_set_options(out,
+	    ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM |
+	        ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+	        ARCHIVE_EXTRACT_SECURE_NODOTDOT);
 	if ((rootfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		snprintf(err, errlen, "%s: %s", dest, strerror(errno));
 		rc = -MTS_ERR_IO;
@@ -179,13 +184,13 @@ extract(int srcfd, const char *dest, int whiteouts, char *err, size_t errlen)
 		snprintf(name, sizeof(name), "%s",
 		    archive_entry_pathname(e) ? archive_entry_pathname(e) : "");
 		if ((rc = place_entry(e, dest, whiteouts, &kind, target,
-			 sizeof(target), err, errlen)) != 0)
+		         sizeof(target), err, errlen)) != 0)
 			goto out;
 		rc = -MTS_ERR_INVAL;
 		if (kind != MTS_WH_NONE) {
 			if (put_whiteout(rootfd, kind, target)) {
-				snprintf(err, errlen, "whiteout %.400s: %s", target,
-				    strerror(errno));
+				snprintf(err, errlen, "whiteout %.400s: %s",
+				    target, strerror(errno));
 				goto out;
 			}
 			continue;
@@ -194,8 +199,9 @@ extract(int srcfd, const char *dest, int whiteouts, char *err, size_t errlen)
 		    copy_entry_data(in, out) < ARCHIVE_OK ||
 		    archive_write_finish_entry(out) < ARCHIVE_OK) {
 			snprintf(err, errlen, "entry \"%.300s\": %s", name,
-			    archive_error_string(out) ? archive_error_string(out)
-						      : archive_error_string(in));
+			    archive_error_string(out)
+			        ? archive_error_string(out)
+			        : archive_error_string(in));
 			goto out;
 		}
 	}
@@ -270,7 +276,8 @@ stage_copy_member(struct mts_stage *sg, int dirfd, const char *rel,
 	unlink(sg->incoming);
 	if ((fd = mts_inroot_open(dirfd, rel, MTS_INROOT_NOLINKS)) < 0) {
 		if (fd == -ENOENT)
-			snprintf(err, errlen, "%s: missing from the image", rel);
+			snprintf(err, errlen, "%s: missing from the image",
+			    rel);
 		else
 			snprintf(err, errlen, "%s: %s", rel,
 			    mts_inroot_strerror(fd));
@@ -310,8 +317,7 @@ stage_copy_blob(struct mts_stage *sg, int dirfd, const char *rel,
 		return 0;
 	if ((rc = stage_copy_member(sg, dirfd, rel, got, err, errlen)) != 0)
 		return rc;
-	return mts_stage_add_blob(sg, sg->incoming, digest, size, err,
-	    errlen);
+	return mts_stage_add_blob(sg, sg->incoming, digest, size, err, errlen);
 }
 
 /* Unpacks a staged layer file into the stage, checking its diff id. */
@@ -334,12 +340,13 @@ stage_unpack(struct mts_stage *sg, const char *file, const char *want,
 	if (mts_img_staged_has(sg, want, 1))
 		return 0;
 	if (mts_img_path(stored, sizeof(stored), "%s/layers/%s", sg->st->root,
-		mts_img_hex(want)) == 0 &&
+	        mts_img_hex(want)) == 0 &&
 	    access(stored, F_OK) == 0) {
 		mts_img_staged_add(sg, want, 1);
 		return 0;
 	}
-	if (mts_img_path(dir, sizeof(dir), "%s/layer-%s", sg->dir, mts_img_hex(want)) ||
+	if (mts_img_path(dir, sizeof(dir), "%s/layer-%s", sg->dir,
+	        mts_img_hex(want)) ||
 	    mkdir(dir, 0755) < 0)
 		return -MTS_ERR_IO;
 	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
@@ -365,7 +372,8 @@ mts_stage_commit_oci(struct mts_stage *sg, const char *name,
 	int rc;
 
 	memset(&in, 0, sizeof(in));
-	if ((rc = mts_img_load_config(sg, m->config.digest, &in.cfg, err, errlen)))
+	if ((rc = mts_img_load_config(sg, m->config.digest, &in.cfg, err,
+	         errlen)))
 		goto out;
 	rc = -MTS_ERR_INVAL;
 	if (in.cfg.ndiff != m->nlayers) {
@@ -376,9 +384,9 @@ mts_stage_commit_oci(struct mts_stage *sg, const char *name,
 	}
 	for (i = 0; i < m->nlayers; i++) {
 		if ((rc = mts_stage_blob_path(sg, m->layers[i].digest, path,
-			 sizeof(path))) != 0 ||
+		         sizeof(path))) != 0 ||
 		    (rc = stage_unpack(sg, path, in.cfg.diff_ids[i], err,
-			 errlen)) != 0)
+		         errlen)) != 0)
 			goto out;
 	}
 	in.name = xstrdup(name);
@@ -401,15 +409,16 @@ out:
 static int
 layout_blob(const char *digest, char *out, size_t outlen)
 {
-	return mts_img_path(out, outlen, "blobs/sha256/%s", mts_img_hex(digest));
+	return mts_img_path(out, outlen, "blobs/sha256/%s",
+	    mts_img_hex(digest));
 }
 
 /* The name of an imported image: the caller's, else the index entry's
  * io.containerd.image.name, else DIR:TAG for a bare ref.name tag, else the
  * ref.name itself. */
 static int
-oci_name(const struct mts_desc *d, const char *dir, const char *name,
-    char *out, size_t outlen, char *err, size_t errlen)
+oci_name(const struct mts_desc *d, const char *dir, const char *name, char *out,
+    size_t outlen, char *err, size_t errlen)
 {
 	const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
 
@@ -435,8 +444,8 @@ oci_name(const struct mts_desc *d, const char *dir, const char *name,
  * *buf (the caller frees it) holds the manifest and digest its digest; idx
  * may be replaced. */
 static int
-oci_follow(struct mts_stage *sg, int dirfd, struct mts_oci_index *idx,
-    int k, char *digest, char **buf, size_t *len, char *err, size_t errlen)
+oci_follow(struct mts_stage *sg, int dirfd, struct mts_oci_index *idx, int k,
+    char *digest, char **buf, size_t *len, char *err, size_t errlen)
 {
 	char rel[PATHMAX], msg[400];
 	enum mts_blob_kind kind;
@@ -450,12 +459,12 @@ oci_follow(struct mts_stage *sg, int dirfd, struct mts_oci_index *idx,
 		*buf = NULL;
 		if ((rc = layout_blob(digest, rel, sizeof(rel))) ||
 		    (rc = stage_copy_blob(sg, dirfd, rel, digest, size, err,
-			 errlen)) ||
+		         errlen)) ||
 		    (rc = mts_stage_read_blob(sg, digest, buf, len, err,
-			 errlen)))
+		         errlen)))
 			return rc;
 		if ((rc = mts_oci_blob_kind(*buf, *len, &kind, msg,
-			 sizeof(msg))) != 0) {
+		         sizeof(msg))) != 0) {
 			snprintf(err, errlen, "manifest %s: %s", digest, msg);
 			return rc;
 		}
@@ -463,13 +472,13 @@ oci_follow(struct mts_stage *sg, int dirfd, struct mts_oci_index *idx,
 			return 0;
 		mts_oci_index_free(idx);
 		if ((rc = mts_oci_parse_index(*buf, *len, idx, msg,
-			 sizeof(msg))) != 0) {
+		         sizeof(msg))) != 0) {
 			snprintf(err, errlen, "index %s: %s", digest, msg);
 			return rc;
 		}
 		if ((k = mts_oci_pick(idx, "linux", "amd64")) < 0) {
-			snprintf(err, errlen, "index %s: no linux/amd64 manifest",
-			    digest);
+			snprintf(err, errlen,
+			    "index %s: no linux/amd64 manifest", digest);
 			return -MTS_ERR_NOTFOUND;
 		}
 	}
@@ -488,13 +497,13 @@ oci_stage_blobs(struct mts_stage *sg, int dirfd,
 
 	if ((rc = layout_blob(man->config.digest, rel, sizeof(rel))) ||
 	    (rc = stage_copy_blob(sg, dirfd, rel, man->config.digest,
-		 man->config.size, err, errlen)))
+	         man->config.size, err, errlen)))
 		return rc;
 	for (i = 0; i < man->nlayers; i++)
 		if ((rc = layout_blob(man->layers[i].digest, rel,
-			 sizeof(rel))) ||
+		         sizeof(rel))) ||
 		    (rc = stage_copy_blob(sg, dirfd, rel, man->layers[i].digest,
-			 man->layers[i].size, err, errlen)))
+		         man->layers[i].size, err, errlen)))
 			return rc;
 	return 0;
 }
@@ -519,8 +528,8 @@ import_oci(struct mts_stage *sg, const struct imgdir *d, const char *name,
 
 	memset(&idx, 0, sizeof(idx));
 	memset(&man, 0, sizeof(man));
-	if ((rc = read_member(d->fd, "index.json", &buf, &len, err,
-		 errlen)) != 0)
+	if ((rc = read_member(d->fd, "index.json", &buf, &len, err, errlen)) !=
+	    0)
 		return rc;
 	if ((rc = mts_oci_parse_index(buf, len, &idx, msg, sizeof(msg))) != 0) {
 		snprintf(err, errlen, "index.json: %s", msg);
@@ -531,10 +540,10 @@ import_oci(struct mts_stage *sg, const struct imgdir *d, const char *name,
 		rc = -MTS_ERR_NOTFOUND;
 		goto out;
 	}
-	if ((rc = oci_name(&idx.m[k], d->path, name, name_out, name_outlen,
-		 err, errlen)) != 0 ||
+	if ((rc = oci_name(&idx.m[k], d->path, name, name_out, name_outlen, err,
+	         errlen)) != 0 ||
 	    (rc = oci_follow(sg, d->fd, &idx, k, digest, &buf, &len, err,
-		 errlen)) != 0)
+	         errlen)) != 0)
 		goto out;
 	if ((rc = mts_oci_parse_manifest(buf, len, &man, msg, sizeof(msg)))) {
 		snprintf(err, errlen, "manifest %s: %s", digest, msg);
@@ -575,8 +584,7 @@ docker_stage(struct mts_stage *sg, int dirfd, const char *name, char *digest,
 	if ((rc = docker_member(name, rel, sizeof(rel), err, errlen)) ||
 	    (rc = stage_copy_member(sg, dirfd, rel, digest, err, errlen)))
 		return rc;
-	return mts_stage_add_blob(sg, sg->incoming, digest, -1, err,
-	    errlen);
+	return mts_stage_add_blob(sg, sg->incoming, digest, -1, err, errlen);
 }
 
 static int
@@ -592,7 +600,7 @@ import_docker(struct mts_stage *sg, const struct imgdir *d, const char *name,
 	memset(&in, 0, sizeof(in));
 	memset(&dm, 0, sizeof(dm));
 	if ((rc = read_member(d->fd, "manifest.json", &buf, &len, err,
-		 errlen)) != 0)
+	         errlen)) != 0)
 		return rc;
 	if ((rc = mts_docker_parse_manifest(buf, len, &dm, err, errlen)))
 		goto out;
@@ -608,16 +616,18 @@ import_docker(struct mts_stage *sg, const struct imgdir *d, const char *name,
 		goto out;
 	rc = -MTS_ERR_INVAL;
 	if (in.cfg.ndiff != dm.nlayers) {
-		snprintf(err, errlen, "config lists %zu layers, manifest.json %zu",
-		    in.cfg.ndiff, dm.nlayers);
+		snprintf(err, errlen,
+		    "config lists %zu layers, manifest.json %zu", in.cfg.ndiff,
+		    dm.nlayers);
 		goto out;
 	}
 	for (i = 0; i < dm.nlayers; i++) {
 		char ldg[MTS_DIGEST_LEN + 1], sp[PATHMAX];
 		if ((rc = docker_stage(sg, d->fd, dm.layers[i], ldg, err,
-			 errlen)) ||
+		         errlen)) ||
 		    (rc = mts_stage_blob_path(sg, ldg, sp, sizeof(sp))) ||
-		    (rc = stage_unpack(sg, sp, in.cfg.diff_ids[i], err, errlen)))
+		    (rc = stage_unpack(sg, sp, in.cfg.diff_ids[i], err,
+		         errlen)))
 			goto out;
 	}
 	in.name = xstrdup(name_out);
@@ -658,7 +668,8 @@ import_dir(struct mts_stage *sg, const struct imgdir *d, const char *name,
 	if (has_entry(d->fd, "manifest.json"))
 		return import_docker(sg, d, name, name_out, name_outlen, err,
 		    errlen);
-	snprintf(err, errlen, "neither an OCI layout (index.json) nor a "
+	snprintf(err, errlen,
+	    "neither an OCI layout (index.json) nor a "
 	    "docker-save archive (manifest.json)");
 	return -MTS_ERR_INVAL;
 }
@@ -671,7 +682,8 @@ unpack_archive(struct mts_stage *sg, int fd, struct imgdir *d, char *src,
 {
 	int rc;
 
-	if (mts_img_path(src, srclen, "%s/src", sg->dir) || mkdir(src, 0700) < 0)
+	if (mts_img_path(src, srclen, "%s/src", sg->dir) ||
+	    mkdir(src, 0700) < 0)
 		return -MTS_ERR_IO;
 	if ((rc = extract(fd, src, 0, err, errlen)) != 0)
 		return rc;
@@ -682,12 +694,11 @@ unpack_archive(struct mts_stage *sg, int fd, struct imgdir *d, char *src,
 }
 
 int
-mts_store_import(struct mts_image_store *st, const char *path,
-    const char *name, char *name_out, size_t name_outlen, char *err,
-    size_t errlen)
+mts_store_import(struct mts_image_store *st, const char *path, const char *name,
+    char *name_out, size_t name_outlen, char *err, size_t errlen)
 {
 	struct mts_stage *sg = NULL;
-	struct imgdir d = {.fd = -1, .path = path};
+	struct imgdir d = { .fd = -1, .path = path };
 	char src[PATHMAX], msg[512];
 	struct stat sb;
 	int fd, rc;
@@ -695,13 +706,17 @@ mts_store_import(struct mts_image_store *st, const char *path,
 	/* The path itself is the caller's choice (links followed), but it is
 	 * opened before its type is known only with O_NONBLOCK, and must be a
 	 * directory or a regular file. */
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) {
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) <
+	    0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -MTS_ERR_NOTFOUND;
 	}
-	if (fstat(fd, &sb) < 0 || !(S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode))) {
-		snprintf(err, errlen, "%s: neither a directory nor a regular "
-		    "file", path);
+	if (fstat(fd, &sb) < 0 ||
+	    !(S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode))) {
+		snprintf(err, errlen,
+		    "%s: neither a directory nor a regular "
+		    "file",
+		    path);
 		close(fd);
 		return -MTS_ERR_INVAL;
 	}
@@ -713,7 +728,7 @@ mts_store_import(struct mts_image_store *st, const char *path,
 		d.fd = fd;
 		fd = -1;
 	} else if ((rc = unpack_archive(sg, fd, &d, src, sizeof(src), msg,
-		       sizeof(msg))) != 0)
+	                sizeof(msg))) != 0)
 		goto out;
 	rc = import_dir(sg, &d, name, name_out, name_outlen, msg, sizeof(msg));
 out:

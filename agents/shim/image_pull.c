@@ -29,8 +29,8 @@ static const char accept_hdr[] =
 
 struct pull {
 	struct mts_ref ref;
-	char base[600];	   /* scheme://registry/v2/repo */
-	char token[8192];  /* bearer token, "" = none */
+	char base[600];   /* scheme://registry/v2/repo */
+	char token[8192]; /* bearer token, "" = none */
 	char challenge[1024];
 	const struct mts_pull_limits *lim;
 	mts_time_t deadline; /* of the whole pull */
@@ -76,8 +76,8 @@ on_header(char *p, size_t sz, size_t n, void *arg)
 
 /* One GET; returns the HTTP status (or -1 with err set). */
 static long
-get(struct pull *pl, const char *url, int manifest, struct sink *k,
-    char *err, size_t errlen)
+get(struct pull *pl, const char *url, int manifest, struct sink *k, char *err,
+    size_t errlen)
 {
 	struct curl_slist *h = NULL;
 	char auth[8300], cerr[CURL_ERROR_SIZE] = "";
@@ -124,11 +124,13 @@ get(struct pull *pl, const char *url, int manifest, struct sink *k,
 	if (r == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	else if (k->over)
-		snprintf(err, errlen, "%s: response larger than %lld bytes", url,
-		    (long long)k->max);
+		snprintf(err, errlen, "%s: response larger than %lld bytes",
+		    url, (long long)k->max);
 	else if (r == CURLE_OPERATION_TIMEDOUT && pl->deadline <= mts_now())
-		snprintf(err, errlen, "%s: pull deadline passed ([shim] "
-		    "pull_timeout %lld ms)", url, (long long)pl->lim->deadline_ms);
+		snprintf(err, errlen,
+		    "%s: pull deadline passed ([shim] "
+		    "pull_timeout %lld ms)",
+		    url, (long long)pl->lim->deadline_ms);
 	else
 		snprintf(err, errlen, "%s: %s", url,
 		    cerr[0] ? cerr : curl_easy_strerror(r));
@@ -160,7 +162,7 @@ authenticate(struct pull *pl, char *err, size_t errlen)
 {
 	char realm[512], service[256] = "", scope[512] = "", url[1600];
 	struct mts_buf body;
-	struct sink k = {.max = 1 << 20};
+	struct sink k = { .max = 1 << 20 };
 	json_t *j;
 	const char *tok;
 	long st;
@@ -169,8 +171,10 @@ authenticate(struct pull *pl, char *err, size_t errlen)
 
 	if (strstr(pl->challenge, "Bearer") == NULL ||
 	    challenge_param(pl->challenge, "realm", realm, sizeof(realm))) {
-		snprintf(err, errlen, "registry wants authentication we do not "
-		    "speak: %.400s", pl->challenge);
+		snprintf(err, errlen,
+		    "registry wants authentication we do not "
+		    "speak: %.400s",
+		    pl->challenge);
 		return -MTS_ERR_DENIED;
 	}
 	challenge_param(pl->challenge, "service", service, sizeof(service));
@@ -214,8 +218,8 @@ authenticate(struct pull *pl, char *err, size_t errlen)
 
 /* GET with one retry after answering a 401 challenge. */
 static int
-fetch(struct pull *pl, const char *url, int manifest, struct sink *k,
-    char *err, size_t errlen)
+fetch(struct pull *pl, const char *url, int manifest, struct sink *k, char *err,
+    size_t errlen)
 {
 	long st;
 	int rc, tries;
@@ -225,7 +229,8 @@ fetch(struct pull *pl, const char *url, int manifest, struct sink *k,
 		k->over = 0;
 		if (k->mem != NULL)
 			mts_buf_reset(k->mem);
-		else if (ftruncate(k->fd, 0) < 0 || lseek(k->fd, 0, SEEK_SET) < 0)
+		else if (ftruncate(k->fd, 0) < 0 ||
+		    lseek(k->fd, 0, SEEK_SET) < 0)
 			return -MTS_ERR_IO;
 		st = get(pl, url, manifest, k, err, errlen);
 		if (st == 401 && tries == 0 && pl->challenge[0] != '\0') {
@@ -251,7 +256,7 @@ fetch_manifest(struct pull *pl, struct mts_stage *sg, const char *ref,
 {
 	char url[1200], path[4200];
 	uint8_t sha[32];
-	struct sink k = {.mem = body, .max = MTS_IMAGE_MAX_JSON};
+	struct sink k = { .mem = body, .max = MTS_IMAGE_MAX_JSON };
 	int rc, fd;
 
 	snprintf(url, sizeof(url), "%s/manifests/%s", pl->base, ref);
@@ -260,16 +265,19 @@ fetch_manifest(struct pull *pl, struct mts_stage *sg, const char *ref,
 	crypto_hash_sha256(sha, body->data, body->len);
 	mts_digest_format(digest, sha);
 	if (strncmp(ref, "sha256:", 7) == 0 && strcmp(ref, digest) != 0) {
-		snprintf(err, errlen, "manifest %s: digest mismatch (content "
-		    "hashes to %s)", ref, digest);
+		snprintf(err, errlen,
+		    "manifest %s: digest mismatch (content "
+		    "hashes to %s)",
+		    ref, digest);
 		return -MTS_ERR_INVAL;
 	}
 	snprintf(path, sizeof(path), "%s/incoming", mts_stage_dir(sg));
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		 0644)) < 0)
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) <
+	    0)
 		return -MTS_ERR_IO;
-	rc = write(fd, body->data, body->len) == (ssize_t)body->len ? 0
-								  : -MTS_ERR_IO;
+	rc = write(fd, body->data, body->len) == (ssize_t)body->len
+	    ? 0
+	    : -MTS_ERR_IO;
 	close(fd);
 	return rc ? rc : mts_stage_add_blob(sg, path, digest, -1, err, errlen);
 }
@@ -284,18 +292,21 @@ blob_fits(struct pull *pl, struct mts_stage *sg, const struct mts_desc *d,
 	int64_t avail;
 
 	if (d->size > pl->lim->max_blob) {
-		snprintf(err, errlen, "blob %s: declared size %lld bytes is over "
-		    "the limit of %lld ([shim] pull_max_blob)", d->digest,
-		    (long long)d->size, (long long)pl->lim->max_blob);
+		snprintf(err, errlen,
+		    "blob %s: declared size %lld bytes is over "
+		    "the limit of %lld ([shim] pull_max_blob)",
+		    d->digest, (long long)d->size,
+		    (long long)pl->lim->max_blob);
 		return -MTS_ERR_TOOBIG;
 	}
 	if (statvfs(mts_stage_dir(sg), &vfs) != 0)
 		return 0; /* the writes will tell */
 	avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
 	if (d->size > avail) {
-		snprintf(err, errlen, "blob %s: declared size %lld bytes, but "
-		    "the image store has %lld bytes free", d->digest,
-		    (long long)d->size, (long long)avail);
+		snprintf(err, errlen,
+		    "blob %s: declared size %lld bytes, but "
+		    "the image store has %lld bytes free",
+		    d->digest, (long long)d->size, (long long)avail);
 		return -MTS_ERR_TOOBIG;
 	}
 	return 0;
@@ -308,22 +319,23 @@ fetch_blob(struct pull *pl, struct mts_stage *sg, const struct mts_desc *d,
     char *err, size_t errlen)
 {
 	char url[1200], path[4200];
-	struct sink k = {.max = d->size >= 0 ? d->size : pl->lim->max_blob};
+	struct sink k = { .max = d->size >= 0 ? d->size : pl->lim->max_blob };
 	int rc;
 
 	if ((rc = blob_fits(pl, sg, d, err, errlen)) != 0)
 		return rc;
 	snprintf(url, sizeof(url), "%s/blobs/%s", pl->base, d->digest);
 	snprintf(path, sizeof(path), "%s/incoming", mts_stage_dir(sg));
-	if ((k.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
-		 0644)) < 0)
+	if ((k.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) <
+	    0)
 		return -MTS_ERR_IO;
 	rc = fetch(pl, url, 0, &k, err, errlen);
 	close(k.fd);
 	if (rc != 0 && k.over && d->size >= 0) {
-		snprintf(err, errlen, "blob %s: size mismatch (the registry "
-		    "sent more than the declared %lld bytes)", d->digest,
-		    (long long)d->size);
+		snprintf(err, errlen,
+		    "blob %s: size mismatch (the registry "
+		    "sent more than the declared %lld bytes)",
+		    d->digest, (long long)d->size);
 		return -MTS_ERR_INVAL;
 	}
 	if (rc == 0)
@@ -347,10 +359,10 @@ resolve(struct pull *pl, struct mts_stage *sg, char *digest,
 	    pl->ref.digest[0] ? pl->ref.digest : pl->ref.tag);
 	for (depth = 0; depth < 3; depth++) {
 		if ((rc = fetch_manifest(pl, sg, ref, digest, &body, err,
-			 errlen)) != 0)
+		         errlen)) != 0)
 			goto out;
 		if ((rc = mts_oci_blob_kind((char *)body.data, body.len, &kind,
-			 msg, sizeof(msg))) != 0) {
+		         msg, sizeof(msg))) != 0) {
 			snprintf(err, errlen, "manifest %s: %s", ref, msg);
 			goto out;
 		}
@@ -363,7 +375,7 @@ resolve(struct pull *pl, struct mts_stage *sg, char *digest,
 			goto out;
 		}
 		if ((rc = mts_oci_parse_index((char *)body.data, body.len, &idx,
-			 msg, sizeof(msg))) != 0) {
+		         msg, sizeof(msg))) != 0) {
 			snprintf(err, errlen, "index %s: %s", digest, msg);
 			goto out;
 		}
@@ -415,11 +427,11 @@ mts_store_pull(struct mts_image_store *st, const char *refstr, int insecure,
 		goto fail;
 	for (i = 0; i < man.nlayers; i++)
 		if ((rc = fetch_blob(&pl, sg, &man.layers[i], msg,
-			 sizeof(msg))) != 0)
+		         sizeof(msg))) != 0)
 			goto fail;
 	snprintf(name_out, name_outlen, "%s", refstr);
 	if ((rc = mts_stage_commit_oci(sg, refstr, digest, &man, msg,
-		 sizeof(msg))) != 0)
+	         sizeof(msg))) != 0)
 		goto fail;
 	mts_stage_free(sg);
 	mts_oci_manifest_free(&man);

@@ -39,14 +39,12 @@ int mts_img_read_small(const char *path, char **buf, size_t *len);
 /* SHA-256 of a file as "sha256:<hex>", and its size. */
 int mts_img_hash_file(const char *path, char *digest, int64_t *size);
 /* Copies the rest of in (not closed) to dst (created), hashing on the way. */
-int mts_img_copy_hash(int in, const char *dst, char *digest,
-    int64_t *size);
-int mts_img_staged_has(const struct mts_stage *, const char *digest,
-    int layer);
+int mts_img_copy_hash(int in, const char *dst, char *digest, int64_t *size);
+int mts_img_staged_has(const struct mts_stage *, const char *digest, int layer);
 void mts_img_staged_add(struct mts_stage *, const char *digest, int layer);
 /* Moves the staged items into the store and writes the record last. */
-int mts_img_stage_commit(struct mts_stage *, struct mts_image_info *,
-    char *err, size_t errlen);
+int mts_img_stage_commit(struct mts_stage *, struct mts_image_info *, char *err,
+    size_t errlen);
 /* Parses the staged config blob into cfg. */
 int mts_img_load_config(struct mts_stage *, const char *digest,
     struct mts_image_config *cfg, char *err, size_t errlen);

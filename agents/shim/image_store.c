@@ -23,7 +23,6 @@
 #include "mtserr.h"
 #include "xmalloc.h"
 
-
 const char *
 mts_img_hex(const char *digest)
 {
@@ -59,8 +58,9 @@ mts_rmtree(const char *path)
 		return errno == ENOENT ? 0 : -MTS_ERR_IO;
 	if (!S_ISDIR(sb.st_mode))
 		return unlink(path) < 0 ? -MTS_ERR_IO : 0;
-	return nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) ? -MTS_ERR_IO
-									   : 0;
+	return nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT)
+	    ? -MTS_ERR_IO
+	    : 0;
 }
 
 /* Hashes a file with SHA-256 into digest ("sha256:<hex>") and its size. */
@@ -99,7 +99,8 @@ mts_img_copy_hash(int in, const char *dst, char *digest, int64_t *size)
 	ssize_t r;
 	int out = -1, rc = -MTS_ERR_IO;
 
-	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) <
+	    0)
 		goto out;
 	crypto_hash_sha256_init(&hs);
 	*size = 0;
@@ -151,13 +152,6 @@ out:
 	return rc;
 }
 
-
-
-
-
-
-
-
 /* --- the store -------------------------------------------------------- */
 
 static int
@@ -184,7 +178,8 @@ strv_from_json(json_t *a, size_t *n)
 	if (!json_is_array(a))
 		return NULL;
 	v = xcalloc(json_array_size(a) + 1, sizeof(char *));
-	json_array_foreach(a, i, e) {
+	json_array_foreach(a, i, e)
+	{
 		v[i] = xstrdup(json_is_string(e) ? json_string_value(e) : "");
 		if (n)
 			*n = i + 1;
@@ -239,15 +234,15 @@ load_record(const char *path, struct mts_image_info *out)
 	snprintf(out->id, sizeof(out->id), "%s", (s = jstr(j, "id")) ? s : "");
 	snprintf(out->manifest, sizeof(out->manifest), "%s",
 	    (s = jstr(j, "manifest")) ? s : "");
-	out->layers = strv_from_json(json_object_get(j, "layers"),
-	    &out->nlayers);
+	out->layers =
+	    strv_from_json(json_object_get(j, "layers"), &out->nlayers);
 	out->blobs = strv_from_json(json_object_get(j, "blobs"), &out->nblobs);
 	out->size = json_integer_value(json_object_get(j, "size"));
-	out->created_ms = (uint64_t)json_integer_value(
-	    json_object_get(j, "created_ms"));
+	out->created_ms =
+	    (uint64_t)json_integer_value(json_object_get(j, "created_ms"));
 	out->cfg.env = strv_from_json(json_object_get(j, "env"), NULL);
-	out->cfg.entrypoint = strv_from_json(json_object_get(j, "entrypoint"),
-	    NULL);
+	out->cfg.entrypoint =
+	    strv_from_json(json_object_get(j, "entrypoint"), NULL);
 	out->cfg.cmd = strv_from_json(json_object_get(j, "cmd"), NULL);
 	out->cfg.cwd = (s = jstr(j, "cwd")) ? xstrdup(s) : NULL;
 	out->cfg.user = (s = jstr(j, "user")) ? xstrdup(s) : NULL;
@@ -269,7 +264,7 @@ save_record(struct mts_image_store *st, const struct mts_image_info *in)
 	if ((rc = record_path(st, in->name, path, sizeof(path))) != 0)
 		return rc;
 	j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, "
-		      "s:s?, s:s?}",
+	              "s:s?, s:s?}",
 	    "name", in->name, "id", in->id, "manifest", in->manifest, "layers",
 	    strv_to_json(in->layers), "blobs", strv_to_json(in->blobs), "size",
 	    (json_int_t)in->size, "created_ms", (json_int_t)in->created_ms,
@@ -280,8 +275,8 @@ save_record(struct mts_image_store *st, const struct mts_image_info *in)
 		return -MTS_ERR_INVAL;
 	txt = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(j);
-	rc = mts_write_atomic(path, txt, strlen(txt), 0644, 1) < 0 ?
-	    -MTS_ERR_IO : 0;
+	rc = mts_write_atomic(path, txt, strlen(txt), 0644, 1) < 0 ? -MTS_ERR_IO
+	                                                           : 0;
 	free(txt);
 	return rc;
 }
@@ -349,8 +344,7 @@ mts_store_get(struct mts_image_store *st, const char *name,
 
 /* Is digest referenced by any record (as a blob or a layer)? */
 static int
-referenced(struct mts_image_info *all, size_t n, const char *digest,
-    int layer)
+referenced(struct mts_image_info *all, size_t n, const char *digest, int layer)
 {
 	size_t i, k;
 
@@ -367,7 +361,7 @@ referenced(struct mts_image_info *all, size_t n, const char *digest,
 static void
 gc(struct mts_image_store *st)
 {
-	static const char *const sub[2] = {"blobs/sha256", "layers"};
+	static const char *const sub[2] = { "blobs/sha256", "layers" };
 	struct mts_image_info *all;
 	char dir[PATHMAX], dg[MTS_DIGEST_LEN + 8], path[PATHMAX];
 	struct dirent *de;
@@ -388,7 +382,8 @@ gc(struct mts_image_store *st)
 				continue;
 			snprintf(dg, sizeof(dg), "sha256:%.64s", de->d_name);
 			if (referenced(all, n, dg, k) ||
-			    mts_img_path(path, sizeof(path), "%s/%s", dir, de->d_name))
+			    mts_img_path(path, sizeof(path), "%s/%s", dir,
+			        de->d_name))
 				continue;
 			log_debug("image store: dropping unreferenced %s %s",
 			    k ? "layer" : "blob", dg);
@@ -405,8 +400,8 @@ int
 mts_store_open(const char *root, struct mts_image_store **out, char *err,
     size_t errlen)
 {
-	static const char *const sub[] = {"blobs/sha256", "layers", "images",
-	    "tmp"};
+	static const char *const sub[] = { "blobs/sha256", "layers", "images",
+		"tmp" };
 	struct mts_image_store *st;
 	char path[PATHMAX];
 	size_t i;
@@ -449,7 +444,8 @@ mts_stage_new(struct mts_image_store *st, struct mts_stage **out, char *err,
 	struct mts_stage *sg = xcalloc(1, sizeof(*sg));
 
 	sg->st = st;
-	if (mts_img_path(sg->dir, sizeof(sg->dir), "%s/tmp/stage.XXXXXX", st->root) ||
+	if (mts_img_path(sg->dir, sizeof(sg->dir), "%s/tmp/stage.XXXXXX",
+	        st->root) ||
 	    mkdtemp(sg->dir) == NULL) {
 		snprintf(err, errlen, "staging dir: %s", strerror(errno));
 		free(sg);
@@ -492,8 +488,8 @@ void
 mts_img_staged_add(struct mts_stage *sg, const char *digest, int layer)
 {
 	sg->items = xreallocarray(sg->items, sg->n + 1, sizeof(*sg->items));
-	snprintf(sg->items[sg->n].digest, sizeof(sg->items[sg->n].digest),
-	    "%s", digest);
+	snprintf(sg->items[sg->n].digest, sizeof(sg->items[sg->n].digest), "%s",
+	    digest);
 	sg->items[sg->n].layer = layer;
 	sg->n++;
 }
@@ -505,7 +501,8 @@ mts_stage_blob_path(struct mts_stage *sg, const char *digest, char *out,
 	if (mts_digest_valid(digest))
 		return -MTS_ERR_INVAL;
 	if (mts_img_staged_has(sg, digest, 0))
-		return mts_img_path(out, outlen, "%s/blob-%s", sg->dir, mts_img_hex(digest));
+		return mts_img_path(out, outlen, "%s/blob-%s", sg->dir,
+		    mts_img_hex(digest));
 	return mts_img_path(out, outlen, "%s/blobs/sha256/%s", sg->st->root,
 	    mts_img_hex(digest));
 }
@@ -526,9 +523,10 @@ mts_stage_add_blob(struct mts_stage *sg, const char *file, const char *digest,
 		return -MTS_ERR_IO;
 	}
 	if (size >= 0 && gotsize != size) {
-		snprintf(err, errlen, "blob %s: size mismatch (%lld bytes, "
-		    "%lld declared)", digest, (long long)gotsize,
-		    (long long)size);
+		snprintf(err, errlen,
+		    "blob %s: size mismatch (%lld bytes, "
+		    "%lld declared)",
+		    digest, (long long)gotsize, (long long)size);
 		return -MTS_ERR_INVAL;
 	}
 	if (strcmp(got, digest) != 0) {
@@ -540,7 +538,8 @@ mts_stage_add_blob(struct mts_stage *sg, const char *file, const char *digest,
 	}
 	if (mts_img_staged_has(sg, digest, 0))
 		return unlink(file) < 0 ? -MTS_ERR_IO : 0;
-	if (mts_img_path(dst, sizeof(dst), "%s/blob-%s", sg->dir, mts_img_hex(digest)) ||
+	if (mts_img_path(dst, sizeof(dst), "%s/blob-%s", sg->dir,
+	        mts_img_hex(digest)) ||
 	    rename(file, dst) < 0) {
 		snprintf(err, errlen, "blob %s: %s", digest, strerror(errno));
 		return -MTS_ERR_IO;
@@ -548,7 +547,6 @@ mts_stage_add_blob(struct mts_stage *sg, const char *file, const char *digest,
 	mts_img_staged_add(sg, digest, 0);
 	return 0;
 }
-
 
 int
 mts_stage_read_blob(struct mts_stage *sg, const char *digest, char **buf,
@@ -564,7 +562,6 @@ mts_stage_read_blob(struct mts_stage *sg, const char *digest, char **buf,
 	return rc;
 }
 
-
 /* Moves everything staged into the store (already-present items are kept)
  * and writes the record last. */
 int
@@ -579,9 +576,9 @@ mts_img_stage_commit(struct mts_stage *sg, struct mts_image_info *in, char *err,
 		const char *h = mts_img_hex(sg->items[i].digest);
 		int lay = sg->items[i].layer;
 		if (mts_img_path(src, sizeof(src), "%s/%s-%s", sg->dir,
-			lay ? "layer" : "blob", h) ||
+		        lay ? "layer" : "blob", h) ||
 		    mts_img_path(dst, sizeof(dst), "%s/%s/%s", sg->st->root,
-			lay ? "layers" : "blobs/sha256", h))
+		        lay ? "layers" : "blobs/sha256", h))
 			return -MTS_ERR_TOOBIG;
 		if (access(src, F_OK) != 0 || access(dst, F_OK) == 0)
 			continue;
@@ -626,7 +623,7 @@ mts_img_staged_size(struct mts_stage *sg)
 	for (i = 0; i < sg->n; i++)
 		if (!sg->items[i].layer &&
 		    mts_stage_blob_path(sg, sg->items[i].digest, path,
-			sizeof(path)) == 0 &&
+		        sizeof(path)) == 0 &&
 		    stat(path, &sb) == 0)
 			total += sb.st_size;
 	return total;
@@ -642,13 +639,6 @@ mts_img_info_blobs(struct mts_stage *sg, struct mts_image_info *in)
 		if (!sg->items[i].layer)
 			in->blobs[in->nblobs++] = xstrdup(sg->items[i].digest);
 }
-
-
-
-
-
-
-
 
 int
 mts_store_remove(struct mts_image_store *st, const char *name, char *err,
@@ -724,14 +714,15 @@ out:
 static int
 copy_file(int sfd, int dfd, const char *name, const struct stat *sb)
 {
-	struct timespec ts[2] = {sb->st_atim, sb->st_mtim};
+	struct timespec ts[2] = { sb->st_atim, sb->st_mtim };
 	int s, d = -1, rc = -MTS_ERR_IO;
 	ssize_t n;
 
 	if ((s = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -MTS_ERR_IO;
-	if ((d = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		 O_CLOEXEC, sb->st_mode & 07777)) < 0)
+	if ((d = openat(dfd, name,
+	         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	         sb->st_mode & 07777)) < 0)
 		goto out;
 	while ((n = copy_file_range(s, NULL, d, NULL, 1 << 20, 0)) > 0)
 		;
@@ -811,7 +802,7 @@ make_copy(struct mts_image_store *st, const struct mts_image_info *in,
 		return -MTS_ERR_IO;
 	for (i = 0; rc == 0 && i < in->nlayers; i++) {
 		if (mts_img_path(path, sizeof(path), "%s/layers/%s", st->root,
-			mts_img_hex(in->layers[i])) ||
+		        mts_img_hex(in->layers[i])) ||
 		    (s = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 			rc = -MTS_ERR_NOTFOUND;
 			break;

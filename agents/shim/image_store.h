@@ -12,10 +12,10 @@ struct mts_image_store;
 /* A stored image, as its record on disk says. Strings and arrays owned by
  * the struct (mts_image_info_free). */
 struct mts_image_info {
-	char *name;			  /* "busybox:latest" */
-	char id[MTS_DIGEST_LEN + 1];	  /* config digest */
+	char *name;                        /* "busybox:latest" */
+	char id[MTS_DIGEST_LEN + 1];       /* config digest */
 	char manifest[MTS_DIGEST_LEN + 1]; /* "" for docker-save imports */
-	char **layers;			  /* diff ids, bottom first */
+	char **layers;                     /* diff ids, bottom first */
 	size_t nlayers;
 	char **blobs; /* every blob digest the image holds */
 	size_t nblobs;
@@ -25,7 +25,7 @@ struct mts_image_info {
 };
 
 enum mts_rootfs_mode {
-	MTS_ROOTFS_AUTO,    /* overlayfs, copy when the mount is refused */
+	MTS_ROOTFS_AUTO, /* overlayfs, copy when the mount is refused */
 	MTS_ROOTFS_OVERLAY,
 	MTS_ROOTFS_COPY,
 };
@@ -96,8 +96,8 @@ void mts_stage_free(struct mts_stage *); /* removes what was not committed */
 const char *mts_stage_dir(const struct mts_stage *);
 /* Moves file (inside the stage) into the stage's blob set after checking it
  * hashes to digest (and has size, when size >= 0). */
-int mts_stage_add_blob(struct mts_stage *, const char *file,
-    const char *digest, int64_t size, char *err, size_t errlen);
+int mts_stage_add_blob(struct mts_stage *, const char *file, const char *digest,
+    int64_t size, char *err, size_t errlen);
 /* Path of a staged or stored blob, for reading. */
 int mts_stage_blob_path(struct mts_stage *, const char *digest, char *out,
     size_t outlen);
@@ -107,7 +107,7 @@ int mts_stage_read_blob(struct mts_stage *, const char *digest, char **buf,
 /* Verifies config + layers of an OCI manifest already staged as blobs,
  * unpacks the layers and commits everything under name. */
 int mts_stage_commit_oci(struct mts_stage *, const char *name,
-    const char *manifest_digest, const struct mts_oci_manifest *,
-    char *err, size_t errlen);
+    const char *manifest_digest, const struct mts_oci_manifest *, char *err,
+    size_t errlen);
 
 #endif

@@ -27,9 +27,10 @@
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: mts-shim-image import STORE PATH [NAME]\n"
-			"       mts-shim-image pull [-s BYTES] [-t MS] [-d MS] "
-			"[-m BYTES] STORE REF [insecure]\n");
+	fprintf(stderr,
+	    "usage: mts-shim-image import STORE PATH [NAME]\n"
+	    "       mts-shim-image pull [-s BYTES] [-t MS] [-d MS] "
+	    "[-m BYTES] STORE REF [insecure]\n");
 	return 64;
 }
 
@@ -41,13 +42,16 @@ pull_opts(int argc, char **argv, struct mts_pull_limits *lim)
 	char *end;
 	int c;
 
-	*lim = (struct mts_pull_limits){.low_speed = 1024,
-	    .low_time_ms = 30000, .deadline_ms = 30 * 60 * 1000,
-	    .max_blob = 4LL << 30};
+	*lim = (struct mts_pull_limits){ .low_speed = 1024,
+		.low_time_ms = 30000,
+		.deadline_ms = 30 * 60 * 1000,
+		.max_blob = 4LL << 30 };
 	while ((c = getopt(argc, argv, "+s:t:d:m:")) != -1) {
-		dst = c == 's' ? &lim->low_speed : c == 't' ? &lim->low_time_ms
-		    : c == 'd' ? &lim->deadline_ms : c == 'm' ? &lim->max_blob
-		    : NULL;
+		dst = c == 's' ? &lim->low_speed
+		    : c == 't' ? &lim->low_time_ms
+		    : c == 'd' ? &lim->deadline_ms
+		    : c == 'm' ? &lim->max_blob
+		               : NULL;
 		if (dst == NULL)
 			return -1;
 		errno = 0;
@@ -66,8 +70,8 @@ main(int argc, char **argv)
 	char name[512], err[2048];
 	int rc, pull;
 
-	log_init("shim-image", getenv("MTS_DEBUG") ? MTS_LOG_DEBUG
-						   : MTS_LOG_WARN);
+	log_init("shim-image",
+	    getenv("MTS_DEBUG") ? MTS_LOG_DEBUG : MTS_LOG_WARN);
 	if (argc < 2)
 		return usage();
 	pull = strcmp(argv[1], "pull") == 0;

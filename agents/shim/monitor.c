@@ -43,15 +43,15 @@ struct mon {
 	uint64_t seg_start, offset; /* current segment start, bytes so far */
 	char logdir[4096];
 	struct mts_loop *loop;
-	int rfd;		   /* the container's output pipe */
-	struct mts_watch *out_w;   /* rfd's, NULL once it hung up */
-	pid_t cpid;		   /* the container's init */
-	int exited, status;	   /* its wait status, once exited */
-	struct mts_timer drain;	   /* the end of the drain after its exit */
+	int rfd;                 /* the container's output pipe */
+	struct mts_watch *out_w; /* rfd's, NULL once it hung up */
+	pid_t cpid;              /* the container's init */
+	int exited, status;      /* its wait status, once exited */
+	struct mts_timer drain;  /* the end of the drain after its exit */
 };
 
-static void
-die_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void die_status(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 static void
 die_status(const char *fmt, ...)
@@ -122,8 +122,8 @@ open_segment(struct mon *m, uint64_t start)
 		close(m->logfd);
 	m->logfd = -1;
 	if (seg_name(path, sizeof(path), m->logdir, start) == 0)
-		m->logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-		    0640);
+		m->logfd =
+		    open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 	m->seg_start = start;
 }
 
@@ -148,8 +148,8 @@ log_open(struct mon *m)
 	}
 	open_segment(m, segs[n - 1]);
 	seg_name(path, sizeof(path), m->logdir, segs[n - 1]);
-	m->offset = segs[n - 1] +
-	    (stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+	m->offset =
+	    segs[n - 1] + (stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
 }
 
 static void
@@ -247,8 +247,8 @@ runtime_error(const struct mon *m, char *out, size_t outlen)
 static long long
 oom_kills(const char *cgdir)
 {
-	static const char *const files[] = {"memory.oom_control",
-	    "memory.events"};
+	static const char *const files[] = { "memory.oom_control",
+		"memory.events" };
 	char path[4200], line[256];
 	long long v;
 	size_t i;
@@ -296,9 +296,9 @@ static pid_t
 start(struct mon *m, int outfd)
 {
 	char bundle[4200], pidfile[4200], rlog[4200], buf[32], msg[512];
-	char *runv[] = {(char *)m->runtime, "--root", (char *)m->root,
-	    "--log", rlog, "--log-format", "json", "run", "--detach",
-	    "--bundle", bundle, "--pid-file", pidfile, (char *)m->id, NULL};
+	char *runv[] = { (char *)m->runtime, "--root", (char *)m->root, "--log",
+		rlog, "--log-format", "json", "run", "--detach", "--bundle",
+		bundle, "--pid-file", pidfile, (char *)m->id, NULL };
 	ssize_t n;
 	int fd;
 
@@ -325,8 +325,8 @@ start(struct mon *m, int outfd)
 static void
 delete_container(const struct mon *m)
 {
-	char *delv[] = {(char *)m->runtime, "--root", (char *)m->root,
-	    "delete", "-f", (char *)m->id, NULL};
+	char *delv[] = { (char *)m->runtime, "--root", (char *)m->root,
+		"delete", "-f", (char *)m->id, NULL };
 	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 	if (nul >= 0) {
@@ -439,8 +439,9 @@ main(int argc, char **argv)
 	int lp[2];
 
 	if (argc != 1) {
-		fprintf(stderr, "usage: mts-shim-monitor (started by mts-shim, "
-				"which sends the job on fd 3)\n");
+		fprintf(stderr,
+		    "usage: mts-shim-monitor (started by mts-shim, "
+		    "which sends the job on fd 3)\n");
 		return 64;
 	}
 	memset(&m, 0, sizeof(m));
@@ -482,7 +483,7 @@ main(int argc, char **argv)
 	log_open(&m);
 	m.rfd = lp[0];
 	if ((m.out_w = mts_loop_watch(m.loop, m.rfd, MTS_LOOP_IN, "output",
-	    on_output, &m)) == NULL)
+	         on_output, &m)) == NULL)
 		_exit(3);
 	if (mts_loop_run(m.loop) != 0)
 		_exit(3);

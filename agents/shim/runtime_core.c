@@ -34,7 +34,7 @@ mts_runtime_kind_of(const char *path)
 
 	base = base ? base + 1 : path;
 	return strncmp(base, "crun", 4) == 0 ? MTS_RUNTIME_CRUN
-					     : MTS_RUNTIME_RUNC;
+	                                     : MTS_RUNTIME_RUNC;
 }
 
 static int
@@ -60,29 +60,39 @@ choose_auto(const struct mts_runtime_host *h, struct mts_runtime_choice *out,
 	}
 	if (h->runc != NULL) {
 		if (h->crun != NULL && h->cgroup == MTS_CGROUP_HYBRID)
-			snprintf(why, sizeof(why), "auto: runc, not crun: crun "
+			snprintf(why, sizeof(why),
+			    "auto: runc, not crun: crun "
 			    "refuses to create containers on a %s host "
-			    "(\"cgroups in hybrid mode not supported\")", mode);
+			    "(\"cgroups in hybrid mode not supported\")",
+			    mode);
 		else if (h->crun != NULL)
-			snprintf(why, sizeof(why), "auto: runc on a %s host "
-			    "(crun is used on unified cgroup v2 only)", mode);
+			snprintf(why, sizeof(why),
+			    "auto: runc on a %s host "
+			    "(crun is used on unified cgroup v2 only)",
+			    mode);
 		else
 			snprintf(why, sizeof(why), "auto: runc on a %s host%s",
-			    mode, h->cgroup == MTS_CGROUP_UNIFIED
-				? " (no crun in PATH)"
-				: "");
+			    mode,
+			    h->cgroup == MTS_CGROUP_UNIFIED
+			        ? " (no crun in PATH)"
+			        : "");
 		return pick(out, MTS_RUNTIME_RUNC, h->runc, why);
 	}
 	if (h->crun != NULL && h->cgroup == MTS_CGROUP_V1) {
-		snprintf(why, sizeof(why), "auto: crun on a %s host (no runc "
-		    "in PATH)", mode);
+		snprintf(why, sizeof(why),
+		    "auto: crun on a %s host (no runc "
+		    "in PATH)",
+		    mode);
 		return pick(out, MTS_RUNTIME_CRUN, h->crun, why);
 	}
 	if (h->crun != NULL)
-		snprintf(err, errlen, "[shim] runtime auto: no runc in PATH, "
-		    "and crun cannot create containers on a %s host", mode);
+		snprintf(err, errlen,
+		    "[shim] runtime auto: no runc in PATH, "
+		    "and crun cannot create containers on a %s host",
+		    mode);
 	else
-		snprintf(err, errlen, "[shim] runtime auto: neither runc nor "
+		snprintf(err, errlen,
+		    "[shim] runtime auto: neither runc nor "
 		    "crun in PATH");
 	return -MTS_ERR_NOTFOUND;
 }
@@ -100,8 +110,10 @@ mts_runtime_choose(const char *want, const struct mts_runtime_host *h,
 		return choose_auto(h, out, err, errlen);
 	if (strchr(want, '/') != NULL) {
 		if (want[0] != '/') {
-			snprintf(err, errlen, "[shim] runtime %s: a path must "
-			    "be absolute", want);
+			snprintf(err, errlen,
+			    "[shim] runtime %s: a path must "
+			    "be absolute",
+			    want);
 			return -MTS_ERR_INVAL;
 		}
 		path = h->want_exists ? want : NULL;
@@ -113,21 +125,24 @@ mts_runtime_choose(const char *want, const struct mts_runtime_host *h,
 		path = h->crun;
 		kind = MTS_RUNTIME_CRUN;
 	} else {
-		snprintf(err, errlen, "[shim] runtime %s: expected auto, runc, "
-		    "crun or an absolute path", want);
+		snprintf(err, errlen,
+		    "[shim] runtime %s: expected auto, runc, "
+		    "crun or an absolute path",
+		    want);
 		return -MTS_ERR_INVAL;
 	}
 	if (path == NULL) {
 		snprintf(err, errlen, "[shim] runtime %s: %s", want,
 		    strchr(want, '/') ? "not an executable file"
-				      : "not found in PATH");
+		                      : "not found in PATH");
 		return -MTS_ERR_NOTFOUND;
 	}
 	if (kind == MTS_RUNTIME_CRUN && h->cgroup == MTS_CGROUP_HYBRID) {
-		snprintf(err, errlen, "[shim] runtime %s: crun cannot create "
+		snprintf(err, errlen,
+		    "[shim] runtime %s: crun cannot create "
 		    "containers on a %s host (\"cgroups in hybrid mode not "
-		    "supported\"); use runc or auto", want,
-		    mts_cgroup_mode_name(h->cgroup));
+		    "supported\"); use runc or auto",
+		    want, mts_cgroup_mode_name(h->cgroup));
 		return -MTS_ERR_INVAL;
 	}
 	snprintf(why, sizeof(why), "configured (%s) on a %s host", want,

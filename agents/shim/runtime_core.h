@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 enum mts_cgroup_mode {
-	MTS_CGROUP_V1,	    /* /sys/fs/cgroup: per-controller v1 mounts only */
+	MTS_CGROUP_V1,      /* /sys/fs/cgroup: per-controller v1 mounts only */
 	MTS_CGROUP_HYBRID,  /* v1 controllers plus a cgroup2 mount (unified/) */
 	MTS_CGROUP_UNIFIED, /* /sys/fs/cgroup is cgroup2 */
 };
@@ -27,7 +27,7 @@ struct mts_runtime_host {
 struct mts_runtime_choice {
 	enum mts_runtime_kind kind;
 	const char *path; /* points into the host struct or the config value */
-	char why[256];	  /* one line for the log: why this one */
+	char why[256];    /* one line for the log: why this one */
 };
 
 /* Cgroup mode from the file system types of /sys/fs/cgroup and of

@@ -43,7 +43,8 @@ find_in_path(const char *name, char *out, size_t outlen)
 		return access(name, X_OK) == 0 ? 0 : -MTS_ERR_NOTFOUND;
 	}
 	if (path == NULL)
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+		path =
+		    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	for (p = path; *p != '\0'; p = *e ? e + 1 : e) {
 		e = strchr(p, ':');
 		if (e == NULL)
@@ -71,8 +72,10 @@ static int
 choose_runtime(struct shim_cfg *c, const char *want)
 {
 	char runc[SHIM_PATH], crun[SHIM_PATH], err[512];
-	struct mts_runtime_host h = {.cgroup = mts_cgroup_mode_of(
-	    is_cgroup2("/sys/fs/cgroup"), is_cgroup2("/sys/fs/cgroup/unified"))};
+	struct mts_runtime_host h = {
+		.cgroup = mts_cgroup_mode_of(is_cgroup2("/sys/fs/cgroup"),
+		    is_cgroup2("/sys/fs/cgroup/unified"))
+	};
 	struct mts_runtime_choice ch;
 
 	h.runc = find_in_path("runc", runc, sizeof(runc)) == 0 ? runc : NULL;
@@ -99,7 +102,8 @@ is_node_id(const char *s)
 	if (s == NULL || strlen(s) != MTS_NODE_HEX_LEN)
 		return 0;
 	for (i = 0; i < MTS_NODE_HEX_LEN; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		        (s[i] >= 'a' && s[i] <= 'f')))
 			return 0;
 	return 1;
 }
@@ -114,12 +118,12 @@ config_dirs(struct shim_cfg *c, struct mts_agent *ag)
 	const char *v = mts_cfg_str(ag->cfg, SEC, "runtime_root");
 
 	if (snprintf(c->rundir, sizeof(c->rundir), "%s", ag->rundir) >=
-		(int)sizeof(c->rundir) ||
+	        (int)sizeof(c->rundir) ||
 	    snprintf(c->statedir, sizeof(c->statedir), "%s%s", ag->statedir,
-		env && *env ? "" : "/shim") >= (int)sizeof(c->statedir) ||
+	        env && *env ? "" : "/shim") >= (int)sizeof(c->statedir) ||
 	    snprintf(c->runtime_root, sizeof(c->runtime_root), "%s%s",
-		v && *v ? v : c->rundir, v && *v ? "" : "/runc") >=
-		(int)sizeof(c->runtime_root)) {
+	        v && *v ? v : c->rundir,
+	        v && *v ? "" : "/runc") >= (int)sizeof(c->runtime_root)) {
 		log_warnx("run, state or runtime_root path too long");
 		return -1;
 	}
@@ -130,9 +134,8 @@ config_dirs(struct shim_cfg *c, struct mts_agent *ag)
 		return -1;
 	}
 	snprintf(c->cgroup_mem, sizeof(c->cgroup_mem), "%s",
-	    access("/sys/fs/cgroup/memory", F_OK) == 0
-		? "/sys/fs/cgroup/memory"
-		: "/sys/fs/cgroup");
+	    access("/sys/fs/cgroup/memory", F_OK) == 0 ? "/sys/fs/cgroup/memory"
+	                                               : "/sys/fs/cgroup");
 	return 0;
 }
 
@@ -162,7 +165,7 @@ config_programs(struct shim_cfg *c, struct mts_cfg *cfg)
 		snprintf(c->monitor, sizeof(c->monitor), "%s/mts-shim-monitor",
 		    dir);
 	if (snprintf(c->image_tool, sizeof(c->image_tool), "%s/mts-shim-image",
-		dir) >= (int)sizeof(c->image_tool))
+	        dir) >= (int)sizeof(c->image_tool))
 		log_warnx("%s: path too long", dir);
 	else if (access(c->monitor, X_OK) != 0)
 		log_warnx("[shim] monitor %s: not executable", c->monitor);
@@ -183,7 +186,8 @@ config_limits(struct shim_cfg *c, struct mts_cfg *cfg)
 
 	if (pids < 0 || pids >= MTS_PIDS_UNLIMITED) {
 		log_warnx("[shim] default_pids_limit %lld: expected 0 (none) to "
-		    "%u", (long long)pids, MTS_PIDS_UNLIMITED - 1);
+		          "%u",
+		    (long long)pids, MTS_PIDS_UNLIMITED - 1);
 		return -1;
 	}
 	c->default_pids = (uint32_t)pids;
@@ -193,7 +197,7 @@ config_limits(struct shim_cfg *c, struct mts_cfg *cfg)
 	c->pull_max_blob = mts_cfg_int(cfg, SEC, "pull_max_blob");
 	if (c->pull_timeout <= 0 || c->pull_max_blob <= 0) {
 		log_warnx("[shim] pull_timeout and pull_max_blob must be "
-		    "positive");
+		          "positive");
 		return -1;
 	}
 	return 0;
@@ -218,7 +222,8 @@ config(struct shim *s, struct mts_agent *ag)
 	else if (!strcmp(v, "copy"))
 		c->rootfs = MTS_ROOTFS_COPY;
 	else {
-		log_warnx("[shim] rootfs %s: expected auto, overlay or copy", v);
+		log_warnx("[shim] rootfs %s: expected auto, overlay or copy",
+		    v);
 		return -1;
 	}
 	c->log_max = mts_cfg_int(cfg, SEC, "log_max_size");
@@ -238,7 +243,7 @@ config(struct shim *s, struct mts_agent *ag)
 	c->exec_idle = mts_cfg_int(cfg, SEC, "exec_idle_timeout");
 
 	if (mts_acl_table_load(&c->acl, shim_service.acl, cfg, SEC, err,
-	    sizeof(err)) < 0) {
+	        sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -350,10 +355,10 @@ main(int argc, char **argv)
 	shim_tasks_recover(&s);
 	if (mts_agent_sandbox(&ag) != 0)
 		return MTS_EXIT_FAILURE;
-	if (mts_ipc_sock_path(path, sizeof(path), s.cfg.rundir, "shim",
-		NULL) != 0 ||
+	if (mts_ipc_sock_path(path, sizeof(path), s.cfg.rundir, "shim", NULL) !=
+	        0 ||
 	    (s.srv = mts_ipc_server_open(path, &shim_service, &s, err,
-		 sizeof(err))) == NULL) {
+	         sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return MTS_EXIT_FAILURE;
 	}

@@ -22,22 +22,22 @@
 
 struct shim_cfg {
 	char rundir[SHIM_DIRMAX];
-	char statedir[SHIM_DIRMAX];	/* the shim's own: tasks/, images/ */
-	char runtime[SHIM_DIRMAX];	/* absolute path of runc/crun */
+	char statedir[SHIM_DIRMAX]; /* the shim's own: tasks/, images/ */
+	char runtime[SHIM_DIRMAX];  /* absolute path of runc/crun */
 	char runtime_root[SHIM_DIRMAX];
-	char monitor[SHIM_DIRMAX];	/* mts-shim-monitor */
-	char image_tool[SHIM_DIRMAX];	/* mts-shim-image */
+	char monitor[SHIM_DIRMAX];    /* mts-shim-monitor */
+	char image_tool[SHIM_DIRMAX]; /* mts-shim-image */
 	char cgroup_parent[256];
-	char cgroup_mem[SHIM_DIRMAX];	/* memory controller mount */
-	char node[64];			/* node id for t/<node>/<task>, "" = none */
+	char cgroup_mem[SHIM_DIRMAX]; /* memory controller mount */
+	char node[64]; /* node id for t/<node>/<task>, "" = none */
 	enum mts_rootfs_mode rootfs;
 	int64_t log_max, log_keep;
 	int64_t grace;
 	int seccomp;
 	struct mts_acl_table acl; /* who may call shim.sock: [shim] acl,
 				   * acl_relay (shim_api.c's shim_acl) */
-	int64_t exec_idle;	/* an exec session without a client ends */
-	uint32_t default_pids;	/* a task's pids limit unless it sets one */
+	int64_t exec_idle;        /* an exec session without a client ends */
+	uint32_t default_pids;    /* a task's pids limit unless it sets one */
 	int64_t pull_low_speed, pull_low_time, pull_timeout, pull_max_blob;
 };
 
@@ -52,16 +52,16 @@ struct shim_task {
 	char rootfs_mode[16];
 	uint64_t started_wall, finished_wall;
 	pid_t monitor;
-	int pidfd;		/* the monitor's, -1 */
-	int status_fd;		/* monitor start report, -1 */
-	struct mts_buf status;	/* bytes read from status_fd */
+	int pidfd;                          /* the monitor's, -1 */
+	int status_fd;                      /* monitor start report, -1 */
+	struct mts_buf status;              /* bytes read from status_fd */
 	struct mts_watch *status_w, *pid_w; /* the loop's, with the fds */
-	struct mts_timer timer;	/* at the core's next deadline */
+	struct mts_timer timer;             /* at the core's next deadline */
 	struct mts_ipc_call *run_call;
 	struct mts_ipc_call **stop_calls;
 	size_t nstop;
 	int remove_when_done;
-	int dirty_store;	/* statestore write pending */
+	int dirty_store; /* statestore write pending */
 	struct shim_task *next;
 };
 
@@ -76,13 +76,13 @@ struct shim_child {
 	enum shim_child_kind kind;
 	pid_t pid;
 	char task[MTS_TASK_ID_MAX + 1];
-	int fd;			/* its output, -1 */
-	struct mts_watch *w;	/* fd's */
+	int fd;              /* its output, -1 */
+	struct mts_watch *w; /* fd's */
 	struct mts_buf out;
 	int truncated;
 	struct mts_ipc_call *call;
 	mts_time_t deadline;
-	struct mts_timer timer;	/* deadline, or delivery of an early end */
+	struct mts_timer timer; /* deadline, or delivery of an early end */
 	int timed_out;
 	int status;
 	int exited;
@@ -100,11 +100,11 @@ struct shim {
 	int image_job; /* an import or pull is running */
 	mts_time_t next_store_retry;
 	struct mts_timer store_timer; /* statestore retries, every second */
-	pid_t spare;	/* a monitor waiting for its job, 0 */
-	int spare_fd;	/* its socket, -1 */
-	struct mts_ipc_client *ss; /* statestore, lazily dialled */
-	struct shim_exec *execs;   /* exec sessions (shim_exec.c) */
-	struct mts_exits exits;	   /* reaped before a session claimed them */
+	pid_t spare;                  /* a monitor waiting for its job, 0 */
+	int spare_fd;                 /* its socket, -1 */
+	struct mts_ipc_client *ss;    /* statestore, lazily dialled */
+	struct shim_exec *execs;      /* exec sessions (shim_exec.c) */
+	struct mts_exits exits;       /* reaped before a session claimed them */
 };
 
 /* A command for the runtime's exec. */
@@ -149,8 +149,8 @@ struct shim_shared {
 	Mts__Shim__TaskSpec spec;
 	char **names;
 };
-void shim_task_status_shared(const struct shim_task *,
-    Mts__Shim__TaskStatus *, struct shim_shared *sh);
+void shim_task_status_shared(const struct shim_task *, Mts__Shim__TaskStatus *,
+    struct shim_shared *sh);
 void shim_shared_free(struct shim_shared *);
 void shim_tasks_recover(struct shim *);
 void shim_task_save(struct shim *, struct shim_task *);

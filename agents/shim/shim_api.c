@@ -20,7 +20,8 @@ static int
 sees_env(struct shim *s, const struct mts_ipc_call *call)
 {
 	return (mts_acl_classify(&s->cfg.acl, mts_ipc_call_uid(call),
-	    mts_ipc_call_gid(call)) & MTS_CALLER_ADMIN) != 0;
+	            mts_ipc_call_gid(call)) &
+	           MTS_CALLER_ADMIN) != 0;
 }
 
 static void
@@ -91,7 +92,7 @@ h_run(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		return;
 	}
 	if ((rc = shim_task_create(ctx, req->run->spec, &t, err,
-		 sizeof(err))) != 0) {
+	         sizeof(err))) != 0) {
 		mts_ipc_reply_error(call, -rc, "%s", err);
 		return;
 	}
@@ -151,12 +152,12 @@ h_stop(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	const Mts__Shim__Request *req = (const Mts__Shim__Request *)m;
 	struct shim_task *t = need_task(ctx, req->stop->id, call);
-	struct mts_task_ev ev = {.type = MTS_EV_STOP};
+	struct mts_task_ev ev = { .type = MTS_EV_STOP };
 
 	if (t == NULL)
 		return;
-	t->stop_calls = xreallocarray(t->stop_calls, t->nstop + 1,
-	    sizeof(*t->stop_calls));
+	t->stop_calls =
+	    xreallocarray(t->stop_calls, t->nstop + 1, sizeof(*t->stop_calls));
 	t->stop_calls[t->nstop++] = call;
 	ev.has_grace = req->stop->has_grace;
 	ev.grace = req->stop->grace_ms;
@@ -179,8 +180,10 @@ h_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	if (req->remove->force && t->core.state != MTS_TASK_EXITED &&
 	    t->core.state != MTS_TASK_FAILED) {
 		t->remove_when_done = 1;
-		shim_task_event(ctx, t, &(struct mts_task_ev){
-		    .type = MTS_EV_STOP, .has_grace = 1, .grace = 0});
+		shim_task_event(ctx, t,
+		    &(struct mts_task_ev){ .type = MTS_EV_STOP,
+		        .has_grace = 1,
+		        .grace = 0 });
 		rep.body_case = MTS__SHIM__REPLY__BODY_REMOVE;
 		rep.remove = &rm;
 		mts_ipc_reply(call, &rep.base);
@@ -212,18 +215,21 @@ h_logs(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	if (max > LOGS_LIMIT)
 		max = LOGS_LIMIT;
 	mts_buf_init(&buf);
-	if (shim_logs_read(t->dir, lr->offset, lr->tail_lines, max, &buf,
-		&next, &end) != 0) {
+	if (shim_logs_read(t->dir, lr->offset, lr->tail_lines, max, &buf, &next,
+	        &end) != 0) {
 		mts_buf_free(&buf);
-		mts_ipc_reply_error(call, MTS_ERR_IO, "task %s: cannot read "
-		    "its log", t->core.id);
+		mts_ipc_reply_error(call, MTS_ERR_IO,
+		    "task %s: cannot read "
+		    "its log",
+		    t->core.id);
 		return;
 	}
 	out.data.data = buf.data;
 	out.data.len = buf.len;
 	out.next_offset = next;
-	out.finished = next >= end && (t->core.state == MTS_TASK_EXITED ||
-	    t->core.state == MTS_TASK_FAILED);
+	out.finished = next >= end &&
+	    (t->core.state == MTS_TASK_EXITED ||
+	        t->core.state == MTS_TASK_FAILED);
 	rep.body_case = MTS__SHIM__REPLY__BODY_LOGS;
 	rep.logs = &out;
 	mts_ipc_reply(call, &rep.base);
@@ -253,8 +259,8 @@ h_exec_start(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 
 	if (t == NULL)
 		return;
-	if ((rc = shim_exec_begin(ctx, t, r, &out.session, err,
-		 sizeof(err))) != 0) {
+	if ((rc = shim_exec_begin(ctx, t, r, &out.session, err, sizeof(err))) !=
+	    0) {
 		mts_ipc_reply_error(call, -rc, "%s", err);
 		return;
 	}
@@ -306,7 +312,8 @@ shim_reply_image(struct shim *s, struct mts_ipc_call *call, const char *name,
 	struct mts_image_info in;
 
 	if (mts_store_get(s->store, name, &in) != 0) {
-		mts_ipc_reply_error(call, MTS_ERR_IO, "image %s vanished", name);
+		mts_ipc_reply_error(call, MTS_ERR_IO, "image %s vanished",
+		    name);
 		return;
 	}
 	image_info(s, &in, &ii);
@@ -342,8 +349,8 @@ h_image_import(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	    ((const Mts__Shim__Request *)m)->image_import;
 	struct shim *s = ctx;
 	char store[SHIM_PATH];
-	const char *args[] = {"import", store, r->path,
-	    r->name ? r->name : "", NULL};
+	const char *args[] = { "import", store, r->path, r->name ? r->name : "",
+		NULL };
 
 	if (r->path == NULL || r->path[0] != '/') {
 		mts_ipc_reply_error(call, MTS_ERR_INVAL,
@@ -365,14 +372,15 @@ h_image_pull(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	    ((const Mts__Shim__Request *)m)->image_pull;
 	struct shim *s = ctx;
 	char store[SHIM_PATH], speed[24], slow[24], dl[24], max[24];
-	const char *args[] = {"pull", "-s", speed, "-t", slow, "-d", dl, "-m",
-	    max, store, r->ref ? r->ref : "",
-	    r->insecure ? "insecure" : "secure", NULL};
+	const char *args[] = { "pull", "-s", speed, "-t", slow, "-d", dl, "-m",
+		max, store, r->ref ? r->ref : "",
+		r->insecure ? "insecure" : "secure", NULL };
 
 	if (image_busy(s, call))
 		return;
 	snprintf(store, sizeof(store), "%s/images", s->cfg.statedir);
-	snprintf(speed, sizeof(speed), "%lld", (long long)s->cfg.pull_low_speed);
+	snprintf(speed, sizeof(speed), "%lld",
+	    (long long)s->cfg.pull_low_speed);
 	snprintf(slow, sizeof(slow), "%lld", (long long)s->cfg.pull_low_time);
 	snprintf(dl, sizeof(dl), "%lld", (long long)s->cfg.pull_timeout);
 	snprintf(max, sizeof(max), "%lld", (long long)s->cfg.pull_max_blob);
@@ -451,32 +459,33 @@ h_image_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__SHIM__REQUEST__BODY_RUN, "run", MTS_CALLER_ADMIN, h_run},
-	{MTS__SHIM__REQUEST__BODY_LIST, "list", CALLER_ANY, h_list},
-	{MTS__SHIM__REQUEST__BODY_INSPECT, "inspect", CALLER_ANY, h_inspect},
-	{MTS__SHIM__REQUEST__BODY_STOP, "stop", MTS_CALLER_ADMIN, h_stop},
-	{MTS__SHIM__REQUEST__BODY_REMOVE, "remove", MTS_CALLER_ADMIN, h_remove},
-	{MTS__SHIM__REQUEST__BODY_LOGS, "logs", CALLER_ANY, h_logs},
-	{MTS__SHIM__REQUEST__BODY_EXEC, "exec", CALLER_ANY, h_exec},
-	{MTS__SHIM__REQUEST__BODY_EXEC_START, "exec_start", CALLER_ANY,
-	    h_exec_start},
-	{MTS__SHIM__REQUEST__BODY_EXEC_IO, "exec_io", CALLER_ANY, h_exec_io},
-	{MTS__SHIM__REQUEST__BODY_IMAGE_IMPORT, "image_import",
-	    MTS_CALLER_ADMIN, h_image_import},
-	{MTS__SHIM__REQUEST__BODY_IMAGE_PULL, "image_pull", MTS_CALLER_ADMIN,
-	    h_image_pull},
-	{MTS__SHIM__REQUEST__BODY_IMAGE_LIST, "image_list", MTS_CALLER_ADMIN,
-	    h_image_list},
-	{MTS__SHIM__REQUEST__BODY_IMAGE_REMOVE, "image_remove",
-	    MTS_CALLER_ADMIN, h_image_remove},
+	{ MTS__SHIM__REQUEST__BODY_RUN, "run", MTS_CALLER_ADMIN, h_run },
+	{ MTS__SHIM__REQUEST__BODY_LIST, "list", CALLER_ANY, h_list },
+	{ MTS__SHIM__REQUEST__BODY_INSPECT, "inspect", CALLER_ANY, h_inspect },
+	{ MTS__SHIM__REQUEST__BODY_STOP, "stop", MTS_CALLER_ADMIN, h_stop },
+	{ MTS__SHIM__REQUEST__BODY_REMOVE, "remove", MTS_CALLER_ADMIN,
+	    h_remove },
+	{ MTS__SHIM__REQUEST__BODY_LOGS, "logs", CALLER_ANY, h_logs },
+	{ MTS__SHIM__REQUEST__BODY_EXEC, "exec", CALLER_ANY, h_exec },
+	{ MTS__SHIM__REQUEST__BODY_EXEC_START, "exec_start", CALLER_ANY,
+	    h_exec_start },
+	{ MTS__SHIM__REQUEST__BODY_EXEC_IO, "exec_io", CALLER_ANY, h_exec_io },
+	{ MTS__SHIM__REQUEST__BODY_IMAGE_IMPORT, "image_import",
+	    MTS_CALLER_ADMIN, h_image_import },
+	{ MTS__SHIM__REQUEST__BODY_IMAGE_PULL, "image_pull", MTS_CALLER_ADMIN,
+	    h_image_pull },
+	{ MTS__SHIM__REQUEST__BODY_IMAGE_LIST, "image_list", MTS_CALLER_ADMIN,
+	    h_image_list },
+	{ MTS__SHIM__REQUEST__BODY_IMAGE_REMOVE, "image_remove",
+	    MTS_CALLER_ADMIN, h_image_remove },
 };
 
 /* Callers in acl may do everything, those in acl_relay (the gossipd
  * serving other nodes) the remote subset; nobody else anything. */
 static const struct mts_acl_rule acl_rules[] = {
-	{MTS_CALLER_ADMIN, MTS_ACL_USERS, "acl"},
-	{MTS_CALLER_REMOTE, MTS_ACL_USERS, "acl_relay"},
-	{0, 0, NULL},
+	{ MTS_CALLER_ADMIN, MTS_ACL_USERS, "acl" },
+	{ MTS_CALLER_REMOTE, MTS_ACL_USERS, "acl_relay" },
+	{ 0, 0, NULL },
 };
 
 const struct mts_ipc_service shim_service = {

@@ -53,8 +53,9 @@ static void
 after_exit(struct mts_task *t, mts_time_t now, struct mts_effects *fx)
 {
 	int failed = t->exit_code != 0 || t->signal != 0 || t->oom;
-	int again, limit = t->pol.max_attempts > 0 &&
-	    t->restarts >= t->pol.max_attempts;
+	int again,
+	    limit =
+	        t->pol.max_attempts > 0 && t->restarts >= t->pol.max_attempts;
 
 	if (t->want_stop) {
 		finish(t, MTS_TASK_EXITED, fx);
@@ -72,9 +73,10 @@ after_exit(struct mts_task *t, mts_time_t now, struct mts_effects *fx)
 		break;
 	}
 	if (!again) {
-		finish(t, failed && t->pol.restart != MTS_RESTART_NONE
-			      ? MTS_TASK_FAILED
-			      : MTS_TASK_EXITED,
+		finish(t,
+		    failed && t->pol.restart != MTS_RESTART_NONE
+		        ? MTS_TASK_FAILED
+		        : MTS_TASK_EXITED,
 		    fx);
 		return;
 	}
@@ -105,7 +107,7 @@ on_started(struct mts_task *t, const struct mts_task_ev *ev, mts_time_t now,
 	emit(fx, MTS_FX_SAVE, 0);
 	if (t->want_stop)
 		return mts_task_step(t,
-		    &(struct mts_task_ev){.type = MTS_EV_STOP}, now, fx);
+		    &(struct mts_task_ev){ .type = MTS_EV_STOP }, now, fx);
 	return 0;
 }
 
@@ -241,8 +243,8 @@ on_probe(struct mts_task *t, const struct mts_task_ev *ev, mts_time_t now,
 
 /* A probe that ends after the task stopped running is ignored. */
 static int
-on_probe_late(struct mts_task *t, const struct mts_task_ev *ev,
-    mts_time_t now, struct mts_effects *fx)
+on_probe_late(struct mts_task *t, const struct mts_task_ev *ev, mts_time_t now,
+    struct mts_effects *fx)
 {
 	t->probing = 0;
 	return 0;
@@ -250,23 +252,23 @@ on_probe_late(struct mts_task *t, const struct mts_task_ev *ev,
 
 /* state x event; NULL cells are impossible and refused. */
 static const step_fn table[MTS_TASK_NSTATES][MTS_EV_NEVENTS] = {
-	[MTS_TASK_CREATED] = {on_started, on_start_failed, on_exit,
-	    on_stop_pending, on_tick_idle, on_probe_late},
-	[MTS_TASK_RUNNING] = {NULL, NULL, on_exit, on_stop_running,
-	    on_tick_running, on_probe},
-	[MTS_TASK_STOPPING] = {NULL, NULL, on_exit, on_stop_pending,
-	    on_tick_stopping, on_probe_late},
-	[MTS_TASK_RESTARTING] = {NULL, NULL, NULL, on_stop_restarting,
-	    on_tick_restarting, on_probe_late},
-	[MTS_TASK_EXITED] = {NULL, NULL, NULL, on_stop_done, on_tick_idle,
-	    on_probe_late},
-	[MTS_TASK_FAILED] = {NULL, NULL, NULL, on_stop_done, on_tick_idle,
-	    on_probe_late},
+	[MTS_TASK_CREATED] = { on_started, on_start_failed, on_exit,
+	    on_stop_pending, on_tick_idle, on_probe_late },
+	[MTS_TASK_RUNNING] = { NULL, NULL, on_exit, on_stop_running,
+	    on_tick_running, on_probe },
+	[MTS_TASK_STOPPING] = { NULL, NULL, on_exit, on_stop_pending,
+	    on_tick_stopping, on_probe_late },
+	[MTS_TASK_RESTARTING] = { NULL, NULL, NULL, on_stop_restarting,
+	    on_tick_restarting, on_probe_late },
+	[MTS_TASK_EXITED] = { NULL, NULL, NULL, on_stop_done, on_tick_idle,
+	    on_probe_late },
+	[MTS_TASK_FAILED] = { NULL, NULL, NULL, on_stop_done, on_tick_idle,
+	    on_probe_late },
 };
 
 int
-mts_task_step(struct mts_task *t, const struct mts_task_ev *ev,
-    mts_time_t now, struct mts_effects *fx)
+mts_task_step(struct mts_task *t, const struct mts_task_ev *ev, mts_time_t now,
+    struct mts_effects *fx)
 {
 	step_fn fn;
 
@@ -305,8 +307,8 @@ mts_task_next(const struct mts_task *t)
 	return n;
 }
 
-static const char *const state_names[MTS_TASK_NSTATES] = {"created",
-    "running", "stopping", "restarting", "exited", "failed"};
+static const char *const state_names[MTS_TASK_NSTATES] = { "created", "running",
+	"stopping", "restarting", "exited", "failed" };
 
 const char *
 mts_task_state_name(enum mts_task_state s)
@@ -330,8 +332,8 @@ mts_task_state_parse(const char *s, enum mts_task_state *out)
 const char *
 mts_health_name(enum mts_health h)
 {
-	static const char *const n[] = {"", "starting", "healthy",
-	    "unhealthy"};
+	static const char *const n[] = { "", "starting", "healthy",
+		"unhealthy" };
 
 	return (unsigned)h < 4 ? n[h] : "?";
 }
@@ -344,7 +346,7 @@ mts_restart_parse(const char *s, enum mts_restart_cond *out)
 	else if (!strcmp(s, "on-failure"))
 		*out = MTS_RESTART_ON_FAILURE;
 	else if (!strcmp(s, "any") || !strcmp(s, "always") ||
-		 !strcmp(s, "unless-stopped"))
+	    !strcmp(s, "unless-stopped"))
 		*out = MTS_RESTART_ANY;
 	else
 		return -MTS_ERR_INVAL;

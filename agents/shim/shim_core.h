@@ -10,7 +10,7 @@
 #define MTS_TASK_ID_MAX 64
 
 enum mts_task_state {
-	MTS_TASK_CREATED,    /* start asked, not yet running */
+	MTS_TASK_CREATED, /* start asked, not yet running */
 	MTS_TASK_RUNNING,
 	MTS_TASK_STOPPING,   /* SIGTERM sent, waiting for exit or grace */
 	MTS_TASK_RESTARTING, /* exited, waiting for the backoff delay */
@@ -44,11 +44,11 @@ enum mts_health {
 
 struct mts_task_policy {
 	enum mts_restart_cond restart;
-	uint32_t max_attempts;	/* 0 = unlimited */
-	mts_time_t delay;	/* first backoff */
+	uint32_t max_attempts; /* 0 = unlimited */
+	mts_time_t delay;      /* first backoff */
 	mts_time_t max_delay;
-	mts_time_t grace;	/* SIGTERM -> SIGKILL */
-	int health;		/* health checks configured */
+	mts_time_t grace; /* SIGTERM -> SIGKILL */
+	int health;       /* health checks configured */
 	mts_time_t hc_interval, hc_timeout, hc_start_period;
 	uint32_t hc_retries;
 };
@@ -57,15 +57,15 @@ struct mts_task {
 	char id[MTS_TASK_ID_MAX + 1];
 	struct mts_task_policy pol;
 	enum mts_task_state state;
-	int want_stop;	  /* desired state is stopped */
-	int exit_code;	  /* -1 none yet */
+	int want_stop; /* desired state is stopped */
+	int exit_code; /* -1 none yet */
 	int signal;
 	int oom;
 	uint32_t restarts;
 	int pid;
 	enum mts_health health;
 	uint32_t health_failures;
-	int probing;	  /* a probe is in flight */
+	int probing; /* a probe is in flight */
 	mts_time_t started, deadline, next_probe, probe_grace_end;
 };
 
@@ -91,11 +91,11 @@ struct mts_effects {
 /* Event arguments (only the fields of the event are read). */
 struct mts_task_ev {
 	enum mts_task_event type;
-	int pid;		 /* STARTED */
-	int code, sig, oom;	 /* EXIT */
-	int has_grace;		 /* STOP */
-	mts_time_t grace;	 /* STOP */
-	int ok;			 /* PROBE */
+	int pid;            /* STARTED */
+	int code, sig, oom; /* EXIT */
+	int has_grace;      /* STOP */
+	mts_time_t grace;   /* STOP */
+	int ok;             /* PROBE */
 };
 
 /* A new task in state CREATED; emits START. */

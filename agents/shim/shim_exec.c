@@ -30,25 +30,25 @@ struct shim_exec {
 	struct mts_exec core;
 	struct shim *shim;
 	char task[MTS_TASK_ID_MAX + 1];
-	pid_t runtime;		/* runc exec, 0 once reaped */
-	pid_t proc;		/* tty: the process (reparented to us), 0 */
-	int out_fd;		/* runc's stdout+stderr (the process's without
+	pid_t runtime; /* runc exec, 0 once reaped */
+	pid_t proc;    /* tty: the process (reparented to us), 0 */
+	int out_fd;    /* runc's stdout+stderr (the process's without
 				 * a tty), -1 */
-	int in_fd;		/* the process's stdin pipe, -1 */
-	int pty;		/* tty: the terminal's master, -1 */
-	int lsn, conn;		/* tty: the console socket, -1 */
+	int in_fd;     /* the process's stdin pipe, -1 */
+	int pty;       /* tty: the terminal's master, -1 */
+	int lsn, conn; /* tty: the console socket, -1 */
 	struct mts_watch *out_w, *in_w, *pty_w; /* the loop's, with the fds */
-	struct mts_watch *con_w; /* lsn's, then conn's */
-	struct mts_timer timer;	/* the session's next deadline */
-	uint16_t rows, cols;	/* window size to apply, 0 = none */
+	struct mts_watch *con_w;                /* lsn's, then conn's */
+	struct mts_timer timer; /* the session's next deadline */
+	uint16_t rows, cols;    /* window size to apply, 0 = none */
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char pidfile[SHIM_PATH];
 	struct mts_ipc_call *call; /* the pending ExecIo or one-shot Exec */
 	int call_oneshot;
 	mts_time_t call_deadline;
 	uint32_t call_max, call_accepted;
-	int killed;		/* one-shot past its timeout */
-	int dead;		/* freed once its last reply is sent */
+	int killed; /* one-shot past its timeout */
+	int dead;   /* freed once its last reply is sent */
 	struct shim_exec *next;
 };
 
@@ -57,8 +57,8 @@ struct shim_exec {
 const char **
 shim_exec_argv(struct shim *s, const struct shim_exec_cmd *c)
 {
-	const char **argv = xcalloc(c->nargs + 2 * c->nenv + 20,
-	    sizeof(char *));
+	const char **argv =
+	    xcalloc(c->nargs + 2 * c->nenv + 20, sizeof(char *));
 	size_t n = 0, i;
 
 	argv[n++] = s->cfg.runtime;
@@ -158,16 +158,16 @@ status_code(int st)
 static int
 console_listen(struct shim *s, struct shim_exec *x)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/exec/%016" PRIx64
-	    ".sock", s->cfg.rundir, x->core.id);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int n = snprintf(sa.sun_path, sizeof(sa.sun_path),
+	    "%s/exec/%016" PRIx64 ".sock", s->cfg.rundir, x->core.id);
 
 	if (n < 0 || (size_t)n >= sizeof(sa.sun_path)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if ((x->lsn = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-		 SOCK_CLOEXEC, 0)) < 0)
+	if ((x->lsn = socket(AF_UNIX,
+	         SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	unlink(sa.sun_path);
 	if (bind(x->lsn, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
@@ -208,8 +208,8 @@ exec_spawn(struct shim *s, struct shim_exec *x, const struct shim_exec_cmd *c,
     int want_stdin, char *err, size_t errlen)
 {
 	const char *opts[8];
-	struct spawn_fds f = {.in = -1, .out = -1};
-	int op[2] = {-1, -1}, ip[2] = {-1, -1}, rc = -MTS_ERR_IO, n = 0;
+	struct spawn_fds f = { .in = -1, .out = -1 };
+	int op[2] = { -1, -1 }, ip[2] = { -1, -1 }, rc = -MTS_ERR_IO, n = 0;
 	struct shim_exec_cmd cmd = *c;
 	const char **argv;
 
@@ -271,8 +271,10 @@ check_cmd(struct shim_task *t, size_t nargs, size_t nenv, char *err,
 		return -MTS_ERR_STATE;
 	}
 	if (nargs == 0 || nargs > MAX_ARGS || nenv > MAX_ARGS) {
-		snprintf(err, errlen, "exec needs a command (and at most %d "
-		    "arguments and environment entries)", MAX_ARGS);
+		snprintf(err, errlen,
+		    "exec needs a command (and at most %d "
+		    "arguments and environment entries)",
+		    MAX_ARGS);
 		return -MTS_ERR_INVAL;
 	}
 	return 0;
@@ -311,8 +313,8 @@ exec_start(struct shim *s, struct shim_task *t, const struct shim_exec_cmd *c,
 	if ((rc = check_cmd(t, c->nargs, c->nenv, err, errlen)) != 0)
 		return rc;
 	if (count(s) >= MTS_EXEC_MAX) {
-		snprintf(err, errlen, "too many exec sessions (%d) on this node",
-		    MTS_EXEC_MAX);
+		snprintf(err, errlen,
+		    "too many exec sessions (%d) on this node", MTS_EXEC_MAX);
 		return -MTS_ERR_TOOBIG;
 	}
 	x = exec_new(s, t->core.id, tty, oneshot);
@@ -332,8 +334,11 @@ int
 shim_exec_begin(struct shim *s, struct shim_task *t,
     const Mts__Shim__ExecStartReq *r, uint64_t *id, char *err, size_t errlen)
 {
-	struct shim_exec_cmd c = {.task = t->core.id, .args = r->args,
-	    .nargs = r->n_args, .env = r->env, .nenv = r->n_env};
+	struct shim_exec_cmd c = { .task = t->core.id,
+		.args = r->args,
+		.nargs = r->n_args,
+		.env = r->env,
+		.nenv = r->n_env };
 	struct shim_exec *x;
 	int rc;
 
@@ -342,8 +347,8 @@ shim_exec_begin(struct shim *s, struct shim_task *t,
 		    r->cols);
 		return -MTS_ERR_INVAL;
 	}
-	if ((rc = exec_start(s, t, &c, r->tty, 0, r->stdin, &x, err,
-		 errlen)) != 0)
+	if ((rc = exec_start(s, t, &c, r->tty, 0, r->stdin, &x, err, errlen)) !=
+	    0)
 		return rc;
 	x->rows = (uint16_t)r->rows;
 	x->cols = (uint16_t)r->cols;
@@ -356,8 +361,11 @@ void
 shim_exec_oneshot(struct shim *s, struct shim_task *t,
     const Mts__Shim__ExecReq *r, struct mts_ipc_call *call)
 {
-	struct shim_exec_cmd c = {.task = t->core.id, .args = r->args,
-	    .nargs = r->n_args, .env = r->env, .nenv = r->n_env};
+	struct shim_exec_cmd c = { .task = t->core.id,
+		.args = r->args,
+		.nargs = r->n_args,
+		.env = r->env,
+		.nenv = r->n_env };
 	struct shim_exec *x;
 	char err[256];
 	int rc;
@@ -368,8 +376,8 @@ shim_exec_oneshot(struct shim *s, struct shim_task *t,
 	}
 	x->call = call;
 	x->call_oneshot = 1;
-	x->call_deadline = mts_now() +
-	    (r->timeout_ms ? r->timeout_ms : ONESHOT_DEFAULT_MS);
+	x->call_deadline =
+	    mts_now() + (r->timeout_ms ? r->timeout_ms : ONESHOT_DEFAULT_MS);
 	exec_after(x, mts_now());
 }
 
@@ -435,7 +443,7 @@ maybe_reply(struct shim_exec *x, mts_time_t now)
 static void
 apply_winsize(struct shim_exec *x)
 {
-	struct winsize ws = {.ws_row = x->rows, .ws_col = x->cols};
+	struct winsize ws = { .ws_row = x->rows, .ws_col = x->cols };
 
 	if (x->pty < 0 || x->rows == 0 || x->cols == 0)
 		return;
@@ -464,13 +472,14 @@ shim_exec_io(struct shim *s, const Mts__Shim__ExecIoReq *r,
 {
 	struct shim_exec *x = find(s, r->session);
 	mts_time_t now = mts_now();
-	uint32_t wait = r->wait_ms < MTS_EXEC_WAIT_MAX ? r->wait_ms
-						       : MTS_EXEC_WAIT_MAX;
+	uint32_t wait =
+	    r->wait_ms < MTS_EXEC_WAIT_MAX ? r->wait_ms : MTS_EXEC_WAIT_MAX;
 
 	if (x == NULL || x->call_oneshot) {
 		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND,
 		    "no exec session %016" PRIx64 " (it ended or was "
-		    "abandoned)", r->session);
+		    "abandoned)",
+		    r->session);
 		return;
 	}
 	if (x->call != NULL) /* a retry or a second client: the older goes */
@@ -482,8 +491,8 @@ shim_exec_io(struct shim *s, const Mts__Shim__ExecIoReq *r,
 		return;
 	}
 	x->core.last_call = now;
-	x->call_accepted = (uint32_t)mts_exec_stdin(&x->core, r->stdin.data,
-	    r->stdin.len);
+	x->call_accepted =
+	    (uint32_t)mts_exec_stdin(&x->core, r->stdin.data, r->stdin.len);
 	if (r->close_stdin && x->call_accepted == r->stdin.len)
 		x->core.close_in = 1;
 	if (r->rows > 0 && r->cols > 0 && r->rows <= UINT16_MAX &&
@@ -560,15 +569,17 @@ console_recv(struct shim_exec *x)
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec iov = {.iov_base = name, .iov_len = sizeof(name)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
-	    .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct iovec iov = { .iov_base = name, .iov_len = sizeof(name) };
+	struct msghdr mh = { .msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *cm;
 	ssize_t r;
 
 	if (x->conn < 0) {
-		x->conn = accept4(x->lsn, NULL, NULL, SOCK_NONBLOCK |
-		    SOCK_CLOEXEC);
+		x->conn =
+		    accept4(x->lsn, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (x->conn < 0)
 			return;
 		mts_watch_free(x->con_w); /* conn gets its own */
@@ -637,7 +648,8 @@ shim_exec_reaped(struct shim *s, pid_t pid, int st)
 	for (x = s->execs; x != NULL; x = x->next) {
 		if (x->runtime == pid) {
 			x->runtime = 0;
-			if (x->core.tty && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			if (x->core.tty && WIFEXITED(st) &&
+			    WEXITSTATUS(st) == 0)
 				claim_process(s, x, now);
 			else
 				mts_exec_exit(&x->core, status_code(st), now);
@@ -692,10 +704,10 @@ tick_one(struct shim_exec *x, mts_time_t now)
 		}
 	}
 	maybe_reply(x, now);
-	if (x->call == NULL && !x->dead &&
-	    mts_exec_abandoned(&x->core, now)) {
+	if (x->call == NULL && !x->dead && mts_exec_abandoned(&x->core, now)) {
 		log_info("exec %016" PRIx64 " in %s: no client for %" PRId64
-		    " ms, ended", x->core.id, x->task, x->core.idle);
+		         " ms, ended",
+		    x->core.id, x->task, x->core.idle);
 		exec_kill(x);
 		x->dead = 1;
 	}

@@ -101,7 +101,8 @@ tail_offset(const char *logdir, const struct seg *sg, size_t n, uint32_t lines)
 {
 	char buf[65536];
 	uint64_t end = sg[n - 1].start + sg[n - 1].size, pos = end;
-	uint64_t floor = sg[0].start, lim = end > (4u << 20) ? end - (4u << 20) : 0;
+	uint64_t floor = sg[0].start,
+	         lim = end > (4u << 20) ? end - (4u << 20) : 0;
 	uint32_t seen = 0;
 	size_t k = n;
 	ssize_t r, i;
@@ -116,7 +117,8 @@ tail_offset(const char *logdir, const struct seg *sg, size_t n, uint32_t lines)
 		uint64_t from = pos - sg[k - 1].start > sizeof(buf)
 		    ? pos - sizeof(buf)
 		    : sg[k - 1].start;
-		r = pread_seg(logdir, &sg[k - 1], from, buf, (size_t)(pos - from));
+		r = pread_seg(logdir, &sg[k - 1], from, buf,
+		    (size_t)(pos - from));
 		if (r <= 0)
 			break;
 		for (i = r - 1; i >= 0; i--) {
@@ -131,8 +133,8 @@ tail_offset(const char *logdir, const struct seg *sg, size_t n, uint32_t lines)
 }
 
 int
-shim_logs_read(const char *taskdir, uint64_t offset, uint32_t tail,
-    size_t max, struct mts_buf *out, uint64_t *next, uint64_t *end)
+shim_logs_read(const char *taskdir, uint64_t offset, uint32_t tail, size_t max,
+    struct mts_buf *out, uint64_t *next, uint64_t *end)
 {
 	static struct seg sg[MAX_SEGMENTS];
 	char logdir[SHIM_PATH];
@@ -158,8 +160,8 @@ shim_logs_read(const char *taskdir, uint64_t offset, uint32_t tail,
 		mts_buf_reserve(out, max - out->len);
 		r = pread_seg(logdir, &sg[k], offset, out->data + out->len,
 		    (size_t)(segend - offset) < max - out->len
-			? (size_t)(segend - offset)
-			: max - out->len);
+		        ? (size_t)(segend - offset)
+		        : max - out->len);
 		if (r < 0)
 			return -MTS_ERR_IO;
 		out->len += (size_t)r;
@@ -293,8 +295,8 @@ shim_spawnattr_init(posix_spawnattr_t *at)
 	sigaddset(&def, SIGPIPE);
 	posix_spawnattr_setsigmask(at, &none);
 	posix_spawnattr_setsigdefault(at, &def);
-	posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK |
-	    POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setflags(at,
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 }
 
 /* Starts argv (a runtime exec or the image helper) with stdout/stderr on
@@ -356,12 +358,13 @@ static int
 do_net_probe(struct shim *s, void *arg)
 {
 	const struct net_probe *p = arg;
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	char rep[64];
 	int fd, nsfd, code;
 	ssize_t n, got = 0;
 
-	if ((nsfd = open(p->ns, O_RDONLY)) < 0 || setns(nsfd, CLONE_NEWNET) < 0) {
+	if ((nsfd = open(p->ns, O_RDONLY)) < 0 ||
+	    setns(nsfd, CLONE_NEWNET) < 0) {
 		say("cannot enter the task's network namespace");
 		return 2;
 	}
@@ -370,7 +373,7 @@ do_net_probe(struct shim *s, void *arg)
 	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
 	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		say(errno == ECONNREFUSED ? "connection refused"
-					   : "cannot connect");
+		                          : "cannot connect");
 		return 1;
 	}
 	if (!p->http)
@@ -417,7 +420,7 @@ shim_probe_start(struct shim *s, struct shim_task *t)
 	const Mts__Shim__HealthCheck *h = t->spec->health;
 	struct shim_child *c = child_new(s, SHIM_CHILD_PROBE, t->core.id);
 	struct net_probe np;
-	struct shim_exec_cmd a = {.task = t->core.id};
+	struct shim_exec_cmd a = { .task = t->core.id };
 	const char **argv;
 	int rc;
 
@@ -428,8 +431,8 @@ shim_probe_start(struct shim *s, struct shim_task *t)
 		np.http = h->test[0][0] == 'H';
 		snprintf(np.host, sizeof(np.host), "127.0.0.1");
 		if (np.http ? parse_url(h->test[1], &np)
-			    : ((np.port = atoi(h->test[1])) <= 0 ||
-				  np.port > 65535)) {
+		            : ((np.port = atoi(h->test[1])) <= 0 ||
+		                  np.port > 65535)) {
 			snprintf(t->health_out, sizeof(t->health_out),
 			    "bad healthcheck target \"%s\"", h->test[1]);
 			c->exited = 1;
@@ -473,8 +476,8 @@ shim_image_start(struct shim *s, const char *const *args, int pull,
 	c->pull = pull;
 	/* A pull keeps its own deadline (and reports it); this is for a
 	 * helper that hangs regardless. */
-	c->deadline = mts_now() + (pull ? s->cfg.pull_timeout + 10000
-					: IMPORT_WAIT_MS);
+	c->deadline =
+	    mts_now() + (pull ? s->cfg.pull_timeout + 10000 : IMPORT_WAIT_MS);
 	if (child_spawn(c, argv) != 0) {
 		c->exited = 1;
 		c->pid = 0;
@@ -503,15 +506,18 @@ image_done(struct shim *s, struct shim_child *c)
 	if ((nl = strchr(line, '\n')) != NULL)
 		*nl = '\0';
 	if (strncmp(line, "OK ", 3) == 0 && !c->timed_out) {
-		log_info("image %s %s", line + 3, c->pull ? "pulled" : "imported");
+		log_info("image %s %s", line + 3,
+		    c->pull ? "pulled" : "imported");
 		shim_reply_image(s, c->call, line + 3, c->pull);
-	} else if (sscanf(line, "ERR %d", &code) == 1 && strchr(line + 4, ' ')) {
+	} else if (sscanf(line, "ERR %d", &code) == 1 &&
+	    strchr(line + 4, ' ')) {
 		log_warnx("image %s: %s", c->pull ? "pull" : "import",
 		    strchr(line + 4, ' ') + 1);
 		mts_ipc_reply_error(c->call, code, "%s",
 		    strchr(line + 4, ' ') + 1);
 	} else
-		mts_ipc_reply_error(c->call, MTS_ERR_IO, "image helper failed%s",
+		mts_ipc_reply_error(c->call, MTS_ERR_IO,
+		    "image helper failed%s",
 		    c->timed_out ? " (timed out)" : "");
 }
 
@@ -541,7 +547,7 @@ child_done(struct shim *s, struct shim_child *c)
 			t->health_out[n] = '\0';
 		}
 		shim_task_event(s, t,
-		    &(struct mts_task_ev){.type = MTS_EV_PROBE, .ok = ok});
+		    &(struct mts_task_ev){ .type = MTS_EV_PROBE, .ok = ok });
 	}
 	mts_buf_free(&c->out);
 	free(c);

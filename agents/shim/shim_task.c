@@ -88,7 +88,8 @@ policy_from_spec(const struct shim *s, const Mts__Shim__TaskSpec *sp,
 	p->grace = sp->stop_grace_ms ? sp->stop_grace_ms : s->cfg.grace;
 	if (sp->restart != NULL) {
 		if (mts_restart_parse(sp->restart->condition, &p->restart)) {
-			snprintf(err, errlen, "restart condition \"%s\": "
+			snprintf(err, errlen,
+			    "restart condition \"%s\": "
 			    "expected none, on-failure or any",
 			    sp->restart->condition);
 			return -MTS_ERR_INVAL;
@@ -98,15 +99,18 @@ policy_from_spec(const struct shim *s, const Mts__Shim__TaskSpec *sp,
 		p->max_delay = sp->restart->max_delay_ms;
 	}
 	if (h != NULL && h->n_test > 0 && strcmp(h->test[0], "NONE") != 0) {
-		if (strcmp(h->test[0], "CMD") && strcmp(h->test[0], "CMD-SHELL") &&
+		if (strcmp(h->test[0], "CMD") &&
+		    strcmp(h->test[0], "CMD-SHELL") &&
 		    strcmp(h->test[0], "HTTP") && strcmp(h->test[0], "TCP")) {
-			snprintf(err, errlen, "healthcheck test \"%s\": expected "
-			    "CMD, CMD-SHELL, HTTP, TCP or NONE", h->test[0]);
+			snprintf(err, errlen,
+			    "healthcheck test \"%s\": expected "
+			    "CMD, CMD-SHELL, HTTP, TCP or NONE",
+			    h->test[0]);
 			return -MTS_ERR_INVAL;
 		}
 		if (h->n_test < 2) {
-			snprintf(err, errlen, "healthcheck %s needs an argument",
-			    h->test[0]);
+			snprintf(err, errlen,
+			    "healthcheck %s needs an argument", h->test[0]);
 			return -MTS_ERR_INVAL;
 		}
 		p->health = 1;
@@ -129,8 +133,9 @@ valid_id(const char *id)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (!((id[i] >= 'a' && id[i] <= 'z') ||
-			(id[i] >= '0' && id[i] <= '9') ||
-			(i > 0 && (id[i] == '-' || id[i] == '_' || id[i] == '.'))))
+		        (id[i] >= '0' && id[i] <= '9') ||
+		        (i > 0 &&
+		            (id[i] == '-' || id[i] == '_' || id[i] == '.'))))
 			return 0;
 	return 1;
 }
@@ -161,15 +166,15 @@ static int
 read_user_db(struct shim_task *t, char **passwd, char **group, char *err,
     size_t errlen)
 {
-	static const char *const names[2] = {"etc/passwd", "etc/group"};
-	char **out[2] = {passwd, group}, path[SHIM_PATH];
+	static const char *const names[2] = { "etc/passwd", "etc/group" };
+	char **out[2] = { passwd, group }, path[SHIM_PATH];
 	size_t i, len;
 	int rootfd, rc = 0;
 
 	*passwd = *group = NULL;
 	tpath(path, sizeof(path), t, "bundle/rootfs");
-	if ((rootfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		 O_CLOEXEC)) < 0) {
+	if ((rootfd = open(path,
+	         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		snprintf(err, errlen, "the task's root file system: %s",
 		    strerror(errno));
 		return -MTS_ERR_IO;
@@ -199,21 +204,30 @@ task_spec_of(const Mts__Shim__TaskSpec *sp, struct mts_task_spec *ts,
 
 	*mounts = xcalloc(sp->n_mounts + 1, sizeof(**mounts));
 	for (i = 0; i < sp->n_mounts; i++)
-		(*mounts)[i] = (struct mts_task_mount){
-		    .source = sp->mounts[i]->source,
-		    .destination = sp->mounts[i]->destination,
-		    .type = sp->mounts[i]->type,
-		    .options = sp->mounts[i]->options,
-		    .noptions = sp->mounts[i]->n_options};
-	*ts = (struct mts_task_spec){.id = sp->id,
-	    .entrypoint = sp->entrypoint, .nentrypoint = sp->n_entrypoint,
-	    .command = sp->command, .ncommand = sp->n_command,
-	    .env = sp->env, .nenv = sp->n_env, .cwd = sp->cwd,
-	    .user = sp->user, .hostname = sp->hostname, .netns = sp->netns,
-	    .mounts = *mounts, .nmounts = sp->n_mounts,
-	    .read_only = sp->read_only, .memory_limit = sp->memory_limit,
-	    .cpu_millis = sp->cpu_millis, .pids_limit = sp->pids_limit,
-	    .nofile = sp->nofile};
+		(*mounts)[i] =
+		    (struct mts_task_mount){ .source = sp->mounts[i]->source,
+			    .destination = sp->mounts[i]->destination,
+			    .type = sp->mounts[i]->type,
+			    .options = sp->mounts[i]->options,
+			    .noptions = sp->mounts[i]->n_options };
+	*ts = (struct mts_task_spec){ .id = sp->id,
+		.entrypoint = sp->entrypoint,
+		.nentrypoint = sp->n_entrypoint,
+		.command = sp->command,
+		.ncommand = sp->n_command,
+		.env = sp->env,
+		.nenv = sp->n_env,
+		.cwd = sp->cwd,
+		.user = sp->user,
+		.hostname = sp->hostname,
+		.netns = sp->netns,
+		.mounts = *mounts,
+		.nmounts = sp->n_mounts,
+		.read_only = sp->read_only,
+		.memory_limit = sp->memory_limit,
+		.cpu_millis = sp->cpu_millis,
+		.pids_limit = sp->pids_limit,
+		.nofile = sp->nofile };
 }
 
 /* The bundle's I/O: what the translation needs from the task's root file
@@ -223,8 +237,9 @@ static int
 write_bundle(struct shim *s, struct shim_task *t,
     const struct mts_image_info *img, char *err, size_t errlen)
 {
-	struct mts_bundle_host h = {.cgroup_parent = s->cfg.cgroup_parent,
-	    .default_pids = s->cfg.default_pids, .seccomp = s->cfg.seccomp};
+	struct mts_bundle_host h = { .cgroup_parent = s->cfg.cgroup_parent,
+		.default_pids = s->cfg.default_pids,
+		.seccomp = s->cfg.seccomp };
 	struct mts_task_spec ts;
 	struct mts_task_mount *mounts;
 	struct rlimit rl;
@@ -245,8 +260,9 @@ write_bundle(struct shim *s, struct shim_task *t,
 	tpath(path, sizeof(path), t, "bundle/config.json");
 	/* No fsync: after a crash an unfinished task directory is removed
 	 * at start anyway. */
-	rc = mts_write_atomic(path, json, strlen(json), 0600, 0) < 0 ?
-	    -MTS_ERR_IO : 0;
+	rc = mts_write_atomic(path, json, strlen(json), 0600, 0) < 0
+	    ? -MTS_ERR_IO
+	    : 0;
 	if (rc != 0)
 		snprintf(err, errlen, "%s: cannot write", path);
 out:
@@ -323,7 +339,7 @@ shim_task_create(struct shim *s, const Mts__Shim__TaskSpec *sp,
 {
 	struct mts_image_info img;
 	struct mts_task_policy pol;
-	struct mts_effects fx = {.n = 0};
+	struct mts_effects fx = { .n = 0 };
 	enum mts_rootfs_mode used;
 	struct shim_task *t = NULL;
 	char id[MTS_TASK_ID_MAX + 1], path[SHIM_PATH];
@@ -364,7 +380,7 @@ shim_task_create(struct shim *s, const Mts__Shim__TaskSpec *sp,
 		goto fail;
 	}
 	if ((rc = mts_store_make_rootfs(s->store, &img, path, s->cfg.rootfs,
-		 &used, err, errlen)) != 0 ||
+	         &used, err, errlen)) != 0 ||
 	    (rc = write_bundle(s, t, &img, err, errlen)) != 0)
 		goto fail;
 	snprintf(t->rootfs_mode, sizeof(t->rootfs_mode), "%s",
@@ -414,8 +430,7 @@ spawn_quiet(const char *const *argv, int errfd, pid_t *pid)
 #define RUNTIME_WAIT_MS 5000
 
 int
-shim_runtime(struct shim *s, const char *const *args, char *err,
-    size_t errlen)
+shim_runtime(struct shim *s, const char *const *args, char *err, size_t errlen)
 {
 	const char *argv[16];
 	size_t n = 0, i, got = 0;
@@ -439,7 +454,7 @@ shim_runtime(struct shim *s, const char *const *args, char *err,
 		return -MTS_ERR_IO;
 	}
 	close(p[1]);
-	pf = (struct pollfd){.fd = p[0], .events = POLLIN};
+	pf = (struct pollfd){ .fd = p[0], .events = POLLIN };
 	/* Its stderr until EOF (it is exiting) or the deadline. */
 	while (mts_now() < end && poll(&pf, 1, (int)(end - mts_now())) > 0) {
 		char tmp[256];
@@ -448,8 +463,9 @@ shim_runtime(struct shim *s, const char *const *args, char *err,
 			break;
 		}
 		if (errlen > 0 && got < errlen - 1) {
-			size_t k = (size_t)r < errlen - 1 - got ? (size_t)r
-								 : errlen - 1 - got;
+			size_t k = (size_t)r < errlen - 1 - got
+			    ? (size_t)r
+			    : errlen - 1 - got;
 			memcpy(err + got, tmp, k);
 			got += k;
 		}
@@ -458,8 +474,8 @@ shim_runtime(struct shim *s, const char *const *args, char *err,
 		err[got] = '\0';
 	close(p[0]);
 	if (!eof && waitpid(pid, &st, WNOHANG) == 0) {
-		log_warnx("%s %s: no answer in %d ms, killed", argv[0],
-		    args[0], RUNTIME_WAIT_MS);
+		log_warnx("%s %s: no answer in %d ms, killed", argv[0], args[0],
+		    RUNTIME_WAIT_MS);
 		kill(pid, SIGKILL);
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
@@ -477,7 +493,7 @@ shim_runtime(struct shim *s, const char *const *args, char *err,
 static void
 runtime_delete(struct shim *s, const char *id)
 {
-	const char *args[] = {"delete", "-f", id, NULL};
+	const char *args[] = { "delete", "-f", id, NULL };
 	char err[256], path[SHIM_PATH];
 
 	if (mts_path_join(path, sizeof(path), s->cfg.runtime_root, id) == 0 &&
@@ -491,7 +507,7 @@ runtime_delete(struct shim *s, const char *id)
 static int
 monitor_spawn(struct shim *s, pid_t *pid, int *fd)
 {
-	const char *argv[] = {"mts-shim-monitor", NULL};
+	const char *argv[] = { "mts-shim-monitor", NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	int sp[2], rc;
@@ -524,8 +540,8 @@ static int
 monitor_job(struct shim *s, struct shim_task *t, int fd)
 {
 	char logmax[32], logkeep[32], cg[SHIM_PATH + 256];
-	const char *f[] = {s->cfg.runtime, s->cfg.runtime_root, t->core.id,
-	    t->dir, logmax, logkeep, cg};
+	const char *f[] = { s->cfg.runtime, s->cfg.runtime_root, t->core.id,
+		t->dir, logmax, logkeep, cg };
 	struct mts_buf b;
 	size_t i, off = 0;
 	ssize_t w;
@@ -618,7 +634,7 @@ task_start(struct shim *s, struct shim_task *t)
 		snprintf(t->error, sizeof(t->error), "cannot start monitor: %s",
 		    strerror(errno));
 		shim_task_event(s, t,
-		    &(struct mts_task_ev){.type = MTS_EV_START_FAILED});
+		    &(struct mts_task_ev){ .type = MTS_EV_START_FAILED });
 	}
 }
 
@@ -639,8 +655,9 @@ shim_task_monitor_status(struct shim *s, struct shim_task *t)
 		*nl = '\0';
 	if (t->status.data[0] == 'R' && t->core.state == MTS_TASK_CREATED) {
 		t->started_wall = mts_wall_ms();
-		shim_task_event(s, t, &(struct mts_task_ev){.type = MTS_EV_STARTED,
-		    .pid = atoi((char *)t->status.data + 2)});
+		shim_task_event(s, t,
+		    &(struct mts_task_ev){ .type = MTS_EV_STARTED,
+		        .pid = atoi((char *)t->status.data + 2) });
 	} else if (t->status.data[0] == 'E') {
 		snprintf(t->error, sizeof(t->error), "%s",
 		    (char *)t->status.data + 2);
@@ -661,7 +678,7 @@ read_exit(struct shim_task *t, struct mts_task_ev *ev, uint64_t *ms)
 	if ((txt = shim_read_text(path, 256)) == NULL)
 		return rc;
 	if (sscanf(txt, "%d %d %d %llu", &ev->code, &ev->sig, &ev->oom,
-		&when) == 4)
+	        &when) == 4)
 		rc = 0;
 	*ms = when;
 	free(txt);
@@ -671,7 +688,7 @@ read_exit(struct shim_task *t, struct mts_task_ev *ev, uint64_t *ms)
 void
 shim_task_monitor_exit(struct shim *s, struct shim_task *t)
 {
-	struct mts_task_ev ev = {.type = MTS_EV_EXIT};
+	struct mts_task_ev ev = { .type = MTS_EV_EXIT };
 	uint64_t ms = 0;
 
 	if (t->status_fd >= 0)
@@ -759,14 +776,14 @@ void
 shim_task_event(struct shim *s, struct shim_task *t,
     const struct mts_task_ev *ev)
 {
-	struct mts_effects fx = {.n = 0};
+	struct mts_effects fx = { .n = 0 };
 	enum mts_task_state was = t->core.state;
 	mts_time_t now = mts_now();
 	int rc = mts_task_step(&t->core, ev, now, &fx);
 
 	if (rc != 0) {
-		log_warnx("task %s: event %d impossible in state %s", t->core.id,
-		    ev->type, mts_task_state_name(t->core.state));
+		log_warnx("task %s: event %d impossible in state %s",
+		    t->core.id, ev->type, mts_task_state_name(t->core.state));
 		return;
 	}
 	if (t->core.state == MTS_TASK_RESTARTING && was != MTS_TASK_RESTARTING)
@@ -782,22 +799,22 @@ shim_task_event(struct shim *s, struct shim_task *t,
 void
 shim_task_tick(struct shim *s, struct shim_task *t, mts_time_t now)
 {
-	struct mts_effects fx = {.n = 0};
+	struct mts_effects fx = { .n = 0 };
 
-	mts_task_step(&t->core, &(struct mts_task_ev){.type = MTS_EV_TICK},
+	mts_task_step(&t->core, &(struct mts_task_ev){ .type = MTS_EV_TICK },
 	    now, &fx);
 	shim_task_watch(t);
 	apply(s, t, &fx);
 }
 
 int
-shim_task_remove(struct shim *s, struct shim_task *t, char *err,
-    size_t errlen)
+shim_task_remove(struct shim *s, struct shim_task *t, char *err, size_t errlen)
 {
 	struct shim_task **pp;
 	char path[SHIM_PATH], key[256];
 
-	if (t->core.state != MTS_TASK_EXITED && t->core.state != MTS_TASK_FAILED) {
+	if (t->core.state != MTS_TASK_EXITED &&
+	    t->core.state != MTS_TASK_FAILED) {
 		snprintf(err, errlen, "task %s is %s; stop it first (or force)",
 		    t->core.id, mts_task_state_name(t->core.state));
 		return -MTS_ERR_STATE;
@@ -812,7 +829,8 @@ shim_task_remove(struct shim *s, struct shim_task *t, char *err,
 	mts_rmtree(t->dir);
 	if (s->cfg.node[0] != '\0' && s->ss != NULL) {
 		Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-		Mts__Statestore__DeleteReq del = MTS__STATESTORE__DELETE_REQ__INIT;
+		Mts__Statestore__DeleteReq del =
+		    MTS__STATESTORE__DELETE_REQ__INIT;
 		ProtobufCMessage *rep = NULL;
 		char e[128];
 		snprintf(key, sizeof(key), "t/%s/%s", s->cfg.node, t->core.id);
@@ -821,8 +839,8 @@ shim_task_remove(struct shim *s, struct shim_task *t, char *err,
 		req.body_case = MTS__STATESTORE__REQUEST__BODY_DELETE;
 		req.delete_ = &del;
 		if (mts_ipc_client_call(s->ss, &req.base,
-			&mts__statestore__reply__descriptor, &rep, e,
-			sizeof(e)) == 0)
+		        &mts__statestore__reply__descriptor, &rep, e,
+		        sizeof(e)) == 0)
 			protobuf_c_message_free_unpacked(rep, NULL);
 	}
 	for (pp = &s->tasks; *pp != NULL; pp = &(*pp)->next)
@@ -911,11 +929,11 @@ store_put(struct shim *s, struct shim_task *t)
 		return -MTS_ERR_IO;
 	if (s->ss == NULL) {
 		if (mts_ipc_sock_path(path, sizeof(path), s->cfg.rundir,
-			"statestore", NULL) ||
+		        "statestore", NULL) ||
 		    access(path, F_OK) != 0)
 			return -MTS_ERR_IO;
 		if ((s->ss = mts_ipc_client_open(path, STORE_WAIT_MS, err,
-			 sizeof(err))) == NULL)
+		         sizeof(err))) == NULL)
 			return -MTS_ERR_IO;
 	}
 	/* The record is replicated to every node: env values stay here. */
@@ -1008,7 +1026,7 @@ static int
 load_task(struct shim *s, const char *id, struct shim_task **out)
 {
 	Mts__Shim__TaskStatus *st;
-	struct mts_effects fx = {.n = 0};
+	struct mts_effects fx = { .n = 0 };
 	struct shim_task *t = task_alloc(s, id);
 	char path[SHIM_PATH], err[256], *buf;
 	enum mts_task_state state;
@@ -1022,9 +1040,9 @@ load_task(struct shim *s, const char *id, struct shim_task **out)
 		n = read(fd, buf, 1 << 20);
 		close(fd);
 	}
-	st = n > 0 ? mts__shim__task_status__unpack(NULL, (size_t)n,
-			 (uint8_t *)buf)
-		   : NULL;
+	st = n > 0
+	    ? mts__shim__task_status__unpack(NULL, (size_t)n, (uint8_t *)buf)
+	    : NULL;
 	free(buf);
 	if (st == NULL || st->spec == NULL ||
 	    mts_task_state_parse(st->state, &state) != 0) {
@@ -1049,9 +1067,9 @@ load_task(struct shim *s, const char *id, struct shim_task **out)
 	t->core.pid = st->pid;
 	t->core.health_failures = st->health_failures;
 	t->core.health = !strcmp(st->health, "healthy") ? MTS_HEALTH_HEALTHY
-	    : !strcmp(st->health, "unhealthy")	      ? MTS_HEALTH_UNHEALTHY
-	    : !strcmp(st->health, "starting")	      ? MTS_HEALTH_STARTING
-						      : MTS_HEALTH_NONE;
+	    : !strcmp(st->health, "unhealthy")          ? MTS_HEALTH_UNHEALTHY
+	    : !strcmp(st->health, "starting")           ? MTS_HEALTH_STARTING
+	                                                : MTS_HEALTH_NONE;
 	t->started_wall = st->started_at;
 	t->finished_wall = st->finished_at;
 	snprintf(t->error, sizeof(t->error), "%s", st->error);
@@ -1075,8 +1093,8 @@ reattach(struct shim *s, struct shim_task *t)
 
 	switch (t->core.state) {
 	case MTS_TASK_RESTARTING:
-		t->core.deadline = now + mts_task_backoff(&t->core.pol,
-		    t->core.restarts);
+		t->core.deadline =
+		    now + mts_task_backoff(&t->core.pol, t->core.restarts);
 		/* FALLTHROUGH */
 	case MTS_TASK_EXITED:
 	case MTS_TASK_FAILED:
@@ -1124,7 +1142,7 @@ clean_orphans(struct shim *s)
 		if (de->d_name[0] == '.' || shim_task_find(s, de->d_name))
 			continue;
 		if (mts_path_join(dir, sizeof(dir), s->cfg.runtime_root,
-			de->d_name) != 0)
+		        de->d_name) != 0)
 			continue;
 		log_info("deleting container %s: no task owns it", de->d_name);
 		runtime_delete(s, de->d_name);
@@ -1149,14 +1167,14 @@ shim_tasks_recover(struct shim *s)
 		if (load_task(s, de->d_name, &t) != 0) {
 			/* A task whose creation never finished. */
 			if (snprintf(path, sizeof(path), "%s/%s/bundle", dir,
-				de->d_name) >= (int)sizeof(path))
+			        de->d_name) >= (int)sizeof(path))
 				continue;
 			log_warnx("task %s: no usable state, removing",
 			    de->d_name);
 			runtime_delete(s, de->d_name);
 			mts_store_release_rootfs(path);
 			if (snprintf(path, sizeof(path), "%s/%s", dir,
-				de->d_name) < (int)sizeof(path))
+			        de->d_name) < (int)sizeof(path))
 				mts_rmtree(path);
 			continue;
 		}

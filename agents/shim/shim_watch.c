@@ -42,7 +42,7 @@ watch_fd(struct shim *s, int fd, struct mts_watch **w, const char *name,
 {
 	if (fd >= 0 && *w == NULL &&
 	    (*w = mts_loop_watch(s->loop, fd, MTS_LOOP_IN, name, fn, arg)) ==
-		NULL)
+	        NULL)
 		fatalx("cannot watch a %s descriptor", name);
 }
 

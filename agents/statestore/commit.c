@@ -25,8 +25,9 @@ ss_current(struct statestore *ss, const uint8_t *key, size_t klen,
 	if (p == NULL && committer_busy(ss->committer))
 		p = round_find(ss->syncing, key, klen);
 	if (p != NULL)
-		return mts_record_decode(p->enc, p->elen, rec) == 0 ? 1
-								    : -MTS_ERR_IO;
+		return mts_record_decode(p->enc, p->elen, rec) == 0
+		    ? 1
+		    : -MTS_ERR_IO;
 	r = mts_store_get(ss->db, MTS_CF_RECORDS, key, klen, buf, &vlen, err,
 	    sizeof(err));
 	if (r == -MTS_ERR_NOTFOUND)

@@ -18,7 +18,7 @@ struct committer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct mts_store_batch *job; /* submitted, not yet written */
-	int busy;		     /* a job is submitted or finished unread */
+	int busy;                    /* a job is submitted or finished unread */
 	int finished;
 	int rc;
 	char err[256];

@@ -30,22 +30,22 @@ struct mst_item {
 struct mst_page {
 	int level;
 	size_t n, cap;
-	struct mst_item *items;	 /* cap entries */
-	struct mst_page **kids;	 /* cap + 1 entries */
-	bool clean;		 /* hash is valid and the page is indexed */
+	struct mst_item *items; /* cap entries */
+	struct mst_page **kids; /* cap + 1 entries */
+	bool clean;             /* hash is valid and the page is indexed */
 	uint8_t hash[MTS_HASH_LEN];
-	uint8_t *enc;		 /* cached encoding while clean, or NULL */
+	uint8_t *enc; /* cached encoding while clean, or NULL */
 	size_t enclen;
-	struct mst_page *hnext;	 /* hash index chain */
+	struct mst_page *hnext; /* hash index chain */
 };
 
 struct mts_mst {
 	struct mst_page *root;
-	size_t count;		 /* items */
+	size_t count; /* items */
 	size_t npages;
 	struct mst_page **buckets; /* hash index of clean pages */
 	size_t nbuckets, nindexed;
-	struct mts_buf scratch;	 /* encoding buffer for hashing */
+	struct mts_buf scratch; /* encoding buffer for hashing */
 };
 
 static const uint8_t zero_hash[MTS_HASH_LEN];
@@ -60,7 +60,7 @@ page_lower_bound(const struct mst_page *p, const uint8_t *key, size_t klen)
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (mts_mst_key_cmp(p->items[mid].key, p->items[mid].klen, key,
-		    klen) < 0)
+		        klen) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -352,8 +352,8 @@ mst_insert(struct mts_mst *t, struct mst_page *p, int level,
 
 /* Removes key (of the given level) under p; returns the new p. */
 static struct mst_page *
-mst_remove(struct mts_mst *t, struct mst_page *p, int level,
-    const uint8_t *key, size_t klen, bool *found)
+mst_remove(struct mts_mst *t, struct mst_page *p, int level, const uint8_t *key,
+    size_t klen, bool *found)
 {
 	struct mst_page *c;
 	size_t i;
@@ -437,8 +437,8 @@ mts_mst_del(struct mts_mst *t, const uint8_t *key, size_t klen)
 
 	if (klen > MTS_MST_KEY_LIMIT)
 		return -MTS_ERR_NOTFOUND;
-	t->root = mst_remove(t, t->root, mts_mst_level(key, klen), key, klen,
-	    &found);
+	t->root =
+	    mst_remove(t, t->root, mts_mst_level(key, klen), key, klen, &found);
 	if (!found)
 		return -MTS_ERR_NOTFOUND;
 	t->count--;

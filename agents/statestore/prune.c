@@ -29,7 +29,8 @@ frontier_key(const uint8_t *key, size_t klen, size_t *len)
 static int
 is_frontier_key(const uint8_t *k, size_t klen)
 {
-	return klen >= PREFIX_LEN && memcmp(k, frontier_prefix, PREFIX_LEN) == 0;
+	return klen >= PREFIX_LEN &&
+	    memcmp(k, frontier_prefix, PREFIX_LEN) == 0;
 }
 
 int
@@ -100,8 +101,8 @@ bury(struct sweep *s, const uint8_t *k, size_t klen,
 	free(fk);
 	mts_store_batch_del(s->b, MTS_CF_RECORDS, k, klen);
 	s->dead = xreallocarray(s->dead, s->ndead + 1, sizeof(*s->dead));
-	s->deadlen = xreallocarray(s->deadlen, s->ndead + 1,
-	    sizeof(*s->deadlen));
+	s->deadlen =
+	    xreallocarray(s->deadlen, s->ndead + 1, sizeof(*s->deadlen));
 	s->dead[s->ndead] = xmemdup(k, klen);
 	s->deadlen[s->ndead++] = klen;
 }
@@ -173,7 +174,7 @@ sweep_commit(struct statestore *ss, struct sweep *s)
 void
 ss_prune(struct statestore *ss)
 {
-	struct sweep s = {.b = mts_store_batch_new(ss->db)};
+	struct sweep s = { .b = mts_store_batch_new(ss->db) };
 	uint64_t now = mts_wall_ms();
 	size_t i;
 

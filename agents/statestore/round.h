@@ -16,15 +16,15 @@ struct mts_store;
 struct pending {
 	struct mts_ipc_call *call; /* who to answer; NULL for the 2nd.. record
 				      of a merge */
-	uint32_t kind;		   /* request body case */
+	uint32_t kind;             /* request body case */
 	uint8_t *key;
 	size_t klen;
 	uint8_t *enc; /* canonical encoding of the new record */
 	size_t elen;
 	uint8_t rh[MTS_HASH_LEN];
-	bool was_live;	/* the key had a live record before this round */
+	bool was_live;  /* the key had a live record before this round */
 	bool tombstone; /* the new record is a delete */
-	bool local;	/* put/delete here, not a merge */
+	bool local;     /* put/delete here, not a merge */
 	uint32_t applied, ignored; /* merge counters, on the entry with call */
 };
 

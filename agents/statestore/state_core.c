@@ -9,8 +9,7 @@
 #include "state_core.h"
 
 void
-mts_frontier_encode(const struct mts_frontier *f,
-    uint8_t out[MTS_FRONTIER_LEN])
+mts_frontier_encode(const struct mts_frontier *f, uint8_t out[MTS_FRONTIER_LEN])
 {
 	mts_put_u64be(out, f->hlc);
 	memcpy(out + 8, f->origin, MTS_NODE_ID_LEN);
@@ -41,8 +40,8 @@ bool
 mts_state_merge_wins(const struct mts_record *cur,
     const struct mts_frontier *pf, const struct mts_record *in)
 {
-	if (pf != NULL && stamp_cmp(in->hlc, in->origin, pf->hlc,
-			      pf->origin) <= 0)
+	if (pf != NULL &&
+	    stamp_cmp(in->hlc, in->origin, pf->hlc, pf->origin) <= 0)
 		return false; /* as old as what was pruned: no resurrection */
 	if (cur == NULL)
 		return true;
@@ -64,7 +63,7 @@ mts_state_cas_ok(const struct mts_record *cur, uint64_t exp_hlc,
 int
 mts_state_owner_check(const char *self_hex, const uint8_t *key, size_t klen)
 {
-	static const char *const owned[] = {"n/", "d/", "t/"};
+	static const char *const owned[] = { "n/", "d/", "t/" };
 	size_t i, seg;
 
 	for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
@@ -163,7 +162,8 @@ mts_state_check_write(const struct mts_state_self *self,
 	int r;
 
 	if ((r = mts_state_check_key(w->key, w->klen)) < 0)
-		return refuse(v, w->kind == MTS_WRITE_MERGE ? -MTS_ERR_INVAL : r,
+		return refuse(v,
+		    w->kind == MTS_WRITE_MERGE ? -MTS_ERR_INVAL : r,
 		    "key must be 1 to %d bytes", MTS_KEY_MAX);
 	if (w->kind == MTS_WRITE_MERGE)
 		return check_merged(self, &w->rec, v);
@@ -175,8 +175,9 @@ static enum mts_verdict_kind
 local_verdict(const struct mts_state_self *self, const struct mts_record *cur,
     const struct mts_write *w, struct mts_verdict *v)
 {
-	if (w->has_expected && !mts_state_cas_ok(cur, w->exp_hlc,
-				   w->exp_origin, w->exp_origin_len)) {
+	if (w->has_expected &&
+	    !mts_state_cas_ok(cur, w->exp_hlc, w->exp_origin,
+	        w->exp_origin_len)) {
 		refuse(v, -MTS_ERR_CONFLICT,
 		    "compare-and-set failed: the record changed");
 		return v->kind;
@@ -212,6 +213,6 @@ mts_state_verdict(const struct mts_state_self *self,
 	mts_hlc_observe(self->hlc, w->rec.hlc);
 	v->rec = w->rec;
 	v->kind = mts_state_merge_wins(cur, pf, &w->rec) ? MTS_VERDICT_APPLY
-							 : MTS_VERDICT_IGNORE;
+	                                                 : MTS_VERDICT_IGNORE;
 	return v->kind;
 }

@@ -63,10 +63,10 @@ enum mts_verdict_kind {
 
 struct mts_verdict {
 	enum mts_verdict_kind kind;
-	int err;			 /* REFUSE: -MTS_ERR_* */
-	char why[MTS_KEY_MAX + 96];	 /* REFUSE: for the caller */
-	struct mts_record rec;		 /* APPLY: value points into w->rec */
-	bool was_live;			 /* the key had a live record */
+	int err;                    /* REFUSE: -MTS_ERR_* */
+	char why[MTS_KEY_MAX + 96]; /* REFUSE: for the caller */
+	struct mts_record rec;      /* APPLY: value points into w->rec */
+	bool was_live;              /* the key had a live record */
 };
 
 /* What a write may do, given the key's current record (cur NULL when the

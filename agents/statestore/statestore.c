@@ -41,8 +41,9 @@ load_identity(struct statestore *ss)
 	char err[256];
 	int stored;
 
-	stored = mts_store_get(ss->db, MTS_CF_META, meta_node_id,
-		     sizeof(meta_node_id) - 1, &v, &vlen, err, sizeof(err)) == 0 &&
+	stored =
+	    mts_store_get(ss->db, MTS_CF_META, meta_node_id,
+	        sizeof(meta_node_id) - 1, &v, &vlen, err, sizeof(err)) == 0 &&
 	    vlen == MTS_NODE_ID_LEN;
 	if (env != NULL && *env != '\0') {
 		if (mts_unhex(ss->node, MTS_NODE_ID_LEN, env, strlen(env)) < 0)
@@ -65,8 +66,7 @@ load_identity(struct statestore *ss)
 	mts_hex(ss->node_hex, ss->node, MTS_NODE_ID_LEN);
 	v = NULL;
 	if (mts_store_get(ss->db, MTS_CF_META, SS_META_HLC,
-		sizeof(SS_META_HLC) - 1,
-		&v, &vlen, err, sizeof(err)) == 0 &&
+	        sizeof(SS_META_HLC) - 1, &v, &vlen, err, sizeof(err)) == 0 &&
 	    vlen == 8)
 		mts_hlc_observe(&ss->hlc, mts_get_u64be(v));
 	free(v);
@@ -116,8 +116,8 @@ load_acls(struct statestore *ss)
 {
 	char err[512];
 
-	if (mts_acl_table_load(&ss->acl, ss_service.acl, ss->cfg,
-	    "statestore", err, sizeof(err)) < 0) {
+	if (mts_acl_table_load(&ss->acl, ss_service.acl, ss->cfg, "statestore",
+	        err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		exit(MTS_EXIT_USAGE);
 	}
@@ -156,15 +156,15 @@ open_sockets(struct statestore *ss, const char *rundir)
 
 	if (mts_mkdir_p(rundir, 0750, 0750) < 0)
 		fatal("%s", rundir);
-	if (mts_ipc_sock_path(path, sizeof(path), rundir, "statestore",
-		NULL) < 0)
+	if (mts_ipc_sock_path(path, sizeof(path), rundir, "statestore", NULL) <
+	    0)
 		fatalx("run directory path too long");
 	if ((ss->srv = mts_ipc_server_open(path, &ss_service, ss, err,
-		 sizeof(err))) == NULL)
+	         sizeof(err))) == NULL)
 		fatalx("%s", err);
 	mts_ipc_server_set_acl(ss->srv, &ss->acl);
 	if (mts_ipc_sock_path(path, sizeof(path), rundir, "statestore",
-		"statestore.pub") < 0)
+	        "statestore.pub") < 0)
 		fatalx("run directory path too long");
 	if ((ss->pub = mts_pub_open(path, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
@@ -264,7 +264,7 @@ static void
 run(struct statestore *ss)
 {
 	if (mts_loop_watch(ss->loop, committer_fd(ss->committer), MTS_LOOP_IN,
-		"commit", on_commit, ss) == NULL ||
+	        "commit", on_commit, ss) == NULL ||
 	    mts_loop_add_server(ss->loop, ss->srv) < 0 ||
 	    mts_loop_add_pub(ss->loop, ss->pub) < 0)
 		fatalx("cannot serve on the event loop");
@@ -282,7 +282,7 @@ main(int argc, char **argv)
 	struct statestore ss;
 	struct round rounds[3];
 	struct mts_agent agent;
-	struct dirs dirs = {NULL, NULL};
+	struct dirs dirs = { NULL, NULL };
 
 	memset(&ss, 0, sizeof(ss));
 	memset(rounds, 0, sizeof(rounds));
@@ -299,10 +299,10 @@ main(int argc, char **argv)
 	if (mts_crypto_init() < 0)
 		fatalx("libsodium failed to initialize");
 	load_acls(&ss);
-	ss.retention_ms = mts_cfg_int(ss.cfg, "statestore",
-	    "tombstone_retention");
-	ss.prune_interval_ms = mts_cfg_int(ss.cfg, "statestore",
-	    "prune_interval");
+	ss.retention_ms =
+	    mts_cfg_int(ss.cfg, "statestore", "tombstone_retention");
+	ss.prune_interval_ms =
+	    mts_cfg_int(ss.cfg, "statestore", "prune_interval");
 	ss.mst = mts_mst_new();
 	setup_loop(&ss);
 	open_store(&ss, dirs.statedir ? dirs.statedir : agent.statedir);

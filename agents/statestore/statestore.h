@@ -30,7 +30,7 @@ struct statestore {
 	struct mts_hlc hlc;
 	uint8_t node[MTS_NODE_ID_LEN];
 	char node_hex[MTS_NODE_HEX_LEN + 1];
-	uint64_t live;	     /* records that are not tombstones */
+	uint64_t live;       /* records that are not tombstones */
 	uint64_t nfrontiers; /* prune frontiers in the meta CF */
 	uint64_t commits;    /* synced rounds */
 	uint64_t writes;     /* records written through them */

@@ -141,7 +141,8 @@ local_write(struct statestore *ss, struct mts_ipc_call *call, uint32_t kind,
 	}
 	r = ss_current(ss, w->key, w->klen, &cur, &buf);
 	if (r < 0) {
-		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot read current record");
+		mts_ipc_reply_error(call, MTS_ERR_IO,
+		    "cannot read current record");
 		return;
 	}
 	if (mts_state_verdict(&self, r ? &cur : NULL, NULL, w, &v) ==
@@ -162,7 +163,7 @@ h_put(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		.kind = MTS_WRITE_PUT,
 		.key = put->key.data,
 		.klen = put->key.len,
-		.rec = {.value = put->value.data, .vlen = put->value.len},
+		.rec = { .value = put->value.data, .vlen = put->value.len },
 		.has_expected = put->has_expected,
 		.exp_hlc = put->expected_hlc,
 		.exp_origin = put->expected_origin.data,
@@ -181,7 +182,7 @@ h_delete(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		.kind = MTS_WRITE_DELETE,
 		.key = del->key.data,
 		.klen = del->key.len,
-		.rec = {.tombstone = true},
+		.rec = { .tombstone = true },
 		.has_expected = del->has_expected,
 		.exp_hlc = del->expected_hlc,
 		.exp_origin = del->expected_origin.data,
@@ -205,16 +206,18 @@ merge_check(const struct mts_state_self *self,
 	for (i = 0; i < mr->n_records; i++) {
 		const Mts__KeyRecord *kr = mr->records[i];
 		int klen = (int)(kr->key.len < MTS_KEY_MAX ? kr->key.len
-							   : MTS_KEY_MAX);
+		                                           : MTS_KEY_MAX);
 
 		if (merge_write(kr, &w, &why) < 0) {
 			mts_ipc_reply_error(call, MTS_ERR_INVAL,
-			    "record %zu (%.*s): %s", i, klen, kr->key.data, why);
+			    "record %zu (%.*s): %s", i, klen, kr->key.data,
+			    why);
 			return -1;
 		}
 		if (mts_state_check_write(self, &w, &v) < 0) {
-			mts_ipc_reply_error(call, v.err, "record %zu (%.*s): %s",
-			    i, klen, kr->key.data, v.why);
+			mts_ipc_reply_error(call, v.err,
+			    "record %zu (%.*s): %s", i, klen, kr->key.data,
+			    v.why);
 			return -1;
 		}
 	}
@@ -238,7 +241,7 @@ merge_one(struct statestore *ss, const struct mts_state_self *self,
 	/* a frontier matters only where the tombstone it replaced is gone */
 	has_pf = r == 0 && ss_frontier_get(ss, w->key, w->klen, &pf);
 	if (mts_state_verdict(self, r ? &cur : NULL, has_pf ? &pf : NULL, w,
-		&v) == MTS_VERDICT_APPLY)
+	        &v) == MTS_VERDICT_APPLY)
 		round_add(ss->open, NULL, MTS__STATESTORE__REQUEST__BODY_MERGE,
 		    w->key, w->klen, &v.rec, v.was_live, false);
 	free(buf);
@@ -274,7 +277,8 @@ h_merge(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		ignored += !r;
 	}
 	if (applied == 0) { /* nothing to commit: answer now */
-		Mts__Statestore__MergeRep mrep = MTS__STATESTORE__MERGE_REP__INIT;
+		Mts__Statestore__MergeRep mrep =
+		    MTS__STATESTORE__MERGE_REP__INIT;
 		SS_REPLY(rep);
 
 		mrep.ignored = ignored;
@@ -342,7 +346,8 @@ scan_skips(const Mts__Statestore__ScanReq *sr, const uint8_t *k, size_t klen,
 	    memcmp(k, sr->start_after.data, klen) == 0)
 		return 1;
 	if (mts_record_decode(v, vlen, rec) < 0) {
-		log_warnx("scan: stored record of %.*s is corrupt", (int)klen, k);
+		log_warnx("scan: stored record of %.*s is corrupt", (int)klen,
+		    k);
 		return 1;
 	}
 	return rec->tombstone && !sr->include_tombstones;
@@ -369,9 +374,9 @@ h_scan(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	items.ptrs = xcalloc(limit, sizeof(*items.ptrs));
 	items.n = 0;
 	start = sr->start_after.len > sr->prefix.len ? &sr->start_after
-						     : &sr->prefix;
-	it = mts_store_iter_new(ss->db, MTS_CF_RECORDS, start->data,
-	    start->len);
+	                                             : &sr->prefix;
+	it =
+	    mts_store_iter_new(ss->db, MTS_CF_RECORDS, start->data, start->len);
 	for (; mts_store_iter_valid(it); mts_store_iter_next(it)) {
 		size_t klen, vlen;
 		const uint8_t *k = mts_store_iter_key(it, &klen);
@@ -449,8 +454,8 @@ h_page(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
  * into *buf (the caller frees it). The stored length, or 0 when the key is
  * out of limits, absent, unreadable or corrupt (then *buf is NULL). */
 static size_t
-records_one(struct statestore *ss, const ProtobufCBinaryData *k,
-    uint8_t **buf, struct mts_record *rec)
+records_one(struct statestore *ss, const ProtobufCBinaryData *k, uint8_t **buf,
+    struct mts_record *rec)
 {
 	size_t vlen;
 	char err[256];
@@ -458,7 +463,7 @@ records_one(struct statestore *ss, const ProtobufCBinaryData *k,
 	*buf = NULL;
 	if (k->len == 0 || k->len > MTS_KEY_MAX ||
 	    mts_store_get(ss->db, MTS_CF_RECORDS, k->data, k->len, buf, &vlen,
-		err, sizeof(err)) < 0)
+	        err, sizeof(err)) < 0)
 		return 0;
 	if (mts_record_decode(*buf, vlen, rec) < 0) {
 		free(*buf);
@@ -494,8 +499,8 @@ h_records(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	bufs = xcalloc(rr->n_keys, sizeof(*bufs));
 	rec = xcalloc(rr->n_keys, sizeof(*rec));
 	for (i = 0; i < rr->n_keys && bytes <= 2 * REPLY_BYTES_MAX; i++) {
-		if ((vlen = records_one(ss, &rr->keys[i], &bufs[n],
-			 &rec[n])) == 0)
+		if ((vlen = records_one(ss, &rr->keys[i], &bufs[n], &rec[n])) ==
+		    0)
 			continue;
 		mts__key_record__init(&items[n]);
 		items[n].key = rr->keys[i];
@@ -527,22 +532,27 @@ h_records(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 
 /* Who may call what: [statestore] acl_read, acl_write, acl_merge. */
 static const struct mts_acl_rule acl_rules[] = {
-	{MTS_CALLER_READ, MTS_ACL_USERS, "acl_read"},
-	{MTS_CALLER_WRITE, MTS_ACL_USERS, "acl_write"},
-	{MTS_CALLER_MERGE, MTS_ACL_USERS, "acl_merge"},
-	{0, 0, NULL},
+	{ MTS_CALLER_READ, MTS_ACL_USERS, "acl_read" },
+	{ MTS_CALLER_WRITE, MTS_ACL_USERS, "acl_write" },
+	{ MTS_CALLER_MERGE, MTS_ACL_USERS, "acl_merge" },
+	{ 0, 0, NULL },
 };
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_CALLER_READ, h_get},
-	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_CALLER_WRITE, h_put},
-	{MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", MTS_CALLER_WRITE, h_delete},
-	{MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", MTS_CALLER_READ, h_scan},
-	{MTS__STATESTORE__REQUEST__BODY_MERGE, "merge", MTS_CALLER_MERGE, h_merge},
-	{MTS__STATESTORE__REQUEST__BODY_ROOT, "root", MTS_CALLER_READ, h_root},
-	{MTS__STATESTORE__REQUEST__BODY_PAGE, "page", MTS_CALLER_READ, h_page},
-	{MTS__STATESTORE__REQUEST__BODY_RECORDS, "records", MTS_CALLER_READ,
-	    h_records},
+	{ MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_CALLER_READ, h_get },
+	{ MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_CALLER_WRITE, h_put },
+	{ MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", MTS_CALLER_WRITE,
+	    h_delete },
+	{ MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", MTS_CALLER_READ,
+	    h_scan },
+	{ MTS__STATESTORE__REQUEST__BODY_MERGE, "merge", MTS_CALLER_MERGE,
+	    h_merge },
+	{ MTS__STATESTORE__REQUEST__BODY_ROOT, "root", MTS_CALLER_READ,
+	    h_root },
+	{ MTS__STATESTORE__REQUEST__BODY_PAGE, "page", MTS_CALLER_READ,
+	    h_page },
+	{ MTS__STATESTORE__REQUEST__BODY_RECORDS, "records", MTS_CALLER_READ,
+	    h_records },
 };
 
 const struct mts_ipc_service ss_service = {
@@ -605,4 +615,3 @@ ss_reply_write(const struct pending *p)
 	}
 	mts_ipc_reply(p->call, &rep.base);
 }
-

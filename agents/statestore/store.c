@@ -38,9 +38,9 @@ struct mts_store {
 	rocksdb_column_family_handle_t *cf[2];
 	rocksdb_writeoptions_t *wo;
 	rocksdb_readoptions_t *ro;
-	pthread_rwlock_t lock; /* read: every use of db; write: reopening */
+	pthread_rwlock_t lock;  /* read: every use of db; write: reopening */
 	pthread_mutex_t reopen; /* one commit at a time tries to reopen */
-	atomic_int readonly;	/* opened read-only: the disk was full */
+	atomic_int readonly;    /* opened read-only: the disk was full */
 	char *dir;
 };
 
@@ -56,7 +56,7 @@ struct mts_store_iter {
 	struct mts_store *st; /* read-locked until the iterator is freed */
 };
 
-static const char *const cf_names[] = {"records", "meta"};
+static const char *const cf_names[] = { "records", "meta" };
 
 /* RocksDB reports errors as malloc'ed strings; this moves one into err. */
 static int
@@ -82,9 +82,9 @@ free_bytes(const char *dir)
 static int
 open_db(struct mts_store *st, int readonly, char *err, size_t errlen)
 {
-	const char *names[3] = {"default", cf_names[0], cf_names[1]};
-	const rocksdb_options_t *cfo[3] = {st->opts, st->cf_opts[0],
-	    st->cf_opts[1]};
+	const char *names[3] = { "default", cf_names[0], cf_names[1] };
+	const rocksdb_options_t *cfo[3] = { st->opts, st->cf_opts[0],
+		st->cf_opts[1] };
 	rocksdb_column_family_handle_t *handles[3];
 	char *rerr = NULL;
 
@@ -136,7 +136,7 @@ open_best(struct mts_store *st, char *err, size_t errlen)
 	if (open_db(st, 1, err, errlen) < 0)
 		return -MTS_ERR_IO;
 	log_warnx("%s: the disk is full (%llu KiB available): serving reads "
-		  "only, writes are refused until %u KiB are free",
+	          "only, writes are refused until %u KiB are free",
 	    st->dir, avail >> 10, MIN_FREE >> 10);
 	return 0;
 }
@@ -248,8 +248,7 @@ void
 mts_store_batch_put(struct mts_store_batch *b, enum mts_store_cf cf,
     const void *key, size_t klen, const void *val, size_t vlen)
 {
-	rocksdb_writebatch_put_cf(b->wb, b->st->cf[cf], key, klen, val,
-	    vlen);
+	rocksdb_writebatch_put_cf(b->wb, b->st->cf[cf], key, klen, val, vlen);
 }
 
 void
@@ -280,8 +279,8 @@ make_writable(struct mts_store *st, char *err, size_t errlen)
 	if ((avail = free_bytes(st->dir)) < MIN_FREE) {
 		snprintf(err, errlen,
 		    "no space left on device (ENOSPC): %llu KiB available in "
-		    "%s, writes are refused until %u KiB are free", avail >> 10,
-		    st->dir, MIN_FREE >> 10);
+		    "%s, writes are refused until %u KiB are free",
+		    avail >> 10, st->dir, MIN_FREE >> 10);
 		rc = -MTS_ERR_IO;
 		goto out;
 	}
@@ -289,7 +288,8 @@ make_writable(struct mts_store *st, char *err, size_t errlen)
 	close_db(st);
 	if (open_db(st, 0, err, errlen) == 0) {
 		log_info("%s: space is back (%llu KiB available): writes are "
-			 "accepted again", st->dir, avail >> 10);
+		         "accepted again",
+		    st->dir, avail >> 10);
 	} else {
 		rc = -MTS_ERR_IO;
 		if (open_db(st, 1, msg, sizeof(msg)) < 0)

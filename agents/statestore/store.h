@@ -15,14 +15,14 @@ enum mts_store_cf {
 };
 
 struct mts_store_opts {
-	int sync;		/* fsync the WAL before a batch returns */
-	size_t cache_bytes;	/* block cache */
-	size_t write_buffer;	/* memtable size */
+	int sync;            /* fsync the WAL before a batch returns */
+	size_t cache_bytes;  /* block cache */
+	size_t write_buffer; /* memtable size */
 };
 
 /* Opens (creating if missing) the database in dir. NULL and err on failure. */
-struct mts_store *mts_store_open(const char *dir,
-    const struct mts_store_opts *, char *err, size_t errlen);
+struct mts_store *mts_store_open(const char *dir, const struct mts_store_opts *,
+    char *err, size_t errlen);
 void mts_store_close(struct mts_store *);
 
 /* Point read. On 0, *val is malloc'ed (caller frees); -MTS_ERR_NOTFOUND,
@@ -44,8 +44,8 @@ int mts_store_commit(struct mts_store *, struct mts_store_batch *, char *err,
 
 /* Iteration in key order from the first key >= start. Key and value
  * pointers are valid until the next call on the iterator. */
-struct mts_store_iter *mts_store_iter_new(struct mts_store *,
-    enum mts_store_cf, const void *start, size_t slen);
+struct mts_store_iter *mts_store_iter_new(struct mts_store *, enum mts_store_cf,
+    const void *start, size_t slen);
 int mts_store_iter_valid(struct mts_store_iter *);
 void mts_store_iter_next(struct mts_store_iter *);
 const uint8_t *mts_store_iter_key(struct mts_store_iter *, size_t *len);

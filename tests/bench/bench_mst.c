@@ -51,7 +51,7 @@ static size_t
 walk_all(struct mts_mst *t, const uint8_t root[MTS_HASH_LEN])
 {
 	struct mts_mst_page_view v;
-	uint8_t (*stack)[MTS_HASH_LEN];
+	uint8_t(*stack)[MTS_HASH_LEN];
 	size_t n = 1, seen = 0, cap = 64, i;
 	const uint8_t *enc;
 	size_t len;

@@ -23,13 +23,13 @@ make_nodes(struct mts_place_node *n, struct mts_ledger *l)
 	int i;
 
 	for (i = 0; i < NODES; i++) {
-		struct mts_res cap = {16000, 65536 * MIB};
+		struct mts_res cap = { 16000, 65536 * MIB };
 
 		snprintf(ids[i], sizeof(ids[i]), "%032x", i * 2654435761u);
 		snprintf(zone[i], sizeof(zone[i]), "z%d", i % 3);
 		snprintf(rack[i], sizeof(rack[i]), "r%d", i % 40);
-		labels[i][0] = (struct mts_label){"zone", zone[i]};
-		labels[i][1] = (struct mts_label){"rack", rack[i]};
+		labels[i][0] = (struct mts_label){ "zone", zone[i] };
+		labels[i][1] = (struct mts_label){ "rack", rack[i] };
 		memset(&n[i], 0, sizeof(n[i]));
 		n[i].a.id = ids[i];
 		n[i].a.hostname = ids[i];
@@ -49,7 +49,7 @@ run(int with_spread)
 {
 	static struct mts_place_node n[NODES];
 	static struct mts_ledger l[NODES];
-	const char *spread[] = {"zone"};
+	const char *spread[] = { "zone" };
 	struct mts_constraint c;
 	char err[128], lease[64], task[64], svc[32];
 	uint32_t out[PER_SERVICE], placed, total = 0, i;
@@ -61,9 +61,12 @@ run(int with_spread)
 	mts_constraint_parse("node.labels.rack != r7", &c, err, sizeof(err));
 	t0 = mts_now_us();
 	for (s = 0; s < SERVICES; s++) {
-		struct mts_place_req r = {.res = {100, 128 * MIB},
-		    .count = PER_SERVICE, .constraints = &c, .nconstraints = 1,
-		    .spread = spread, .nspread = with_spread ? 1 : 0};
+		struct mts_place_req r = { .res = { 100, 128 * MIB },
+			.count = PER_SERVICE,
+			.constraints = &c,
+			.nconstraints = 1,
+			.spread = spread,
+			.nspread = with_spread ? 1 : 0 };
 
 		snprintf(svc, sizeof(svc), "svc%d", s);
 		for (i = 0; i < NODES; i++)
@@ -76,7 +79,7 @@ run(int with_spread)
 			snprintf(lease, sizeof(lease), "%s.%u", svc, i);
 			snprintf(task, sizeof(task), "%s.%u.t", svc, i);
 			if (mts_ledger_prepare(led, lease, ids[0], svc, r.res,
-			    0, 5000, 0) != LEDGER_OK ||
+			        0, 5000, 0) != LEDGER_OK ||
 			    mts_ledger_commit(led, lease, task, 1) != LEDGER_OK)
 				continue;
 			mts_ledger_digest(led, &d);
@@ -111,9 +114,10 @@ main(void)
 		for (k = 0; k < 5; k++)
 			r[k] = run(spread);
 		qsort(r, 5, sizeof(r[0]), cmp);
-		printf("%-58s %12.0f\n", spread ?
-		    "  500 services x 40, constraint, spread over zone" :
-		    "  500 services x 40, constraint", r[2]);
+		printf("%-58s %12.0f\n",
+		    spread ? "  500 services x 40, constraint, spread over zone"
+		           : "  500 services x 40, constraint",
+		    r[2]);
 	}
 	return 0;
 }

@@ -26,7 +26,8 @@ struct client {
 
 /* The echo as an agent runs it: through the dispatch table, on one thread. */
 static const struct mts_ipc_route echo_routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, ipc_echo_get},
+	{ MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY,
+	    ipc_echo_get },
 };
 
 static const struct mts_ipc_service echo_svc = {
@@ -45,7 +46,7 @@ serve_mts(const char *path)
 	char err[256];
 
 	if ((srv = mts_ipc_server_open(path, &echo_svc, NULL, err,
-		 sizeof(err))) == NULL) {
+	         sizeof(err))) == NULL) {
 		fprintf(stderr, "ipcbench: %s\n", err);
 		return 1;
 	}
@@ -118,7 +119,7 @@ mts_client(struct client *c, const uint8_t *req, size_t len)
 	char err[256];
 
 	if ((ic = mts_ipc_client_open(c->url + strlen("ipc://"), 5000, err,
-		 sizeof(err))) == NULL) {
+	         sizeof(err))) == NULL) {
 		c->failed = 1;
 		return;
 	}
@@ -182,8 +183,8 @@ main(int argc, char **argv)
 	nc = atoi(argv[3]);
 	if ((srv = fork()) == 0)
 		_exit(argc > 5 && strcmp(argv[5], "nng") == 0
-			  ? serve_nng(url)
-			  : serve_mts(url + strlen("ipc://")));
+		        ? serve_nng(url)
+		        : serve_mts(url + strlen("ipc://")));
 	usleep(200000);
 	c = calloc(nc, sizeof(*c));
 	t = calloc(nc, sizeof(*t));

@@ -45,7 +45,7 @@ run_task(struct mts_ipc_client *c, const char *image, const char *id)
 	Mts__Shim__TaskRunReq run = MTS__SHIM__TASK_RUN_REQ__INIT;
 	Mts__Shim__TaskSpec sp = MTS__SHIM__TASK_SPEC__INIT;
 	ProtobufCMessage *rep = NULL;
-	char *cmd[] = {"sleep", "100000"}, err[256];
+	char *cmd[] = { "sleep", "100000" }, err[256];
 	int64_t t0;
 	int rc;
 
@@ -59,8 +59,9 @@ run_task(struct mts_ipc_client *c, const char *image, const char *id)
 	t0 = mts_now_us();
 	rc = mts_ipc_client_call(c, &req.base, &mts__shim__reply__descriptor,
 	    &rep, err, sizeof(err));
-	if (rc != 0 || strcmp(((Mts__Shim__Reply *)rep)->run->task->state,
-			   "running") != 0) {
+	if (rc != 0 ||
+	    strcmp(((Mts__Shim__Reply *)rep)->run->task->state, "running") !=
+	        0) {
 		fprintf(stderr, "run %s: %s\n", id, rc ? err : "not running");
 		exit(1);
 	}
@@ -163,7 +164,7 @@ cmd_clean(const char *rundir)
 	req.body_case = MTS__SHIM__REQUEST__BODY_LIST;
 	req.list = &ls;
 	if (mts_ipc_client_call(c, &req.base, &mts__shim__reply__descriptor,
-		(ProtobufCMessage **)&rep, err, sizeof(err)) != 0) {
+	        (ProtobufCMessage **)&rep, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -173,8 +174,8 @@ cmd_clean(const char *rundir)
 	for (i = 0; i < rep->list->n_tasks; i++) {
 		rm.id = rep->list->tasks[i]->id;
 		if (mts_ipc_client_call(c, &req.base,
-			&mts__shim__reply__descriptor, &r2, err,
-			sizeof(err)) == 0)
+		        &mts__shim__reply__descriptor, &r2, err,
+		        sizeof(err)) == 0)
 			protobuf_c_message_free_unpacked(r2, NULL);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);

@@ -27,7 +27,8 @@ write_loop(void *arg)
 		struct mts_store_batch *b = mts_store_batch_new(w->st);
 
 		for (i = 0; i < w->per; i++) {
-			snprintf(key, sizeof(key), "b/%d/%zu", w->id, w->puts++);
+			snprintf(key, sizeof(key), "b/%d/%zu", w->id,
+			    w->puts++);
 			mts_store_batch_put(b, MTS_CF_RECORDS, key, strlen(key),
 			    val, w->vsize);
 		}
@@ -49,8 +50,9 @@ write_loop(void *arg)
 int
 main(int argc, char **argv)
 {
-	struct mts_store_opts o = {.sync = 1, .cache_bytes = 8u << 20,
-	    .write_buffer = 8u << 20};
+	struct mts_store_opts o = { .sync = 1,
+		.cache_bytes = 8u << 20,
+		.write_buffer = 8u << 20 };
 	struct mts_store *st;
 	struct writer *w;
 	pthread_t *t;
@@ -60,8 +62,9 @@ main(int argc, char **argv)
 	int n, i, failed = 0;
 
 	if (argc != 6) {
-		fprintf(stderr, "usage: storebench DIR SECONDS THREADS "
-				"PUTS_PER_BATCH VALUE_BYTES\n");
+		fprintf(stderr,
+		    "usage: storebench DIR SECONDS THREADS "
+		    "PUTS_PER_BATCH VALUE_BYTES\n");
 		return 2;
 	}
 	n = atoi(argv[3]);

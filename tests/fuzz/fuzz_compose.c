@@ -16,8 +16,9 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mts_compose_file f[2];
-	struct mts_compose_input in = {.files = f, .getenv = env,
-	    .dirname = "fuzz"};
+	struct mts_compose_input in = { .files = f,
+		.getenv = env,
+		.dirname = "fuzz" };
 	const char *p = (const char *)data, *z1, *z2;
 	char *dotenv = NULL, err[512], *out = NULL;
 	struct mts_stack *st;
@@ -32,12 +33,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p = z1 + 1;
 	}
 	z2 = memchr(p, '\0', size);
-	f[0] = (struct mts_compose_file){"a.yml", p, z2 ? (size_t)(z2 - p) :
-	    size};
+	f[0] = (struct mts_compose_file){ "a.yml", p,
+		z2 ? (size_t)(z2 - p) : size };
 	in.nfiles = 1;
 	if (z2) {
-		f[1] = (struct mts_compose_file){"b.yml", z2 + 1,
-		    size - (size_t)(z2 - p) - 1};
+		f[1] = (struct mts_compose_file){ "b.yml", z2 + 1,
+			size - (size_t)(z2 - p) - 1 };
 		in.nfiles = 2;
 	}
 	if (mts_compose_load(&in, &st, err, sizeof(err)) == 0) {
@@ -45,7 +46,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		mts_stack_print(st, m);
 		fclose(m);
 		mts_stack_free(st);
-		f[0] = (struct mts_compose_file){"printed.yml", out, n};
+		f[0] = (struct mts_compose_file){ "printed.yml", out, n };
 		in.nfiles = 1;
 		in.dotenv = NULL;
 		/* what mts printed must load again */

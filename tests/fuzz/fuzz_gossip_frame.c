@@ -27,9 +27,9 @@ accept_all(void *ctx, const uint8_t pub[32])
 static void
 mkpair(struct mts_conn **a, struct mts_conn **b)
 {
-	static const uint8_t ka[32] = {1}, kb[32] = {2};
+	static const uint8_t ka[32] = { 1 }, kb[32] = { 2 };
 	struct mts_noise_keypair pb;
-	struct mts_conn_cfg ca = {0}, cb = {0};
+	struct mts_conn_cfg ca = { 0 }, cb = { 0 };
 	struct mts_buf *o;
 
 	mts_noise_keypair_from_priv(&pb, kb);
@@ -87,12 +87,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mkpair(&a, &b);
 	mts_conn_free(b);
 	{
-		struct mts_conn_cfg cb = {0};
-		static const uint8_t kb[32] = {2};
+		struct mts_conn_cfg cb = { 0 };
+		static const uint8_t kb[32] = { 2 };
 
 		cb.role = MTS_NOISE_RESPONDER;
-		cb.protocol = size && data[0] & 1 ? MTS_NOISE_XXPSK3 :
-						   MTS_NOISE_IK;
+		cb.protocol =
+		    size && data[0] & 1 ? MTS_NOISE_XXPSK3 : MTS_NOISE_IK;
 		cb.s_priv = kb;
 		cb.psk = kb;
 		cb.rng = rng;

@@ -56,11 +56,11 @@ h_any(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route store_routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, h_any},
-	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_IPC_ANY, h_any},
-	{MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", MTS_IPC_ANY, h_any},
-	{MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", MTS_IPC_ANY, h_any},
-	{MTS__STATESTORE__REQUEST__BODY_ROOT, "root", MTS_IPC_ANY, h_any},
+	{ MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, h_any },
+	{ MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_IPC_ANY, h_any },
+	{ MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", MTS_IPC_ANY, h_any },
+	{ MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", MTS_IPC_ANY, h_any },
+	{ MTS__STATESTORE__REQUEST__BODY_ROOT, "root", MTS_IPC_ANY, h_any },
 };
 
 static const struct mts_ipc_service store_svc = {
@@ -75,7 +75,7 @@ static void *
 store_main(void *arg)
 {
 	struct mts_ipc_server *srv = arg;
-	struct pollfd pfd = {.fd = mts_ipc_server_fd(srv), .events = POLLIN};
+	struct pollfd pfd = { .fd = mts_ipc_server_fd(srv), .events = POLLIN };
 
 	for (;;) {
 		(void)poll(&pfd, 1, 100);
@@ -106,7 +106,7 @@ remove_top(void)
 static void
 setup_gossipd(void)
 {
-	char *argv[] = {"fuzz_gossipd_api", NULL};
+	char *argv[] = { "fuzz_gossipd_api", NULL };
 	struct mts_swim_update self;
 	char path[512], err[256];
 	struct mts_ipc_server *store;
@@ -155,9 +155,9 @@ setup_gossipd(void)
 	g.seen = mts_seen_new(1u << 10);
 	/* the stand-in statestore first: gossipd's clients find it */
 	if (mts_ipc_sock_path(path, sizeof(path), g.agent.rundir, "statestore",
-		NULL) < 0 ||
+	        NULL) < 0 ||
 	    (store = mts_ipc_server_open(path, &store_svc, NULL, err,
-		 sizeof(err))) == NULL) {
+	         sizeof(err))) == NULL) {
 		fprintf(stderr, "statestore stand-in: %s\n", err);
 		abort();
 	}
@@ -166,9 +166,9 @@ setup_gossipd(void)
 	    gd_api_open(&g) < 0 || mts_loop_add_server(g.loop, g.api) < 0)
 		abort();
 	if (mts_ipc_sock_path(path, sizeof(path), g.agent.rundir, "gossipd",
-		NULL) < 0 ||
-	    (cli = mts_ipc_async_open(g.loop, path, 2000, err,
-		 sizeof(err))) == NULL)
+	        NULL) < 0 ||
+	    (cli = mts_ipc_async_open(g.loop, path, 2000, err, sizeof(err))) ==
+	        NULL)
 		abort();
 }
 
@@ -320,7 +320,7 @@ one_request(struct rd *r)
 	}
 	answered = 0;
 	if (mts_ipc_async_call(cli, &req.base, &mts__gossipd__reply__descriptor,
-		2000, on_reply, NULL) == NULL)
+	        2000, on_reply, NULL) == NULL)
 		abort();
 	/* every handler answers at once or after its statestore calls (a join
 	 * dials: it may wait for its handshake deadline) */
@@ -339,7 +339,7 @@ one_request(struct rd *r)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rd r = {data, size};
+	struct rd r = { data, size };
 	int i;
 
 	if (g.loop == NULL)

@@ -27,7 +27,7 @@
 #define SPAWNS_PER_S 20
 #define NAMES 5
 
-static const char *const names[NAMES] = {"a", "b", "c", "d", "nosuch"};
+static const char *const names[NAMES] = { "a", "b", "c", "d", "nosuch" };
 static char tdir[64], conf[128];
 static struct init fz;
 static struct mts_ipc_client *cli;
@@ -63,19 +63,27 @@ write_conf(unsigned v)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", conf);
 	if ((f = fopen(tmp, "w")) == NULL)
 		abort();
-	fprintf(f, "[node]\nname = fuzz\nrundir = %s/run\nstatedir = %s/state\n"
-		   "[init]\nadmin_group = %u\n", tdir, tdir, (unsigned)getegid());
-	fprintf(f, "[a]\nexecutable = %s/agent\nuser = %u\nrestart_delay = "
-		   "%s\n", tdir, (unsigned)u, v & 1 ? "10ms" : "100ms");
-	fprintf(f, "[b]\nexecutable = %s/agent\nuser = %u\nafter = a\n"
-		   "args = %s\n", tdir, (unsigned)u, v & 2 ? "one two" : "one");
+	fprintf(f,
+	    "[node]\nname = fuzz\nrundir = %s/run\nstatedir = %s/state\n"
+	    "[init]\nadmin_group = %u\n",
+	    tdir, tdir, (unsigned)getegid());
+	fprintf(f,
+	    "[a]\nexecutable = %s/agent\nuser = %u\nrestart_delay = "
+	    "%s\n",
+	    tdir, (unsigned)u, v & 1 ? "10ms" : "100ms");
+	fprintf(f,
+	    "[b]\nexecutable = %s/agent\nuser = %u\nafter = a\n"
+	    "args = %s\n",
+	    tdir, (unsigned)u, v & 2 ? "one two" : "one");
 	if (!(v & 4))
-		fprintf(f, "[c]\nexecutable = %s/agent\nuser = %u\n"
-			   "restart = %s\n", tdir, (unsigned)u,
-		    v & 8 ? "never" : "on-failure");
+		fprintf(f,
+		    "[c]\nexecutable = %s/agent\nuser = %u\n"
+		    "restart = %s\n",
+		    tdir, (unsigned)u, v & 8 ? "never" : "on-failure");
 	if (v & 16)
-		fprintf(f, "[d]\nexecutable = %s/agent\nuser = %u\nafter = %s\n",
-		    tdir, (unsigned)(v & 32 && u == 65534 ? 65533 : u),
+		fprintf(f,
+		    "[d]\nexecutable = %s/agent\nuser = %u\nafter = %s\n", tdir,
+		    (unsigned)(v & 32 && u == 65534 ? 65533 : u),
 		    v & 4 ? "a" : "c");
 	if (v & 64) /* refused: a dependency on nothing */
 		fprintf(f, "[e]\nexecutable = %s/agent\nafter = nobody\n",
@@ -138,9 +146,8 @@ start(void)
 	if (pthread_create(&t, NULL, loop_thread, NULL) != 0)
 		abort();
 	if (mts_ipc_sock_path(sock, sizeof(sock), fz.conf->rundir, "init",
-		NULL) < 0 ||
-	    (cli = mts_ipc_client_open(sock, 10000, err, sizeof(err))) ==
-		NULL)
+	        NULL) < 0 ||
+	    (cli = mts_ipc_client_open(sock, 10000, err, sizeof(err))) == NULL)
 		abort();
 }
 
@@ -221,8 +228,8 @@ known(const char *name)
 static void
 check_info(const Mts__Admin__AgentInfo *a)
 {
-	static const char *const states[] = {"down", "waiting", "starting",
-	    "up", "stopping", "backoff", "failed"};
+	static const char *const states[] = { "down", "waiting", "starting",
+		"up", "stopping", "backoff", "failed" };
 	size_t i;
 
 	if (a == NULL || !known(a->name))
@@ -232,8 +239,9 @@ check_info(const Mts__Admin__AgentInfo *a)
 			break;
 	if (i == sizeof(states) / sizeof(states[0]))
 		finding("agent %s in state '%s'", a->name, a->state);
-	if ((strcmp(a->state, "up") == 0 || strcmp(a->state, "stopping") == 0)
-	    && a->pid == 0)
+	if ((strcmp(a->state, "up") == 0 ||
+	        strcmp(a->state, "stopping") == 0) &&
+	    a->pid == 0)
 		finding("agent %s %s without a pid", a->name, a->state);
 }
 
@@ -285,7 +293,7 @@ op_list(struct in *in)
 		check_info(rep->agent_list->agents[i]);
 		for (j = 0; j < i; j++)
 			if (strcmp(rep->agent_list->agents[i]->name,
-				rep->agent_list->agents[j]->name) == 0)
+			        rep->agent_list->agents[j]->name) == 0)
 				finding("agent %s listed twice",
 				    rep->agent_list->agents[i]->name);
 	}
@@ -347,7 +355,7 @@ op_reload(struct in *in)
 	if (v & 64) {
 		if (rep != NULL)
 			finding("a config with a dependency on nothing was "
-				"taken");
+			        "taken");
 		return;
 	}
 	check_names(rep->reload->restarted, rep->reload->n_restarted,
@@ -357,13 +365,13 @@ op_reload(struct in *in)
 	mts__admin__reply__free_unpacked(rep, NULL);
 }
 
-static void (*const ops[])(struct in *) = {op_version, op_list, op_ctl,
-    op_ctl, op_ctl, op_reload};
+static void (*const ops[])(
+    struct in *) = { op_version, op_list, op_ctl, op_ctl, op_ctl, op_reload };
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct in in = {data, size};
+	struct in in = { data, size };
 	int n = 0;
 
 	while (in.n > 0 && n++ < 16)

@@ -14,7 +14,6 @@
 #include "statestore.pb-c.h"
 #include "tests/unit/ipc_echo.h"
 
-
 static void
 h_hold(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
@@ -27,8 +26,9 @@ h_hold(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, ipc_echo_get},
-	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_IPC_ANY, h_hold},
+	{ MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY,
+	    ipc_echo_get },
+	{ MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_IPC_ANY, h_hold },
 };
 
 static const struct mts_ipc_service svc = {
@@ -72,7 +72,7 @@ settle(int fd)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	uint8_t hello[SP_GREETING_LEN];
 	char err[256];
 	int fd;
@@ -81,7 +81,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(path, sizeof(path), "/tmp/mts-fuzz-ipc-%d.sock",
 		    (int)getpid());
 		if ((srv = mts_ipc_server_open(path, &svc, NULL, err,
-			 sizeof(err))) == NULL) {
+		         sizeof(err))) == NULL) {
 			fprintf(stderr, "%s\n", err);
 			abort();
 		}

@@ -54,8 +54,8 @@ start(void)
 	fz_agent.name = "schedd";
 	fz_agent.node_id = "0123456789abcdef0123456789abcdef";
 	fz_agent.rundir = tdir;
-	if (mts_cfg_load_agent(conf, mts_conf_schema(), "schedd",
-	    &fz_agent.cfg, err, sizeof(err)) < 0) {
+	if (mts_cfg_load_agent(conf, mts_conf_schema(), "schedd", &fz_agent.cfg,
+	        err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		abort();
 	}
@@ -63,17 +63,17 @@ start(void)
 		abort();
 	snprintf(sock, sizeof(sock), "%s/nostore.sock", tdir);
 	if ((fz.store = mts_ipc_async_open(fz.loop, sock, 200, err,
-	    sizeof(err))) == NULL)
+	         sizeof(err))) == NULL)
 		abort();
 	snprintf(sock, sizeof(sock), "%s/schedd.sock", tdir);
 	if ((fz.srv = mts_ipc_server_open(sock, &schedd_service, &fz, err,
-	    sizeof(err))) == NULL)
+	         sizeof(err))) == NULL)
 		abort();
 	mts_ipc_server_set_acl(fz.srv, &fz.cfg.acl);
 	if (mts_loop_add_server(fz.loop, fz.srv) < 0)
 		abort();
 	if ((cli = mts_ipc_async_open(fz.loop, sock, REPLY_WAIT_MS, err,
-	    sizeof(err))) == NULL)
+	         sizeof(err))) == NULL)
 		abort();
 }
 
@@ -126,12 +126,12 @@ take_name(struct in *in, const char *const *names, size_t n)
 	return names[c % n];
 }
 
-static const char *const leases[] = {"l0", "l1", "l2", "l3", "l4", "l5"};
-static const char *const tasks[] = {"t0", "t1", "t2", "t3"};
-static const char *const services[] = {"s_a", "s_b", "s_c"};
-static const char *const owners[] = {"0123456789abcdef0123456789abcdef",
-    "ffffffffffffffffffffffffffffffff", "0123", "",
-    "0123456789abcdef0123456789abcdeg"};
+static const char *const leases[] = { "l0", "l1", "l2", "l3", "l4", "l5" };
+static const char *const tasks[] = { "t0", "t1", "t2", "t3" };
+static const char *const services[] = { "s_a", "s_b", "s_c" };
+static const char *const owners[] = { "0123456789abcdef0123456789abcdef",
+	"ffffffffffffffffffffffffffffffff", "0123", "",
+	"0123456789abcdef0123456789abcdeg" };
 
 /* --- checks ----------------------------------------------------------------- */
 
@@ -198,11 +198,11 @@ on_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 static int
 call(Mts__Schedd__Request *req, Mts__Schedd__Reply **rep)
 {
-	struct pending p = {0, 0, NULL};
+	struct pending p = { 0, 0, NULL };
 	mts_time_t end = mts_now() + REPLY_WAIT_MS + 500;
 
-	if (mts_ipc_async_call(cli, &req->base,
-	    &mts__schedd__reply__descriptor, 0, on_reply, &p) == NULL)
+	if (mts_ipc_async_call(cli, &req->base, &mts__schedd__reply__descriptor,
+	        0, on_reply, &p) == NULL)
 		abort();
 	while (!p.done && mts_now() < end)
 		mts_loop_run_once(fz.loop, 5);
@@ -236,8 +236,8 @@ do_prepare(struct in *in)
 	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
 	Mts__Schedd__PrepareReq p = MTS__SCHEDD__PREPARE_REQ__INIT;
 	Mts__Schedd__Reply *rep;
-	static const uint64_t mems[] = {0, 1, 100 << 20, 512 << 20, CAP_MEM,
-	    CAP_MEM + 1, UINT64_MAX};
+	static const uint64_t mems[] = { 0, 1, 100 << 20, 512 << 20, CAP_MEM,
+		CAP_MEM + 1, UINT64_MAX };
 	int code, valid;
 
 	p.lease = (char *)take_name(in, leases, 6);
@@ -249,8 +249,8 @@ do_prepare(struct in *in)
 	p.ttl_ms = take(in, 4) == 0 ? 0 : take(in, 60);
 	req.body_case = MTS__SCHEDD__REQUEST__BODY_PREPARE;
 	req.prepare = &p;
-	valid = valid_str(p.lease, MTS_LEASE_ID_MAX) &&
-	    valid_owner(p.owner) && valid_str(p.service, MTS_SERVICE_MAX);
+	valid = valid_str(p.lease, MTS_LEASE_ID_MAX) && valid_owner(p.owner) &&
+	    valid_str(p.service, MTS_SERVICE_MAX);
 	code = call(&req, &rep);
 	if (!valid) {
 		if (code != MTS_ERR_INVAL)
@@ -264,9 +264,10 @@ do_prepare(struct in *in)
 		    MTS__SCHEDD__PREPARE_REP__RESULT_GRANTED) {
 			/* a ttl of a few ms may be over by now; a resent
 			 * prepare keeps the first one's expiry */
-			if (l == NULL || (l->state != LEASE_PREPARED &&
-			    l->state != LEASE_COMMITTED &&
-			    !(l->state == LEASE_ENDED && p.ttl_ms != 0)) ||
+			if (l == NULL ||
+			    (l->state != LEASE_PREPARED &&
+			        l->state != LEASE_COMMITTED &&
+			        !(l->state == LEASE_ENDED && p.ttl_ms != 0)) ||
 			    rep->prepare->granted->expires_in_ms > 10000)
 				abort();
 		} else if (rep->prepare->result_case ==
@@ -274,7 +275,7 @@ do_prepare(struct in *in)
 			if (rep->prepare->rejected->digest == NULL ||
 			    *rep->prepare->rejected->reason == '\0' ||
 			    rep->prepare->rejected->digest->cpu_millis !=
-			    CAP_CPU)
+			        CAP_CPU)
 				abort();
 		} else {
 			abort();
@@ -301,9 +302,9 @@ do_commit(struct in *in)
 	valid = valid_str(c.lease, MTS_LEASE_ID_MAX) &&
 	    valid_str(c.task, MTS_TASK_ID_MAX);
 	code = call(&req, &rep);
-	if (!valid ? code != MTS_ERR_INVAL :
-	    code != 0 && code != MTS_ERR_NOTFOUND && code != MTS_ERR_STATE &&
-	    code != MTS_ERR_CONFLICT)
+	if (!valid ? code != MTS_ERR_INVAL
+	           : code != 0 && code != MTS_ERR_NOTFOUND &&
+	            code != MTS_ERR_STATE && code != MTS_ERR_CONFLICT)
 		abort();
 	if (valid && code == 0) {
 		const struct mts_lease *l = lease_of(c.lease);
@@ -328,8 +329,9 @@ do_abort(struct in *in)
 	req.body_case = MTS__SCHEDD__REQUEST__BODY_ABORT;
 	req.abort = &a;
 	code = call(&req, &rep);
-	if (!valid_str(a.lease, MTS_LEASE_ID_MAX) ? code != MTS_ERR_INVAL :
-	    code != 0 && code != MTS_ERR_NOTFOUND && code != MTS_ERR_CONFLICT)
+	if (!valid_str(a.lease, MTS_LEASE_ID_MAX) ? code != MTS_ERR_INVAL
+	                                          : code != 0 &&
+	            code != MTS_ERR_NOTFOUND && code != MTS_ERR_CONFLICT)
 		abort();
 	if (rep)
 		mts__schedd__reply__free_unpacked(rep, NULL);
@@ -366,14 +368,20 @@ do_task_gone(struct in *in)
 }
 
 static void (*const ops[])(struct in *) = {
-	do_prepare, do_prepare, do_prepare, do_commit, do_commit, do_abort,
-	do_ledger, do_task_gone,
+	do_prepare,
+	do_prepare,
+	do_prepare,
+	do_commit,
+	do_commit,
+	do_abort,
+	do_ledger,
+	do_task_gone,
 };
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct in in = {data, size};
+	struct in in = { data, size };
 	int i;
 
 	memset(longstr, 'x', sizeof(longstr) - 1);

@@ -30,8 +30,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	} else {
 		fd = memfd_create("fuzz", 0);
-		if (fd >= 0 && mts_seccomp_export(p, 0, fd, err,
-		    sizeof(err)) < 0 && strncmp(err, "f:", 2) != 0)
+		if (fd >= 0 &&
+		    mts_seccomp_export(p, 0, fd, err, sizeof(err)) < 0 &&
+		    strncmp(err, "f:", 2) != 0)
 			abort();
 		if (fd >= 0)
 			close(fd);

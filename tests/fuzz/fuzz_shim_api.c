@@ -29,9 +29,9 @@
  * every reply, FUZZ_SHIM_STATS=N the harness's state every N inputs,
  * FUZZ_SHIM_KEEP=1 keeps the temp directory at exit.
  */
-#define MAX_REQS 6	   /* requests per input */
-#define REPLY_WAIT_MS 400  /* then the caller hangs up; the shim carries on */
-#define MAX_TASKS 4	   /* beyond: every task is force-removed */
+#define MAX_REQS 6        /* requests per input */
+#define REPLY_WAIT_MS 400 /* then the caller hangs up; the shim carries on */
+#define MAX_TASKS 4       /* beyond: every task is force-removed */
 #define IMAGE "fuzz:latest"
 
 /* The OCI runtime: run starts a short sleep as the container (the monitor,
@@ -74,11 +74,11 @@ put_file(const char *path, const char *text, mode_t mode)
 static void
 make_image(void)
 {
-	static char *cmd[] = {"sh", NULL}, *env[] = {"PATH=/bin", NULL};
+	static char *cmd[] = { "sh", NULL }, *env[] = { "PATH=/bin", NULL };
 	struct mts_image_info in;
 	struct mts_stage *sg;
 	char path[PATHMAX + 64], err[256], digest[MTS_DIGEST_LEN + 1];
-	uint8_t sha[32] = {1};
+	uint8_t sha[32] = { 1 };
 
 	mts_digest_format(digest, sha);
 	if (mts_stage_new(s.store, &sg, err, sizeof(err)) != 0)
@@ -89,8 +89,8 @@ make_image(void)
 		abort();
 	snprintf(path, sizeof(path), "%s/layer-%s/etc/passwd",
 	    mts_stage_dir(sg), mts_img_hex(digest));
-	put_file(path, "root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/:/bin/sh\n",
-	    0644);
+	put_file(path,
+	    "root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/:/bin/sh\n", 0644);
 	snprintf(path, sizeof(path), "%s/layer-%s/etc/group", mts_stage_dir(sg),
 	    mts_img_hex(digest));
 	put_file(path, "root:x:0:\napp:x:1000:\n", 0644);
@@ -98,9 +98,9 @@ make_image(void)
 	memset(&in, 0, sizeof(in));
 	in.name = IMAGE;
 	snprintf(in.id, sizeof(in.id), "%s", digest);
-	in.layers = (char *[]){digest, NULL};
+	in.layers = (char *[]){ digest, NULL };
 	in.nlayers = 1;
-	in.blobs = (char *[]){NULL};
+	in.blobs = (char *[]){ NULL };
 	in.cfg.cmd = cmd;
 	in.cfg.env = env;
 	if (mts_img_stage_commit(sg, &in, err, sizeof(err)) != 0)
@@ -147,19 +147,22 @@ config(void)
 	struct mts_cfg *cfg;
 	ssize_t n;
 
-	snprintf(text, sizeof(text), "[node]\nrundir = %s/run\nstatedir = "
-	    "%s/state\n[shim]\nacl = 0\nrootfs = copy\n", dir, dir);
+	snprintf(text, sizeof(text),
+	    "[node]\nrundir = %s/run\nstatedir = "
+	    "%s/state\n[shim]\nacl = 0\nrootfs = copy\n",
+	    dir, dir);
 	if (mts_cfg_parse(text, "fuzz", mts_conf_schema(), &cfg, err,
-		sizeof(err)) != 0 ||
+	        sizeof(err)) != 0 ||
 	    mts_acl_table_load(&s.cfg.acl, shim_service.acl, cfg, "shim", err,
-		sizeof(err)) < 0) {
+	        sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		abort();
 	}
 	mts_cfg_free(cfg);
 	snprintf(s.cfg.rundir, sizeof(s.cfg.rundir), "%s/run", dir);
 	snprintf(s.cfg.statedir, sizeof(s.cfg.statedir), "%s/state", dir);
-	snprintf(s.cfg.runtime_root, sizeof(s.cfg.runtime_root), "%s/runc", dir);
+	snprintf(s.cfg.runtime_root, sizeof(s.cfg.runtime_root), "%s/runc",
+	    dir);
 	snprintf(s.cfg.runtime, sizeof(s.cfg.runtime), "%s/runtime", dir);
 	snprintf(s.cfg.image_tool, sizeof(s.cfg.image_tool), "%s/image", dir);
 	/* The real monitor, next to the fuzzer's build directory. */
@@ -220,7 +223,7 @@ setup(void)
 	make_image();
 	snprintf(sock, sizeof(sock), "%s/run/shim.sock", dir);
 	if ((s.srv = mts_ipc_server_open(sock, &shim_service, &s, err,
-		 sizeof(err))) == NULL) {
+	         sizeof(err))) == NULL) {
 		fprintf(stderr, "%s\n", err);
 		abort();
 	}
@@ -267,12 +270,12 @@ u32(struct in *in)
 	return (uint32_t)u64(in);
 }
 
-static const char *const words[] = {"CMD", "CMD-SHELL", "HTTP", "TCP",
-    "NONE", "any", "on-failure", "none", "root", "0:0", "app", "nobody",
-    "1000:1000", "app:root", "/", "/tmp", "sh", "-c", "true", "exit 3",
-    "KEY=VALUE", "PATH=", "=x", "sha256:", "sha256:0101010101010101",
-    "../../etc", "tmpfs", "bind", "ro", "fuzz", "/nonexistent", "rbind",
-    "/proc/self/ns/net", "a.b-c_d", "-x"};
+static const char *const words[] = { "CMD", "CMD-SHELL", "HTTP", "TCP", "NONE",
+	"any", "on-failure", "none", "root", "0:0", "app", "nobody",
+	"1000:1000", "app:root", "/", "/tmp", "sh", "-c", "true", "exit 3",
+	"KEY=VALUE", "PATH=", "=x", "sha256:", "sha256:0101010101010101",
+	"../../etc", "tmpfs", "bind", "ro", "fuzz", "/nonexistent", "rbind",
+	"/proc/self/ns/net", "a.b-c_d", "-x" };
 
 /* A string: empty, a live task's id, the image, a word, a long one or raw
  * bytes (no NUL: protobuf strings). buf holds at least 5000 bytes. */
@@ -360,11 +363,10 @@ arena_free(struct arena *a)
 /* A health check; HTTP and TCP probes only ever aim at port 1 on the
  * task's loopback (nothing listens there), or at malformed targets. */
 static void
-health(struct in *in, struct arena *a, Mts__Shim__HealthCheck *h,
-    char **test)
+health(struct in *in, struct arena *a, Mts__Shim__HealthCheck *h, char **test)
 {
-	static const char *const targets[] = {"1", "0", "65536", "x", "",
-	    "http://127.0.0.1:1/", "http://x", "http://127.0.0.1:99999/"};
+	static const char *const targets[] = { "1", "0", "65536", "x", "",
+		"http://127.0.0.1:1/", "http://x", "http://127.0.0.1:99999/" };
 	size_t n;
 
 	test[0] = (char *)words[u8(in) % 6];
@@ -451,7 +453,7 @@ build(struct in *in, uint8_t **out)
 	Mts__Shim__ImageListReq il = MTS__SHIM__IMAGE_LIST_REQ__INIT;
 	Mts__Shim__ImageRemoveReq ir = MTS__SHIM__IMAGE_REMOVE_REQ__INIT;
 	char *test[3], stdin_buf[256];
-	struct arena a = {.n = 0};
+	struct arena a = { .n = 0 };
 	size_t len, i;
 
 	switch (u8(in) % 13) {
@@ -562,7 +564,7 @@ build(struct in *in, uint8_t **out)
 static int
 dial(void)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	uint8_t hello[SP_GREETING_LEN];
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
@@ -624,8 +626,8 @@ read_replies(int fd, struct mts_buf *b, uint32_t id)
 		    b->data + SP_FRAME_HEAD + 4);
 		if (b->data[0] != SP_MSG || len < 4 || rep == NULL)
 			abort(); /* the shim sent something that is no reply */
-		got |= (mts_get_u32be(b->data + SP_FRAME_HEAD) & ~SP_ID_END) ==
-		    id;
+		got |=
+		    (mts_get_u32be(b->data + SP_FRAME_HEAD) & ~SP_ID_END) == id;
 		if (verbose)
 			fprintf(stderr, "reply %u: body %d, error %s\n",
 			    mts_get_u32be(b->data + SP_FRAME_HEAD) & ~SP_ID_END,
@@ -673,8 +675,8 @@ bound(void)
 
 	for (t = s.tasks; t != NULL; t = t->next)
 		n++;
-	for (end = mts_now() + 3000; n > MAX_TASKS && s.tasks != NULL &&
-	    mts_now() < end;) {
+	for (end = mts_now() + 3000;
+	     n > MAX_TASKS && s.tasks != NULL && mts_now() < end;) {
 		Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
 		Mts__Shim__TaskRemoveReq rm = MTS__SHIM__TASK_REMOVE_REQ__INIT;
 		uint8_t buf[256];
@@ -712,7 +714,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static unsigned long inputs;
-	struct in in = {.p = data, .n = size};
+	struct in in = { .p = data, .n = size };
 	struct mts_image_info img;
 	uint8_t *body;
 	size_t len;
@@ -726,8 +728,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(body);
 	}
 	bound();
-	if (getenv("FUZZ_SHIM_STATS") != NULL && ++inputs %
-	    (unsigned long)atoi(getenv("FUZZ_SHIM_STATS")) == 0) {
+	if (getenv("FUZZ_SHIM_STATS") != NULL &&
+	    ++inputs % (unsigned long)atoi(getenv("FUZZ_SHIM_STATS")) == 0) {
 		struct shim_task *t;
 		struct shim_child *c;
 		size_t nt = 0, nc = 0;
@@ -738,22 +740,27 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int has = mts_store_get(s.store, IMAGE, &img) == 0;
 		if (has)
 			mts_image_info_free(&img);
-		fprintf(stderr, "stats: %lu inputs, %zu tasks, %zu children, "
-		    "image_job %d, spare %d, image %s\n", inputs, nt, nc,
-		    s.image_job, (int)s.spare, has ? "yes" : "no");
+		fprintf(stderr,
+		    "stats: %lu inputs, %zu tasks, %zu children, "
+		    "image_job %d, spare %d, image %s\n",
+		    inputs, nt, nc, s.image_job, (int)s.spare,
+		    has ? "yes" : "no");
 		for (t = s.tasks; t != NULL; t = t->next)
 			fprintf(stderr, "  task %s: %s %s\n", t->core.id,
 			    mts_task_state_name(t->core.state), t->error);
 		for (c = s.children; c != NULL; c = c->next)
-			fprintf(stderr, "  child %d kind %d exited %d call %p "
-			    "deadline in %lld\n", (int)c->pid, c->kind, c->exited,
-			    (void *)c->call, (long long)(c->deadline - mts_now()));
+			fprintf(stderr,
+			    "  child %d kind %d exited %d call %p "
+			    "deadline in %lld\n",
+			    (int)c->pid, c->kind, c->exited, (void *)c->call,
+			    (long long)(c->deadline - mts_now()));
 	}
 	if (verbose) {
 		struct shim_task *t;
 		for (t = s.tasks; t != NULL; t = t->next)
-			fprintf(stderr, "task %s: %s, error \"%s\"\n", t->core.id,
-			    mts_task_state_name(t->core.state), t->error);
+			fprintf(stderr, "task %s: %s, error \"%s\"\n",
+			    t->core.id, mts_task_state_name(t->core.state),
+			    t->error);
 	}
 	return 0;
 }

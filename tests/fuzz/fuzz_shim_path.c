@@ -31,8 +31,8 @@ check_path(const char *in)
 		abort();
 	if (mts_whiteout_classify(out, &k, tgt, sizeof(tgt)) == 0 &&
 	    k == MTS_WH_FILE &&
-	    (tgt[0] == '\0' || mts_archive_path_clean(tgt, again,
-		sizeof(again)) != 0))
+	    (tgt[0] == '\0' ||
+	        mts_archive_path_clean(tgt, again, sizeof(again)) != 0))
 		abort();
 }
 
@@ -47,8 +47,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(s, data, size);
 	s[size] = '\0';
 	check_path(s);
-	if (mts_ref_parse(s, &r) == 0 && (r.repo[0] == '\0' ||
-	    (r.tag[0] == '\0' && r.digest[0] == '\0')))
+	if (mts_ref_parse(s, &r) == 0 &&
+	    (r.repo[0] == '\0' || (r.tag[0] == '\0' && r.digest[0] == '\0')))
 		abort();
 	return 0;
 }

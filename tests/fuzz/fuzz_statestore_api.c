@@ -73,15 +73,16 @@ start(void)
 		abort();
 	/* no fsync (speed); pruning often, with a short retention, so that
 	 * it runs between the requests and merges meet its frontiers */
-	fprintf(f, "[node]\nrundir = %s\nstatedir = %s\n[statestore]\n"
-		   "sync = no\ntombstone_retention = 1s\nprune_interval = 1s\n"
-		   "acl_read = %u\nacl_write = %u\nacl_merge = %u\n",
+	fprintf(f,
+	    "[node]\nrundir = %s\nstatedir = %s\n[statestore]\n"
+	    "sync = no\ntombstone_retention = 1s\nprune_interval = 1s\n"
+	    "acl_read = %u\nacl_write = %u\nacl_merge = %u\n",
 	    rundir, statedir, (unsigned)getuid(), (unsigned)getuid(),
 	    (unsigned)getuid());
 	fclose(f);
 	log_init("statestore", MTS_LOG_WARN);
 	if (mts_cfg_load_agent(conf, mts_conf_schema(), "statestore", &fz.cfg,
-		err, sizeof(err)) < 0) {
+	        err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		abort();
 	}
@@ -91,20 +92,19 @@ start(void)
 	if (mts_crypto_init() < 0)
 		abort();
 	load_acls(&fz);
-	fz.retention_ms = mts_cfg_int(fz.cfg, "statestore",
-	    "tombstone_retention");
-	fz.prune_interval_ms = mts_cfg_int(fz.cfg, "statestore",
-	    "prune_interval");
+	fz.retention_ms =
+	    mts_cfg_int(fz.cfg, "statestore", "tombstone_retention");
+	fz.prune_interval_ms =
+	    mts_cfg_int(fz.cfg, "statestore", "prune_interval");
 	fz.mst = mts_mst_new();
 	setup_loop(&fz);
 	open_store(&fz, statedir);
 	open_sockets(&fz, rundir);
 	if (pthread_create(&t, NULL, loop_thread, &fz) != 0)
 		abort();
-	if (mts_ipc_sock_path(sock, sizeof(sock), rundir, "statestore",
-		NULL) < 0 ||
-	    (cli = mts_ipc_client_open(sock, 10000, err, sizeof(err))) ==
-		NULL)
+	if (mts_ipc_sock_path(sock, sizeof(sock), rundir, "statestore", NULL) <
+	        0 ||
+	    (cli = mts_ipc_client_open(sock, 10000, err, sizeof(err))) == NULL)
 		abort();
 }
 
@@ -155,8 +155,8 @@ static uint8_t valbuf[VAL_MAX];
 static size_t
 make_key(struct in *in, uint8_t *k)
 {
-	static const char *const pre[] = {"a/", "b/", "", "n/", "t/", "d/",
-	    "c/", "m/"};
+	static const char *const pre[] = { "a/", "b/", "", "n/", "t/", "d/",
+		"c/", "m/" };
 	const char *p = pre[take(in, 8)];
 	size_t n = strlen(p), len, i;
 	unsigned shape = take(in, 16);
@@ -176,7 +176,7 @@ make_key(struct in *in, uint8_t *k)
 	len = 1 + take(in, 3);
 	for (i = 0; i < len; i++)
 		k[n++] = shape == 2 ? (uint8_t)(take(in, 0) & 0x81)
-				    : (uint8_t)("xyz\xff"[take(in, 4)]);
+		                    : (uint8_t)("xyz\xff"[take(in, 4)]);
 	return n;
 }
 
@@ -291,7 +291,9 @@ op_write(struct in *in, int del)
 		dr.key.data = k;
 		dr.key.len = klen;
 		dr.has_expected = cas != 0;
-		dr.expected_hlc = cas == 1 ? 0 : cas == 2 ? last_hlc : take64(in);
+		dr.expected_hlc = cas == 1 ? 0
+		    : cas == 2             ? last_hlc
+		                           : take64(in);
 		dr.expected_origin.data = last_origin;
 		dr.expected_origin.len = cas == 3 ? take(in, 17) : 16;
 		req.body_case = MTS__STATESTORE__REQUEST__BODY_DELETE;
@@ -303,15 +305,17 @@ op_write(struct in *in, int del)
 		put.value.data = valbuf;
 		put.value.len = vlen;
 		put.has_expected = cas != 0;
-		put.expected_hlc = cas == 1 ? 0 : cas == 2 ? last_hlc :
-		    take64(in);
+		put.expected_hlc = cas == 1 ? 0
+		    : cas == 2              ? last_hlc
+		                            : take64(in);
 		put.expected_origin.data = last_origin;
 		put.expected_origin.len = cas == 3 ? take(in, 17) : 16;
 		req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
 		req.put = &put;
 	}
-	rep = call(&req, &code, MAY(MTS_ERR_CONFLICT) | MAY(MTS_ERR_DENIED) |
-	    (del ? MAY(MTS_ERR_NOTFOUND) : 0));
+	rep = call(&req, &code,
+	    MAY(MTS_ERR_CONFLICT) | MAY(MTS_ERR_DENIED) |
+	        (del ? MAY(MTS_ERR_NOTFOUND) : 0));
 	if (rep == NULL)
 		return;
 	r = del ? rep->delete_->record : rep->put->record;
@@ -357,11 +361,15 @@ op_merge(struct in *in)
 		kr[i].key.data = keys[i];
 		kr[i].key.len = make_key(in, keys[i]);
 		/* clocks: tiny, near now, the last one seen, huge */
-		rec[i].hlc = h == 0 ? 1 : h == 1 ? (last_hlc + take(in, 3)) | 1 :
-		    h == 2 ? UINT64_MAX - take(in, 2) :
-		    h == 3 ? (mts_wall_ms() + (take(in, 4) == 0 ?
-			MTS_HLC_MAX_AHEAD_MS + take(in, 0) : 0)) << 16 :
-		    take64(in) | 1;
+		rec[i].hlc = h == 0 ? 1
+		    : h == 1        ? (last_hlc + take(in, 3)) | 1
+		    : h == 2        ? UINT64_MAX - take(in, 2)
+		    : h == 3
+		    ? (mts_wall_ms() +
+		          (take(in, 4) == 0 ? MTS_HLC_MAX_AHEAD_MS + take(in, 0)
+		                            : 0))
+		        << 16
+		    : take64(in) | 1;
 		memset(origins[i], o == 0 ? 0 : o == 1 ? 0xff : 0x5a, 16);
 		if (o == 3)
 			memcpy(origins[i], fz.node, 16);
@@ -422,8 +430,9 @@ op_scan(struct in *in)
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
 	req.scan = &sr;
 	rep = call(&req, &code, 0);
-	if (rep->scan->n_items > (sr.limit ? (sr.limit > SCAN_MAX ?
-	    SCAN_MAX : sr.limit) : SCAN_DEFAULT))
+	if (rep->scan->n_items >
+	    (sr.limit ? (sr.limit > SCAN_MAX ? SCAN_MAX : sr.limit)
+	              : SCAN_DEFAULT))
 		finding("scan returned %zu items for limit %u",
 		    rep->scan->n_items, sr.limit);
 	for (i = 0; i < rep->scan->n_items; i++) {
@@ -553,13 +562,13 @@ op_delete(struct in *in)
 	op_write(in, 1);
 }
 
-static void (*const ops[])(struct in *) = {op_get, op_put, op_delete,
-    op_scan, op_merge, op_root_page, op_root_page, op_records};
+static void (*const ops[])(struct in *) = { op_get, op_put, op_delete, op_scan,
+	op_merge, op_root_page, op_root_page, op_records };
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct in in = {data, size};
+	struct in in = { data, size };
 	int n = 0;
 
 	while (in.n > 0 && n++ < 32)

@@ -14,11 +14,11 @@ static int
 valid_record(const Mts__KeyRecord *kr, struct mts_record *r)
 {
 	static const uint8_t node[MTS_NODE_ID_LEN];
-	struct mts_hlc hlc = {0};
-	struct mts_state_self self = {node, "00000000000000000000000000000000",
-	    &hlc, 1};
+	struct mts_hlc hlc = { 0 };
+	struct mts_state_self self = { node, "00000000000000000000000000000000",
+		&hlc, 1 };
 	const Mts__Record *pb = kr->record;
-	struct mts_write w = {.kind = MTS_WRITE_MERGE};
+	struct mts_write w = { .kind = MTS_WRITE_MERGE };
 	struct mts_verdict v;
 
 	if (pb == NULL || pb->origin.len != MTS_NODE_ID_LEN)

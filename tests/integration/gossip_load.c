@@ -82,15 +82,14 @@ parse(struct opts *o, int argc, char **argv)
 			usage();
 		}
 	}
-	if (o->nput == 0 || o->count <= 0 || o->size < 0 ||
-	    o->size > (1 << 20))
+	if (o->nput == 0 || o->count <= 0 || o->size < 0 || o->size > (1 << 20))
 		usage();
 }
 
 /* Records arrivals of our keys on watcher w. */
 static void
-poll_watch(nng_socket s, int w, const char *prefix, int count,
-    int64_t *arrive, unsigned char *seen, int nwatch, int *left)
+poll_watch(nng_socket s, int w, const char *prefix, int count, int64_t *arrive,
+    unsigned char *seen, int nwatch, int *left)
 {
 	ProtobufCMessage *body;
 	Mts__Statestore__Change *ch;
@@ -99,7 +98,7 @@ poll_watch(nng_socket s, int w, const char *prefix, int count,
 	int i;
 
 	while (mts_sub_recv(s, &mts__statestore__change__descriptor, &body,
-		   NNG_FLAG_NONBLOCK) != -MTS_ERR_TIMEOUT) {
+	           NNG_FLAG_NONBLOCK) != -MTS_ERR_TIMEOUT) {
 		if (body == NULL)
 			continue;
 		ch = (Mts__Statestore__Change *)body;
@@ -135,7 +134,7 @@ main(int argc, char **argv)
 		mts_ipc_sock_path(path, sizeof(path), o.put[i], "statestore",
 		    NULL);
 		if ((cl[i] = mts_ipc_client_open(path, 10000, err,
-			 sizeof(err))) == NULL) {
+		         sizeof(err))) == NULL) {
 			fprintf(stderr, "gossip_load: %s\n", err);
 			return 1;
 		}
@@ -144,7 +143,7 @@ main(int argc, char **argv)
 		mts_ipc_sock_path(path, sizeof(path), o.watch[w], "statestore",
 		    "statestore.pub");
 		if (mts_sub_open(path, o.prefix, strlen(o.prefix), &subs[w],
-			err, sizeof(err)) < 0) {
+		        err, sizeof(err)) < 0) {
 			fprintf(stderr, "gossip_load: %s\n", err);
 			return 1;
 		}
@@ -180,8 +179,8 @@ main(int argc, char **argv)
 		req.put = &put;
 		start[i] = mts_now_us();
 		if (mts_ipc_client_call(cl[i % o.nput], &req.base,
-			&mts__statestore__reply__descriptor, &rep, err,
-			sizeof(err)) < 0) {
+		        &mts__statestore__reply__descriptor, &rep, err,
+		        sizeof(err)) < 0) {
 			fprintf(stderr, "gossip_load: put %s: %s\n", key, err);
 			return 1;
 		}
@@ -213,9 +212,9 @@ main(int argc, char **argv)
 		if (nlat > 0)
 			printf("p50_ms %.1f\np99_ms %.1f\nmax_ms %.1f\n",
 			    lat[nlat / 2] / 1000.0,
-			    lat[(nlat * 99) / 100 < nlat ? (nlat * 99) / 100 :
-							   nlat - 1] /
-				1000.0,
+			    lat[(nlat * 99) / 100 < nlat ? (nlat * 99) / 100
+			                                 : nlat - 1] /
+			        1000.0,
 			    lat[nlat - 1] / 1000.0);
 		free(lat);
 	}

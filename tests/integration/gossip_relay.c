@@ -76,8 +76,8 @@ print_reply(const ProtobufCBinaryData *p)
 	    r->put->record) {
 		printf("hlc %llu\n", (unsigned long long)r->put->record->hlc);
 	} else if (r->body_case == MTS__STATESTORE__REPLY__BODY_GET) {
-		printf("value %.*s\n", r->get->record ?
-		    (int)r->get->record->value.len : 0,
+		printf("value %.*s\n",
+		    r->get->record ? (int)r->get->record->value.len : 0,
 		    r->get->record ? (char *)r->get->record->value.data : "");
 	} else {
 		fprintf(stderr, "gossip_relay: reply carries %s\n",
@@ -101,8 +101,8 @@ main(int argc, char **argv)
 	size_t len;
 	int rc;
 
-	if (argc < 5 || mts_unhex(node, sizeof(node), argv[2],
-			    strlen(argv[2])) < 0)
+	if (argc < 5 ||
+	    mts_unhex(node, sizeof(node), argv[2], strlen(argv[2])) < 0)
 		usage();
 	payload = pack_req(argc, argv, &len);
 	mts_ipc_sock_path(path, sizeof(path), argv[1], "gossipd", NULL);
@@ -112,13 +112,13 @@ main(int argc, char **argv)
 	}
 	rr.to_node.data = node;
 	rr.to_node.len = sizeof(node);
-	rr.agent = getenv("RELAY_AGENT") ? getenv("RELAY_AGENT") :
-					   "statestore";
+	rr.agent = getenv("RELAY_AGENT") ? getenv("RELAY_AGENT") : "statestore";
 	rr.payload.data = payload;
 	rr.payload.len = len;
 	rr.request_id = strtoull(argv[3], NULL, 10);
-	rr.timeout_ms = getenv("RELAY_TIMEOUT_MS") ?
-	    (uint32_t)strtoul(getenv("RELAY_TIMEOUT_MS"), NULL, 10) : 5000;
+	rr.timeout_ms = getenv("RELAY_TIMEOUT_MS")
+	    ? (uint32_t)strtoul(getenv("RELAY_TIMEOUT_MS"), NULL, 10)
+	    : 5000;
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_RELAY;
 	req.relay = &rr;
 	rc = mts_ipc_client_call(c, &req.base, &mts__gossipd__reply__descriptor,

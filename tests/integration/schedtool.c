@@ -119,12 +119,12 @@ print_reply(const uint8_t *data, size_t len)
 		rc = 1;
 	} else if (r->body_case == MTS__SCHEDD__REPLY__BODY_PREPARE &&
 	    r->prepare->result_case ==
-	    MTS__SCHEDD__PREPARE_REP__RESULT_GRANTED) {
+	        MTS__SCHEDD__PREPARE_REP__RESULT_GRANTED) {
 		printf("granted %llu\n",
 		    (unsigned long long)r->prepare->granted->expires_in_ms);
 	} else if (r->body_case == MTS__SCHEDD__REPLY__BODY_PREPARE &&
 	    r->prepare->result_case ==
-	    MTS__SCHEDD__PREPARE_REP__RESULT_REJECTED) {
+	        MTS__SCHEDD__PREPARE_REP__RESULT_REJECTED) {
 		printf("rejected %s; ", r->prepare->rejected->reason);
 		print_digest(r->prepare->rejected->digest);
 		rc = 3;
@@ -183,7 +183,7 @@ digest(const char *rundir, const char *node)
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
 	req.get = &g;
 	if (call_raw(rundir, "statestore", &mts__statestore__reply__descriptor,
-	    &req.base, (ProtobufCMessage **)&rep) < 0)
+	        &req.base, (ProtobufCMessage **)&rep) < 0)
 		return 1;
 	if (!rep->get || !rep->get->found || rep->get->record == NULL ||
 	    rep->get->record->tombstone) {
@@ -260,11 +260,12 @@ main(int argc, char **argv)
 		return puttask(argv[1], argv + 4);
 	payload = pack_req(argc, argv, &len);
 	if (strcmp(argv[2], "-") == 0) {
-		Mts__Schedd__Request *sreq = mts__schedd__request__unpack(NULL,
-		    len, payload);
+		Mts__Schedd__Request *sreq =
+		    mts__schedd__request__unpack(NULL, len, payload);
 
-		rc = call_raw(argv[1], "schedd", &mts__schedd__reply__descriptor,
-		    &sreq->base, (ProtobufCMessage **)&srep);
+		rc =
+		    call_raw(argv[1], "schedd", &mts__schedd__reply__descriptor,
+		        &sreq->base, (ProtobufCMessage **)&srep);
 		mts__schedd__request__free_unpacked(sreq, NULL);
 		free(payload);
 		if (rc < 0)
@@ -284,9 +285,9 @@ main(int argc, char **argv)
 	rr.agent = "schedd";
 	rr.payload.data = payload;
 	rr.payload.len = len;
-	rr.request_id = getenv("RELAY_ID") ?
-	    strtoull(getenv("RELAY_ID"), NULL, 10) :
-	    ((uint64_t)getpid() << 40) ^ (uint64_t)mts_now_us();
+	rr.request_id = getenv("RELAY_ID")
+	    ? strtoull(getenv("RELAY_ID"), NULL, 10)
+	    : ((uint64_t)getpid() << 40) ^ (uint64_t)mts_now_us();
 	rr.timeout_ms = 5000;
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_RELAY;
 	req.relay = &rr;
@@ -295,8 +296,9 @@ main(int argc, char **argv)
 	free(payload);
 	if (rc < 0)
 		return 1;
-	rc = grep_->relay ? print_reply(grep_->relay->payload.data,
-	    grep_->relay->payload.len) : 1;
+	rc = grep_->relay
+	    ? print_reply(grep_->relay->payload.data, grep_->relay->payload.len)
+	    : 1;
 	mts__gossipd__reply__free_unpacked(grep_, NULL);
 	return rc;
 }

@@ -68,8 +68,8 @@ static int
 call(struct mts_ipc_client *c, Req *req, Rep **rep, char *err, size_t errlen)
 {
 	return mts_ipc_client_call(c, &req->base,
-	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)rep,
-	    err, errlen);
+	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)rep, err,
+	    errlen);
 }
 
 static int
@@ -251,14 +251,14 @@ raw(struct mts_ipc_client *c, const void *buf, size_t len)
 static int
 cmd_probe(int argc, char **argv)
 {
-	static const uint8_t unknown[] = {0x08, 0x01, 0x9a, 0x06, 0x00};
-	static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f};
-	static const uint8_t truncated[] = {0x08, 0x01, 0x82, 0x01, 0x05,
-	    0x0a, 0x09, 'a'};
+	static const uint8_t unknown[] = { 0x08, 0x01, 0x9a, 0x06, 0x00 };
+	static const uint8_t garbage[] = { 0xff, 0xff, 0xff, 0xff, 0x0f };
+	static const uint8_t truncated[] = { 0x08, 0x01, 0x82, 0x01, 0x05, 0x0a,
+		0x09, 'a' };
 	/* a merge whose record has a 3-byte origin */
-	static const uint8_t badmerge[] = {0x08, 0x01, 0xa2, 0x01, 0x0d, 0x0a,
-	    0x0b, 0x0a, 0x01, 'k', 0x12, 0x06, 0x12, 0x03, 'a', 'b', 'c',
-	    0x18, 0x00};
+	static const uint8_t badmerge[] = { 0x08, 0x01, 0xa2, 0x01, 0x0d, 0x0a,
+		0x0b, 0x0a, 0x01, 'k', 0x12, 0x06, 0x12, 0x03, 'a', 'b', 'c',
+		0x18, 0x00 };
 	struct mts_ipc_client *c = connect_or_die(2000);
 	size_t biglen = 5u << 20;
 	uint8_t *big = calloc(1, biglen);
@@ -507,15 +507,16 @@ cmd_watch(int argc, char **argv)
 		return 2;
 	snprintf(path, sizeof(path), "%.*s.pub", (int)(l - 5), sock_path);
 	if (mts_sub_open(path, argv[0], strlen(argv[0]), &sub, err,
-		sizeof(err)) < 0) {
+	        sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
 	nng_socket_set_ms(sub, NNG_OPT_RECVTIMEO, 10000);
 	printf("watching\n");
 	fflush(stdout);
-	while (i < n && mts_sub_recv(sub, &mts__statestore__change__descriptor,
-			    (ProtobufCMessage **)&ch, 0) == 0) {
+	while (i < n &&
+	    mts_sub_recv(sub, &mts__statestore__change__descriptor,
+	        (ProtobufCMessage **)&ch, 0) == 0) {
 		print_record((const char *)ch->key.data, ch->key.len,
 		    ch->record);
 		fflush(stdout);
@@ -529,8 +530,7 @@ cmd_watch(int argc, char **argv)
 /* Fetches the page with hash h and, recursively, its children; checks that
  * each decodes and hashes to the hash it was fetched by. */
 static int
-walk(struct mts_ipc_client *c, const uint8_t *h, size_t *pages,
-    size_t *items)
+walk(struct mts_ipc_client *c, const uint8_t *h, size_t *pages, size_t *items)
 {
 	Req req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__PageReq pr = MTS__STATESTORE__PAGE_REQ__INIT;
@@ -551,8 +551,8 @@ walk(struct mts_ipc_client *c, const uint8_t *h, size_t *pages,
 	}
 	mts_blake2b256(got, rep->page->page.data, rep->page->page.len);
 	if (memcmp(got, h, 32) != 0 ||
-	    mts_mst_page_decode(rep->page->page.data, rep->page->page.len,
-		&v) < 0) {
+	    mts_mst_page_decode(rep->page->page.data, rep->page->page.len, &v) <
+	        0) {
 		fprintf(stderr, "page does not match its hash or decode\n");
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 		return 1;
@@ -607,8 +607,8 @@ cmd_fill(int argc, char **argv)
 	size_t step = 1000, i, j, m;
 	Mts__KeyRecord *kr = calloc(step, sizeof(*kr)), **krp;
 	Mts__Record *rec = calloc(step, sizeof(*rec));
-	char (*keys)[32] = calloc(step, 32), err[256];
-	uint8_t origin[16] = {1}, *val = malloc(vs);
+	char(*keys)[32] = calloc(step, 32), err[256];
+	uint8_t origin[16] = { 1 }, *val = malloc(vs);
 	Rep *rep;
 
 	krp = calloc(step, sizeof(*krp));
@@ -686,15 +686,16 @@ diff_walk(struct mts_ipc_client *local, struct mts_ipc_client *remote,
 	d->pages++;
 	d->page_bytes += rep->page->page.len;
 	if (mts_mst_page_decode(rep->page->page.data, rep->page->page.len,
-		&v) == 0) {
+	        &v) == 0) {
 		for (i = 0; i < v.nitems; i++) {
 			if (v.items[i].child != NULL)
 				diff_walk(local, remote, v.items[i].child, d);
 			/* a differing item: the caller pulls its record */
 			d->diffkeys = realloc(d->diffkeys,
 			    (d->ndiff + 1) * sizeof(char *));
-			d->diffkeys[d->ndiff++] = strndup(
-			    (const char *)v.items[i].key, v.items[i].klen);
+			d->diffkeys[d->ndiff++] =
+			    strndup((const char *)v.items[i].key,
+			        v.items[i].klen);
 		}
 		if (v.last_child != NULL)
 			diff_walk(local, remote, v.last_child, d);
@@ -716,7 +717,7 @@ cmd_diff(int argc, char **argv)
 	Req req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__RootReq root = MTS__STATESTORE__ROOT_REQ__INIT;
 	Mts__Statestore__RecordsReq rr = MTS__STATESTORE__RECORDS_REQ__INIT;
-	struct diffstat d = {0};
+	struct diffstat d = { 0 };
 	size_t i, pulled = 0, rbytes = 0;
 	char err[256];
 	Rep *rep;
@@ -756,10 +757,10 @@ cmd_diff(int argc, char **argv)
 			same = lr->get->found &&
 			    lr->get->record->hlc == kr->record->hlc &&
 			    lr->get->record->value.len ==
-				kr->record->value.len &&
+			        kr->record->value.len &&
 			    memcmp(lr->get->record->value.data,
-				kr->record->value.data,
-				kr->record->value.len) == 0;
+			        kr->record->value.data,
+			        kr->record->value.len) == 0;
 			protobuf_c_message_free_unpacked(&lr->base, NULL);
 		}
 		if (!same) {
@@ -814,22 +815,22 @@ static const struct {
 	int (*fn)(int, char **);
 	const char *usage;
 } cmds[] = {
-	{"put", 2, cmd_put, "put KEY VALUE"},
-	{"get", 1, cmd_get, "get KEY"},
-	{"root", 0, cmd_root, "root"},
-	{"getv", 1, cmd_getv, "getv KEY"},
-	{"putif", 4, cmd_putif, "putif KEY VALUE HLC ORIGIN_HEX"},
-	{"del", 1, cmd_del, "del KEY"},
-	{"merge", 4, cmd_merge, "merge KEY VALUE|- HLC ORIGIN_HEX"},
-	{"watch", 2, cmd_watch, "watch PREFIX N"},
-	{"pages", 0, cmd_pages, "pages"},
-	{"records", 1, cmd_records, "records KEY..."},
-	{"fill", 3, cmd_fill, "fill N VALUE_BYTES HLC_BASE"},
-	{"diff", 1, cmd_diff, "diff REMOTE_SOCKET"},
-	{"writer", 2, cmd_writer, "writer N LOGFILE"},
-	{"verify", 1, cmd_verify, "verify LOGFILE"},
-	{"probe", 0, cmd_probe, "probe"},
-	{"load", 2, cmd_load, "load CLIENTS SECONDS [VALUE_BYTES]"},
+	{ "put", 2, cmd_put, "put KEY VALUE" },
+	{ "get", 1, cmd_get, "get KEY" },
+	{ "root", 0, cmd_root, "root" },
+	{ "getv", 1, cmd_getv, "getv KEY" },
+	{ "putif", 4, cmd_putif, "putif KEY VALUE HLC ORIGIN_HEX" },
+	{ "del", 1, cmd_del, "del KEY" },
+	{ "merge", 4, cmd_merge, "merge KEY VALUE|- HLC ORIGIN_HEX" },
+	{ "watch", 2, cmd_watch, "watch PREFIX N" },
+	{ "pages", 0, cmd_pages, "pages" },
+	{ "records", 1, cmd_records, "records KEY..." },
+	{ "fill", 3, cmd_fill, "fill N VALUE_BYTES HLC_BASE" },
+	{ "diff", 1, cmd_diff, "diff REMOTE_SOCKET" },
+	{ "writer", 2, cmd_writer, "writer N LOGFILE" },
+	{ "verify", 1, cmd_verify, "verify LOGFILE" },
+	{ "probe", 0, cmd_probe, "probe" },
+	{ "load", 2, cmd_load, "load CLIENTS SECONDS [VALUE_BYTES]" },
 };
 
 int

@@ -72,8 +72,8 @@ burst(struct sim *s, int k)
 		snprintf(key, sizeof(key), "s/sim/w%zu", s->nwrites);
 		for (j = 0; j < sizeof(val); j++)
 			val[j] = (uint8_t)sim_rand(s);
-		if (sim_node_write(s, &s->node[w], key, val, sizeof(val),
-			&r) < 0) {
+		if (sim_node_write(s, &s->node[w], key, val, sizeof(val), &r) <
+		    0) {
 			sim_fail(s, "write %s refused on node %d", key, w);
 			return;
 		}
@@ -219,20 +219,20 @@ static const struct scenario {
 	int quiet_from, duration; /* virtual seconds */
 	const char *help;
 } scenarios[] = {
-	{"join", sc_join, 10, 30,
-	    "N nodes join over 10 s, each knowing only node 0"},
-	{"writes", sc_writes, SETTLE + 10, SETTLE + 25,
-	    "10 bursts of N/2 (at most 100) writes from random nodes, one a second"},
-	{"kill", sc_kill, SETTLE + 20, SETTLE + 40,
-	    "N/20 (at most 50) nodes crash, writes go on, they restart 20 s later"},
-	{"partition", sc_partition, SETTLE + 4, SETTLE + 25,
-	    "two random halves apart for 4 s with writes on both, then heal"},
-	{"chaos", sc_chaos, SETTLE + 30, SETTLE + 60,
+	{ "join", sc_join, 10, 30,
+	    "N nodes join over 10 s, each knowing only node 0" },
+	{ "writes", sc_writes, SETTLE + 10, SETTLE + 25,
+	    "10 bursts of N/2 (at most 100) writes from random nodes, one a second" },
+	{ "kill", sc_kill, SETTLE + 20, SETTLE + 40,
+	    "N/20 (at most 50) nodes crash, writes go on, they restart 20 s later" },
+	{ "partition", sc_partition, SETTLE + 4, SETTLE + 25,
+	    "two random halves apart for 4 s with writes on both, then heal" },
+	{ "chaos", sc_chaos, SETTLE + 30, SETTLE + 60,
 	    "30 s of a seeded mix: bursts, crashes, restarts, partitions, "
-	    "1% loss, duplicates, reordering"},
-	{"reserve", sc_reserve, SETTLE + 15, SETTLE + 30,
+	    "1% loss, duplicates, reordering" },
+	{ "reserve", sc_reserve, SETTLE + 15, SETTLE + 30,
 	    "N/10 services of 50 replicas placed by racing owners (schedd's "
-	    "ledger and placement cores)"},
+	    "ledger and placement cores)" },
 };
 
 /* --- the run ------------------------------------------------------------- */
@@ -306,14 +306,15 @@ usage(FILE *fp)
 {
 	size_t i;
 
-	fprintf(fp, "usage: mts-sim [--nodes N] [--seed S] [--plot FILE] "
-		    "--scenario NAME\n"
-		    "Runs N simulated nodes (gossipd's SWIM, delta-push and "
-		    "anti-entropy cores, the\nstatestore's verdict and MST) on "
-		    "a virtual clock and network; prints the\nmeasurements, "
-		    "then `trace <hash>` of the whole run (same seed, same "
-		    "hash).\n--plot FILE writes per second: time, nodes holding "
-		    "the final root, live nodes.\nScenarios:\n");
+	fprintf(fp,
+	    "usage: mts-sim [--nodes N] [--seed S] [--plot FILE] "
+	    "--scenario NAME\n"
+	    "Runs N simulated nodes (gossipd's SWIM, delta-push and "
+	    "anti-entropy cores, the\nstatestore's verdict and MST) on "
+	    "a virtual clock and network; prints the\nmeasurements, "
+	    "then `trace <hash>` of the whole run (same seed, same "
+	    "hash).\n--plot FILE writes per second: time, nodes holding "
+	    "the final root, live nodes.\nScenarios:\n");
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		fprintf(fp, "  %-10s %s (%d s)\n", scenarios[i].name,
 		    scenarios[i].help, scenarios[i].duration);
@@ -323,12 +324,12 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"nodes", required_argument, NULL, 'n'},
-		{"seed", required_argument, NULL, 's'},
-		{"scenario", required_argument, NULL, 'c'},
-		{"plot", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "scenario", required_argument, NULL, 'c' },
+		{ "plot", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct sim s;
 	const struct scenario *sc = NULL;

@@ -34,7 +34,7 @@
 struct irec {
 	struct irec *next; /* hash chain */
 	uint32_t refs;
-	uint32_t track;	   /* 1 + index of the acknowledged write, or 0 */
+	uint32_t track; /* 1 + index of the acknowledged write, or 0 */
 	uint8_t rh[MTS_HASH_LEN];
 	struct mts_record rec; /* value points into enc */
 	uint8_t *key, *enc;
@@ -53,9 +53,21 @@ size_t sim_intern_bytes(void);
 /* --- messages ------------------------------------------------------------ */
 
 enum sim_kind {
-	K_PING, K_ACK, K_PINGREQ, K_NEWS, K_PUSH,
-	K_ROOT_REQ, K_ROOT_REP, K_PAGE_REQ, K_PAGE_REP, K_REC_REQ, K_REC_REP,
-	K_PREPARE, K_PREPARE_REP, K_COMMIT, K_COMMIT_REP,
+	K_PING,
+	K_ACK,
+	K_PINGREQ,
+	K_NEWS,
+	K_PUSH,
+	K_ROOT_REQ,
+	K_ROOT_REP,
+	K_PAGE_REQ,
+	K_PAGE_REP,
+	K_REC_REQ,
+	K_REC_REP,
+	K_PREPARE,
+	K_PREPARE_REP,
+	K_COMMIT,
+	K_COMMIT_REP,
 	K_MAX
 };
 
@@ -78,7 +90,7 @@ struct sim_msg {
 	size_t nup;
 	struct irec **recs; /* PUSH, REC_REP: one ref each */
 	size_t nrecs;
-	struct mts_delta_sent *sent; /* PUSH */
+	struct mts_delta_sent *sent;     /* PUSH */
 	uint8_t (*hashes)[MTS_HASH_LEN]; /* PAGE_REQ */
 	size_t nh;
 	struct sim_page *pages; /* PAGE_REP */
@@ -86,7 +98,7 @@ struct sim_msg {
 	struct mts_ae_key *keys; /* REC_REQ */
 	size_t nkeys;
 	uint8_t root[MTS_HASH_LEN];
-	int why; /* PREPARE_REP, COMMIT_REP: enum mts_ledger_why */
+	int why;      /* PREPARE_REP, COMMIT_REP: enum mts_ledger_why */
 	size_t bytes; /* estimated wire size */
 };
 
@@ -188,7 +200,7 @@ struct sim {
 	mts_time_t last_unhealthy; /* last time a partition was in place */
 	int partitioned;
 	const char *failed; /* first violated invariant */
-	int sched; /* nodes run schedd's ledger and publish digests */
+	int sched;          /* nodes run schedd's ledger and publish digests */
 	struct sim_svc *svcs;
 	size_t nsvcs;
 	/* convergence over time: roots per second */

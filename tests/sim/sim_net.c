@@ -63,7 +63,7 @@ void
 sim_at(struct sim *s, mts_time_t when, int type, int node, struct sim_msg *m)
 {
 	size_t i;
-	struct sim_ev e = {when, s->evseq++, type, node, m}, t;
+	struct sim_ev e = { when, s->evseq++, type, node, m }, t;
 
 	if (s->nheap == s->capheap) {
 		s->capheap = s->capheap ? s->capheap * 2 : 1024;
@@ -149,8 +149,8 @@ static mts_time_t
 latency(struct sim *s)
 {
 	double u = sim_unif(s);
-	mts_time_t l = s->cfg.lat_base +
-	    (mts_time_t)(-log(1.0 - u) * s->cfg.lat_mean);
+	mts_time_t l =
+	    s->cfg.lat_base + (mts_time_t)(-log(1.0 - u) * s->cfg.lat_mean);
 
 	return l > s->cfg.lat_max ? s->cfg.lat_max : l;
 }
@@ -167,8 +167,8 @@ sim_send(struct sim *s, struct sim_msg *m)
 	s->st.bytes[m->kind] += m->bytes;
 	s->st.msgs[m->kind]++;
 	start_us = f->busy_until_us > now_us ? f->busy_until_us : now_us;
-	f->busy_until_us = start_us +
-	    (int64_t)m->bytes * 1000000 / s->cfg.bw_bytes;
+	f->busy_until_us =
+	    start_us + (int64_t)m->bytes * 1000000 / s->cfg.bw_bytes;
 	if (f->group != t->group ||
 	    (s->cfg.loss > 0 && sim_unif(s) < s->cfg.loss)) {
 		s->st.dropped++;
@@ -218,21 +218,21 @@ static const struct {
 	const char *name;
 	enum sim_class cls;
 } kinds[K_MAX] = {
-	[K_PING] = {"ping", C_SWIM},
-	[K_ACK] = {"ack", C_SWIM},
-	[K_PINGREQ] = {"ping-req", C_SWIM},
-	[K_NEWS] = {"news", C_SWIM},
-	[K_PUSH] = {"push", C_PUSH},
-	[K_ROOT_REQ] = {"root-req", C_AE},
-	[K_ROOT_REP] = {"root-rep", C_AE},
-	[K_PAGE_REQ] = {"page-req", C_AE},
-	[K_PAGE_REP] = {"page-rep", C_AE},
-	[K_REC_REQ] = {"records-req", C_AE},
-	[K_REC_REP] = {"records-rep", C_AE},
-	[K_PREPARE] = {"prepare", C_SCHED},
-	[K_PREPARE_REP] = {"prepare-rep", C_SCHED},
-	[K_COMMIT] = {"commit", C_SCHED},
-	[K_COMMIT_REP] = {"commit-rep", C_SCHED},
+	[K_PING] = { "ping", C_SWIM },
+	[K_ACK] = { "ack", C_SWIM },
+	[K_PINGREQ] = { "ping-req", C_SWIM },
+	[K_NEWS] = { "news", C_SWIM },
+	[K_PUSH] = { "push", C_PUSH },
+	[K_ROOT_REQ] = { "root-req", C_AE },
+	[K_ROOT_REP] = { "root-rep", C_AE },
+	[K_PAGE_REQ] = { "page-req", C_AE },
+	[K_PAGE_REP] = { "page-rep", C_AE },
+	[K_REC_REQ] = { "records-req", C_AE },
+	[K_REC_REP] = { "records-rep", C_AE },
+	[K_PREPARE] = { "prepare", C_SCHED },
+	[K_PREPARE_REP] = { "prepare-rep", C_SCHED },
+	[K_COMMIT] = { "commit", C_SCHED },
+	[K_COMMIT_REP] = { "commit-rep", C_SCHED },
 };
 
 const char *
@@ -308,7 +308,7 @@ struct irec *
 sim_intern(const uint8_t *key, size_t klen, const struct mts_record *rec)
 {
 	uint8_t rh[MTS_HASH_LEN];
-	struct mts_buf b = {0};
+	struct mts_buf b = { 0 };
 	struct irec *r;
 	size_t sl;
 

@@ -8,9 +8,9 @@
 #include "tests/sim/sim.h"
 #include "xmalloc.h"
 
-#define UPDATE_BYTES 60 /* a member update on the wire: id, addr, name, state, inc */
-#define MSG_BYTES 40	/* framing, Noise tag, message header */
-
+#define UPDATE_BYTES \
+	60 /* a member update on the wire: id, addr, name, state, inc */
+#define MSG_BYTES 40 /* framing, Noise tag, message header */
 
 /* --- the store: interned records sorted by key, and the MST -------------- */
 
@@ -85,7 +85,7 @@ static int
 merge(struct sim *s, struct sim_node *n, struct irec *in)
 {
 	struct mts_state_self me;
-	struct mts_write w = {.kind = MTS_WRITE_MERGE};
+	struct mts_write w = { .kind = MTS_WRITE_MERGE };
 	struct mts_verdict v;
 	const struct irec *cur = sim_store_get(n, in->key, in->klen);
 
@@ -110,9 +110,9 @@ sim_node_write(struct sim *s, struct sim_node *n, const char *key,
     const uint8_t *value, size_t vlen, struct irec **out)
 {
 	struct mts_state_self me;
-	struct mts_write w = {.kind = MTS_WRITE_PUT};
+	struct mts_write w = { .kind = MTS_WRITE_PUT };
 	struct mts_verdict v;
-	struct mts_delta_sent sent = {.n = 0};
+	struct mts_delta_sent sent = { .n = 0 };
 	const struct irec *cur;
 	struct irec *r;
 
@@ -175,7 +175,7 @@ sim_push(struct sim *s, struct sim_node *n, struct irec **recs, size_t nrecs,
 
 	c = mts_swim_random_alive(n->swim, NULL, cand, 64);
 	k = mts_delta_targets(sent, n->id,
-	    (const uint8_t (*)[MTS_NODE_ID_LEN])cand, c, s->cfg.fanout, ids);
+	    (const uint8_t(*)[MTS_NODE_ID_LEN])cand, c, s->cfg.fanout, ids);
 	for (i = 0; i < k; i++) {
 		m = sim_msg_new(K_PUSH, n->idx, idx_of(ids[i]));
 		m->recs = xreallocarray(NULL, nrecs, sizeof(*m->recs));
@@ -200,7 +200,8 @@ news(struct sim *s, struct sim_node *n, const struct mts_swim_update *u)
 
 	k = mts_swim_random_alive(n->swim, u->id, ids, SIM_NEWS_FANOUT);
 	for (i = 0; i < k; i++)
-		sim_node_send(s, n, sim_msg_new(K_NEWS, n->idx, idx_of(ids[i])));
+		sim_node_send(s, n,
+		    sim_msg_new(K_NEWS, n->idx, idx_of(ids[i])));
 }
 
 static void
@@ -230,7 +231,7 @@ run_effects(struct sim *s, struct sim_node *n, struct mts_swim_out *o)
 		 * gossipd learns at once that it is unreachable */
 		if (e->type == MTS_SWIM_SEND_PING && !s->node[to].up &&
 		    s->node[to].group == n->group) {
-			struct mts_swim_out out2 = {0};
+			struct mts_swim_out out2 = { 0 };
 
 			mts_swim_on_unreachable(n->swim, e->to, s->now, &out2);
 			run_effects(s, n, &out2);
@@ -259,7 +260,8 @@ learn_member(struct sim *s, struct sim_node *n, const struct irec *r,
 	    r->rec.tombstone)
 		return;
 	if (mts_unhex(id, sizeof(id), (const char *)r->key + 2,
-		MTS_NODE_HEX_LEN) < 0 || mts_swim_find(n->swim, id))
+	        MTS_NODE_HEX_LEN) < 0 ||
+	    mts_swim_find(n->swim, id))
 		return;
 	memset(&u, 0, sizeof(u));
 	memcpy(u.id, id, MTS_NODE_ID_LEN);
@@ -321,8 +323,8 @@ walk_next(struct sim *s, struct sim_node *n)
 	struct sim_msg *m;
 	size_t k, i;
 
-	if ((k = mts_ae_next_keys(n->ae, keys, SIM_KEY_BATCH,
-		 SIM_KEY_BYTES)) > 0) {
+	if ((k = mts_ae_next_keys(n->ae, keys, SIM_KEY_BATCH, SIM_KEY_BYTES)) >
+	    0) {
 		m = sim_msg_new(K_REC_REQ, n->idx, n->walk_peer);
 		m->keys = xmemdup(keys, k * sizeof(*keys));
 		m->nkeys = k;
@@ -365,7 +367,8 @@ static void
 serve_pages(struct sim *s, struct sim_node *n, const struct sim_msg *q)
 {
 	struct sim_msg *m = sim_msg_new(K_PAGE_REP, n->idx, q->from);
-	size_t i, k = q->nh > SIM_MAX_PAGES_SERVED ? SIM_MAX_PAGES_SERVED : q->nh;
+	size_t i,
+	    k = q->nh > SIM_MAX_PAGES_SERVED ? SIM_MAX_PAGES_SERVED : q->nh;
 	const uint8_t *enc;
 	size_t len;
 
@@ -386,8 +389,8 @@ static void
 serve_records(struct sim *s, struct sim_node *n, const struct sim_msg *q)
 {
 	struct sim_msg *m = sim_msg_new(K_REC_REP, n->idx, q->from);
-	size_t i, k = q->nkeys > SIM_MAX_KEYS_SERVED ? SIM_MAX_KEYS_SERVED :
-						       q->nkeys;
+	size_t i,
+	    k = q->nkeys > SIM_MAX_KEYS_SERVED ? SIM_MAX_KEYS_SERVED : q->nkeys;
 	const struct irec *r;
 
 	m->recs = xcalloc(k ? k : 1, sizeof(*m->recs));
@@ -404,7 +407,7 @@ static void
 on_walk_reply(struct sim *s, struct sim_node *n, const struct sim_msg *m,
     struct mts_swim_out *out)
 {
-	struct mts_ae_local loc = {has_page, local_rh, n};
+	struct mts_ae_local loc = { has_page, local_rh, n };
 	uint8_t root[MTS_HASH_LEN];
 	size_t i;
 
@@ -421,8 +424,8 @@ on_walk_reply(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 		}
 	} else if (m->kind == K_PAGE_REP) {
 		for (i = 0; i < m->npages; i++)
-			if (mts_ae_on_page(n->ae, m->pages[i].h, m->pages[i].enc,
-				m->pages[i].len) < 0) {
+			if (mts_ae_on_page(n->ae, m->pages[i].h,
+			        m->pages[i].enc, m->pages[i].len) < 0) {
 				walk_end(n);
 				return;
 			}
@@ -443,12 +446,12 @@ on_push(struct sim *s, struct sim_node *n, const struct sim_msg *m,
     struct mts_swim_out *out)
 {
 	struct irec **fresh = xcalloc(m->nrecs ? m->nrecs : 1, sizeof(*fresh));
-	struct mts_delta_sent sent = {.n = 0};
+	struct mts_delta_sent sent = { .n = 0 };
 	size_t i, k = 0;
 
 	for (i = 0; i < m->nrecs; i++)
 		if (mts_seen_add(n->seen, m->recs[i]->key, m->recs[i]->klen,
-			m->recs[i]->rec.hlc, m->recs[i]->rec.origin))
+		        m->recs[i]->rec.hlc, m->recs[i]->rec.origin))
 			fresh[k++] = m->recs[i];
 	if (k > 0) {
 		mts_delta_sent_add(&sent, s->node[m->from].id);
@@ -469,7 +472,7 @@ on_push(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 void
 sim_node_deliver(struct sim *s, struct sim_node *n, struct sim_msg *m)
 {
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 	struct sim_msg *r;
 	size_t i;
 
@@ -536,7 +539,7 @@ next_tick(struct sim *s, struct sim_node *n, mts_time_t at)
 void
 sim_node_tick(struct sim *s, struct sim_node *n)
 {
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 
 	if (s->now != n->next_tick)
 		return;
@@ -579,7 +582,7 @@ sim_node_start(struct sim *s, struct sim_node *n, int bootstrap)
 {
 	struct mts_swim_cfg cfg;
 	struct mts_swim_update self, u;
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 	char key[2 + MTS_NODE_HEX_LEN + 1], val[32];
 	size_t i;
 
@@ -613,7 +616,7 @@ sim_node_start(struct sim *s, struct sim_node *n, int bootstrap)
 		snprintf(key, sizeof(key), "n/%s", n->hex);
 		snprintf(val, sizeof(val), "sim:%d", n->idx);
 		if (sim_node_write(s, n, key, (const uint8_t *)val, strlen(val),
-			NULL) < 0)
+		        NULL) < 0)
 			sim_fail(s, "node %d: its member record was refused",
 			    n->idx);
 	}

@@ -66,9 +66,10 @@ sim_on_swim_event(struct sim *s, struct sim_node *obs,
 		if (u->state == MTS_SWIM_DEAD) {
 			s->st.false_dead++;
 			if (healthy(s))
-				sim_fail(s, "live node %d declared dead by node "
-				    "%d while the network is healthy", v,
-				    obs->idx);
+				sim_fail(s,
+				    "live node %d declared dead by node "
+				    "%d while the network is healthy",
+				    v, obs->idx);
 		}
 		return;
 	}
@@ -105,8 +106,8 @@ sim_track_write(struct sim *s, struct irec *r, int writer)
 
 	if (s->nwrites == s->capwrites) {
 		s->capwrites = s->capwrites ? s->capwrites * 2 : 256;
-		s->writes = xreallocarray(s->writes, s->capwrites,
-		    sizeof(*s->writes));
+		s->writes =
+		    xreallocarray(s->writes, s->capwrites, sizeof(*s->writes));
 	}
 	w = &s->writes[s->nwrites++];
 	memset(w, 0, sizeof(*w));
@@ -126,8 +127,8 @@ sim_track_kill(struct sim *s, int victim)
 
 	if (s->nkills == s->capkills) {
 		s->capkills = s->capkills ? s->capkills * 2 : 16;
-		s->kills = xreallocarray(s->kills, s->capkills,
-		    sizeof(*s->kills));
+		s->kills =
+		    xreallocarray(s->kills, s->capkills, sizeof(*s->kills));
 	}
 	k = &s->kills[s->nkills++];
 	memset(k, 0, sizeof(*k));
@@ -156,7 +157,8 @@ sim_check(struct sim *s)
 
 	for (i = 0; i < s->nwrites; i++)
 		if (!holds(&s->node[s->writes[i].writer], s->writes[i].r))
-			sim_fail(s, "acknowledged write %.*s lost on its writer",
+			sim_fail(s,
+			    "acknowledged write %.*s lost on its writer",
 			    (int)s->writes[i].r->klen, s->writes[i].r->key);
 	if (s->nsec == s->capsec) {
 		s->capsec = s->capsec ? s->capsec * 2 : 64;
@@ -205,16 +207,21 @@ check_membership(struct sim *s)
 			if (m->u.state == MTS_SWIM_ALIVE && s->node[b].up)
 				alive++;
 			else if (m->u.state == MTS_SWIM_ALIVE)
-				sim_fail(s, "membership: node %d holds down "
-				    "node %d alive", a, b);
+				sim_fail(s,
+				    "membership: node %d holds down "
+				    "node %d alive",
+				    a, b);
 			else if (s->node[b].up)
-				sim_fail(s, "membership: node %d holds live "
-				    "node %d %s", a, b,
-				    mts_swim_state_name(m->u.state));
+				sim_fail(s,
+				    "membership: node %d holds live "
+				    "node %d %s",
+				    a, b, mts_swim_state_name(m->u.state));
 		}
 		if (alive != s->nup - 1)
-			sim_fail(s, "membership: node %d knows %d of the %d "
-			    "other live nodes", a, alive, s->nup - 1);
+			sim_fail(s,
+			    "membership: node %d knows %d of the %d "
+			    "other live nodes",
+			    a, alive, s->nup - 1);
 	}
 }
 
@@ -234,12 +241,14 @@ sim_check_quiet(struct sim *s)
 			continue;
 		mts_mst_root(s->node[i].mst, r);
 		if (memcmp(r, r0, MTS_HASH_LEN) != 0)
-			sim_fail(s, "MST roots differ after quiet: node %d "
-			    "(%zu keys) and node %d (%zu keys)", f,
-			    s->node[f].nents, i, s->node[i].nents);
+			sim_fail(s,
+			    "MST roots differ after quiet: node %d "
+			    "(%zu keys) and node %d (%zu keys)",
+			    f, s->node[f].nents, i, s->node[i].nents);
 		for (w = 0; w < s->nwrites && !s->failed; w++)
 			if (!holds(&s->node[i], s->writes[w].r))
-				sim_fail(s, "acknowledged write %.*s missing "
+				sim_fail(s,
+				    "acknowledged write %.*s missing "
 				    "on node %d after quiet",
 				    (int)s->writes[w].r->klen,
 				    s->writes[w].r->key, i);
@@ -303,8 +312,9 @@ report_kills(const struct sim *s)
 	qsort(a, na, sizeof(*a), cmp_time);
 	printf("%-34s %zu kills\n", "failure detection (dead)", s->nkills);
 	if (nf > 0)
-		printf("%-34s p50 %lld ms  max %lld ms\n", "  to the first node",
-		    (long long)pct(f, nf, .5), (long long)f[nf - 1]);
+		printf("%-34s p50 %lld ms  max %lld ms\n",
+		    "  to the first node", (long long)pct(f, nf, .5),
+		    (long long)f[nf - 1]);
 	if (na > 0)
 		printf("%-34s p50 %lld ms  max %lld ms (%zu of %zu)\n",
 		    "  to all live nodes", (long long)pct(a, na, .5),
@@ -379,7 +389,8 @@ report_services(const struct sim *s)
 		    (long long)pct(v, k, .99), (long long)v[k - 1]);
 	if (k == s->nsvcs && last > s->svcs[0].at)
 		printf("%-34s %.0f replicas/s; %llu prepares, %llu refused "
-		    "(races lost)\n", "  throughput",
+		       "(races lost)\n",
+		    "  throughput",
 		    (double)placed * 1000 / (double)(last - s->svcs[0].at),
 		    (unsigned long long)s->st.prepares,
 		    (unsigned long long)s->st.refused);
@@ -391,7 +402,7 @@ static void
 report_bytes(const struct sim *s)
 {
 	double secs = (double)s->st.node_ms / 1000;
-	double cls[C_MAX] = {0};
+	double cls[C_MAX] = { 0 };
 	int k;
 
 	if (secs <= 0)
@@ -421,7 +432,8 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
 	printf("%-34s %s, %d nodes, seed %llu\n", "scenario", scenario, s->n,
 	    (unsigned long long)s->cfg.seed);
 	printf("%-34s %.1f s virtual in %.2f s wall (%.1f virtual s per wall "
-	    "s), %llu events\n", "run", virt, wall, wall > 0 ? virt / wall : 0,
+	       "s), %llu events\n",
+	    "run", virt, wall, wall > 0 ? virt / wall : 0,
 	    (unsigned long long)s->st.events);
 	report_writes(s);
 	report_roots(s, quiet_from, plot);
@@ -434,15 +446,17 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
 	    (unsigned long long)s->st.dropped,
 	    (unsigned long long)s->st.duplicated);
 	printf("%-34s %llu applied (%llu by push, %llu by anti-entropy), "
-	    "%llu ignored\n", "merges", (unsigned long long)s->st.merges_applied,
+	       "%llu ignored\n",
+	    "merges", (unsigned long long)s->st.merges_applied,
 	    (unsigned long long)s->st.by_push, (unsigned long long)s->st.by_ae,
 	    (unsigned long long)s->st.merges_ignored);
 	report_bytes(s);
-	per = heap > heap0 + sim_intern_bytes() ?
-	    (heap - heap0 - sim_intern_bytes()) / (size_t)s->n : 0;
+	per = heap > heap0 + sim_intern_bytes()
+	    ? (heap - heap0 - sim_intern_bytes()) / (size_t)s->n
+	    : 0;
 	printf("%-34s %.1f MiB heap; per node %.1f KiB; %zu interned records "
-	    "%.1f MiB (shared)\n", "memory", (double)heap / 1048576,
-	    (double)per / 1024, sim_intern_count(),
-	    (double)sim_intern_bytes() / 1048576);
+	       "%.1f MiB (shared)\n",
+	    "memory", (double)heap / 1048576, (double)per / 1024,
+	    sim_intern_count(), (double)sim_intern_bytes() / 1048576);
 	printf("%-34s %s\n", "invariants", s->failed ? "VIOLATED" : "held");
 }

@@ -14,7 +14,7 @@
 void
 sim_sched_init(struct sim_node *n)
 {
-	struct mts_res cap = {4000, 8ull << 30};
+	struct mts_res cap = { 4000, 8ull << 30 };
 
 	mts_ledger_init(&n->ledger, cap, 4096);
 	n->digest_dirty = 1;
@@ -37,8 +37,8 @@ sim_sched_tick(struct sim *s, struct sim_node *n)
 	snprintf(val, sizeof(val), "%u %llu %u %llu %u", d.capacity.cpu_millis,
 	    (unsigned long long)d.capacity.memory, d.free.cpu_millis,
 	    (unsigned long long)d.free.memory, d.tasks);
-	if (sim_node_write(s, n, key, (const uint8_t *)val, strlen(val),
-		NULL) < 0)
+	if (sim_node_write(s, n, key, (const uint8_t *)val, strlen(val), NULL) <
+	    0)
 		sim_fail(s, "node %d: its digest was refused", n->idx);
 	n->digest_dirty = 0;
 	n->digest_next = s->now + DIGEST_MIN_MS;
@@ -62,15 +62,15 @@ void
 sim_sched_on_msg(struct sim *s, struct sim_node *n, const struct sim_msg *m)
 {
 	char lease[MTS_LEASE_ID_MAX], task[MTS_TASK_ID_MAX], svc[32];
-	struct mts_res res = {SLOT_CPU, SLOT_MEM};
+	struct mts_res res = { SLOT_CPU, SLOT_MEM };
 	enum mts_ledger_why why;
 
 	snprintf(lease, sizeof(lease), "l%d.%llu", m->target,
 	    (unsigned long long)m->seq);
 	snprintf(svc, sizeof(svc), "svc%d", m->target);
 	if (m->kind == K_PREPARE) {
-		why = mts_ledger_prepare(&n->ledger, lease, s->node[m->from].hex,
-		    svc, res, 0, LEASE_TTL, s->now);
+		why = mts_ledger_prepare(&n->ledger, lease,
+		    s->node[m->from].hex, svc, res, 0, LEASE_TTL, s->now);
 		reply(s, n, m, K_PREPARE_REP, why);
 	} else {
 		snprintf(task, sizeof(task), "t%d.%llu", m->target,
@@ -109,7 +109,8 @@ owner_view(struct sim *s, struct sim_node *o, struct mts_place_node *pn,
 	char buf[96];
 
 	for (i = 0; i < mts_swim_count(o->swim); i++) {
-		const struct mts_swim_member *m = mts_swim_member_at(o->swim, i);
+		const struct mts_swim_member *m =
+		    mts_swim_member_at(o->swim, i);
 
 		if (m->u.state == MTS_SWIM_ALIVE)
 			alive[mts_get_u32be(m->u.id)] = 1;
@@ -121,8 +122,8 @@ owner_view(struct sim *s, struct sim_node *o, struct mts_place_node *pn,
 			continue;
 		memcpy(buf, r->rec.value, r->rec.vlen);
 		buf[r->rec.vlen] = '\0';
-		if (sscanf(buf, "%u %llu %u %llu %u", &cc, &cm, &fc, &fm,
-			&t) != 5)
+		if (sscanf(buf, "%u %llu %u %llu %u", &cc, &cm, &fc, &fm, &t) !=
+		    5)
 			continue;
 		memset(&pn[k], 0, sizeof(pn[k]));
 		pn[k].a.id = s->node[i].hex;
@@ -222,8 +223,10 @@ sim_sched_check(struct sim *s)
 				mem += l->leases[i].res.memory;
 			}
 		if (cpu > l->capacity.cpu_millis || mem > l->capacity.memory)
-			sim_fail(s, "node %d reserves %llu mCPU / %llu bytes, "
-			    "over its capacity", j, (unsigned long long)cpu,
+			sim_fail(s,
+			    "node %d reserves %llu mCPU / %llu bytes, "
+			    "over its capacity",
+			    j, (unsigned long long)cpu,
 			    (unsigned long long)mem);
 	}
 }
@@ -240,7 +243,8 @@ sim_sched_check_quiet(struct sim *s)
 	for (i = 0; i < s->nsvcs && !s->failed; i++) {
 		snprintf(svc, sizeof(svc), "svc%zu", i);
 		for (have = 0, j = 0; j < s->n; j++)
-			have += mts_ledger_service_count(&s->node[j].ledger, svc);
+			have +=
+			    mts_ledger_service_count(&s->node[j].ledger, svc);
 		if (have != s->svcs[i].desired)
 			sim_fail(s, "service %zu runs %u tasks, desired %u", i,
 			    have, s->svcs[i].desired);

@@ -111,7 +111,7 @@ setup(struct ta *t, struct mts_agent *a)
 	char err[512];
 
 	if (mts_acl_table_load(&t->acl, t->open ? ta_acl_open : ta_service.acl,
-	    a->cfg, TA_SECTION, err, sizeof(err)) < 0) {
+	        a->cfg, TA_SECTION, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -131,12 +131,12 @@ serve(struct ta *t, struct mts_agent *a)
 	/* Under init its socket goes in its own directory; run by hand it
 	 * plays the statestore (the default socket) in the statestore's. */
 	if (mts_ipc_sock_path(path, sizeof(path), a->rundir,
-	    getenv("MTS_AGENT") ? a->name : "statestore", t->sock) < 0) {
+	        getenv("MTS_AGENT") ? a->name : "statestore", t->sock) < 0) {
 		log_warnx("socket path too long");
 		return -1;
 	}
 	if ((t->srv = mts_ipc_server_open(path, &ta_service, t, err,
-	    sizeof(err))) == NULL) {
+	         sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -164,7 +164,7 @@ cleanup(struct ta *t, struct mts_agent *a)
 int
 main(int argc, char **argv)
 {
-	struct ta t = {.sock = "statestore.sock"};
+	struct ta t = { .sock = "statestore.sock" };
 	struct mts_agent a;
 	int rc = MTS_EXIT_FAILURE;
 

@@ -14,11 +14,11 @@ struct ta {
 	struct mts_loop *loop;
 	struct mts_ipc_server *srv;
 	struct mts_acl_table acl;
-	const char *sock;	  /* -s: socket name in the run directory */
-	struct ta_fault fault;	  /* -x: misbehaviour after ready */
-	int delay_ms;		  /* -w: wait before misbehaving */
-	int get_ms;		  /* -g: every get answers after this long */
-	int open;		  /* -o: any uid may call (a relay target) */
+	const char *sock;      /* -s: socket name in the run directory */
+	struct ta_fault fault; /* -x: misbehaviour after ready */
+	int delay_ms;          /* -w: wait before misbehaving */
+	int get_ms;            /* -g: every get answers after this long */
+	int open;              /* -o: any uid may call (a relay target) */
 	struct mts_timer fault_timer;
 };
 

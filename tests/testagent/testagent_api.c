@@ -8,8 +8,8 @@
 #include "xmalloc.h"
 
 /* Every record claims this origin (the test agent is no node). */
-static const uint8_t origin[16] = {0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa,
-    0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa};
+static const uint8_t origin[16] = { 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa,
+	0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa };
 
 /* Fills r with rec (r points into rec: valid until the next write). */
 static void
@@ -32,8 +32,7 @@ h_get(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	Mts__Statestore__GetRep gr = MTS__STATESTORE__GET_REP__INIT;
 	Mts__Record r = MTS__RECORD__INIT;
 	struct ta *t = ctx;
-	const struct ta_record *rec = ta_get(&t->core, g->key.data,
-	    g->key.len);
+	const struct ta_record *rec = ta_get(&t->core, g->key.data, g->key.len);
 
 	if (t->get_ms > 0) /* a slow agent: its loop stalls too */
 		usleep((useconds_t)t->get_ms * 1000);
@@ -50,17 +49,16 @@ h_get(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 /* Put and delete: one write of the core, the stored record replied. */
 static void
 reply_write(struct ta *t, struct mts_ipc_call *call,
-    const ProtobufCBinaryData *key, const ProtobufCBinaryData *value,
-    int tomb)
+    const ProtobufCBinaryData *key, const ProtobufCBinaryData *value, int tomb)
 {
 	Mts__Statestore__Reply rep = MTS__STATESTORE__REPLY__INIT;
 	Mts__Statestore__PutRep p = MTS__STATESTORE__PUT_REP__INIT;
 	Mts__Statestore__DeleteRep d = MTS__STATESTORE__DELETE_REP__INIT;
 	Mts__Record r = MTS__RECORD__INIT;
 
-	fill(&r, ta_put(&t->core, key->data, key->len,
-	    value ? value->data : NULL, value ? value->len : 0, tomb,
-	    mts_wall_ms()));
+	fill(&r,
+	    ta_put(&t->core, key->data, key->len, value ? value->data : NULL,
+	        value ? value->len : 0, tomb, mts_wall_ms()));
 	if (tomb) {
 		d.record = &r;
 		rep.body_case = MTS__STATESTORE__REPLY__BODY_DELETE;
@@ -99,16 +97,20 @@ h_scan(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	Mts__Statestore__Reply rep = MTS__STATESTORE__REPLY__INIT;
 	Mts__Statestore__ScanRep sr = MTS__STATESTORE__SCAN_REP__INIT;
 	struct ta *t = ctx;
-	struct ta_scan q = {.prefix = s->prefix.data, .plen = s->prefix.len,
-	    .after = s->start_after.data, .alen = s->start_after.len,
-	    .tombstones = s->include_tombstones, .limit = s->limit};
+	struct ta_scan q = { .prefix = s->prefix.data,
+		.plen = s->prefix.len,
+		.after = s->start_after.data,
+		.alen = s->start_after.len,
+		.tombstones = s->include_tombstones,
+		.limit = s->limit };
 	size_t want = s->limit ? s->limit : TA_SCAN_DEFAULT, room, i, n;
 	const struct ta_record **recs;
 	Mts__KeyRecord *kr, **items;
 	Mts__Record *rr;
 	int more;
 
-	room = want < t->core.n ? want : t->core.n; /* at most this many match */
+	room =
+	    want < t->core.n ? want : t->core.n; /* at most this many match */
 	recs = xcalloc(room + 1, sizeof(*recs));
 	kr = xcalloc(room + 1, sizeof(*kr));
 	rr = xcalloc(room + 1, sizeof(*rr));
@@ -157,23 +159,23 @@ h_root(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 #define WRITE MTS_CALLER_WRITE
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", READ, h_get},
-	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", WRITE, h_put},
-	{MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", WRITE, h_delete},
-	{MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", READ, h_scan},
-	{MTS__STATESTORE__REQUEST__BODY_ROOT, "root", READ, h_root},
+	{ MTS__STATESTORE__REQUEST__BODY_GET, "get", READ, h_get },
+	{ MTS__STATESTORE__REQUEST__BODY_PUT, "put", WRITE, h_put },
+	{ MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", WRITE, h_delete },
+	{ MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", READ, h_scan },
+	{ MTS__STATESTORE__REQUEST__BODY_ROOT, "root", READ, h_root },
 };
 
 /* Only the users of [testagent] acl (default root) may call: the
  * admin-denial tests rely on a real refusal. */
 static const struct mts_acl_rule acl_rules[] = {
-	{READ | WRITE, MTS_ACL_USERS, "acl"},
-	{0, 0, NULL},
+	{ READ | WRITE, MTS_ACL_USERS, "acl" },
+	{ 0, 0, NULL },
 };
 
 const struct mts_acl_rule ta_acl_open[] = {
-	{READ | WRITE, MTS_ACL_ANYONE, NULL},
-	{0, 0, NULL},
+	{ READ | WRITE, MTS_ACL_ANYONE, NULL },
+	{ 0, 0, NULL },
 };
 
 const struct mts_ipc_service ta_service = {

@@ -47,8 +47,8 @@ lower_bound(const struct ta_core *c, const uint8_t *key, size_t klen,
 		else
 			hi = mid;
 	}
-	*found = lo < c->n &&
-	    cmpkey(c->r[lo].key, c->r[lo].klen, key, klen) == 0;
+	*found =
+	    lo < c->n && cmpkey(c->r[lo].key, c->r[lo].klen, key, klen) == 0;
 	return lo;
 }
 
@@ -62,8 +62,8 @@ ta_get(const struct ta_core *c, const uint8_t *key, size_t klen)
 }
 
 const struct ta_record *
-ta_put(struct ta_core *c, const uint8_t *key, size_t klen,
-    const uint8_t *value, size_t vlen, int tomb, uint64_t wall_ms)
+ta_put(struct ta_core *c, const uint8_t *key, size_t klen, const uint8_t *value,
+    size_t vlen, int tomb, uint64_t wall_ms)
 {
 	int found;
 	size_t i = lower_bound(c, key, klen, &found);
@@ -108,7 +108,8 @@ ta_scan(const struct ta_core *c, const struct ta_scan *q,
 	if (found)
 		i++; /* after is exclusive */
 	for (; i < c->n; i++) {
-		if (!has_prefix(&c->r[i], q) || (c->r[i].tomb && !q->tombstones))
+		if (!has_prefix(&c->r[i], q) ||
+		    (c->r[i].tomb && !q->tombstones))
 			continue;
 		if (n == limit) {
 			*more = 1;

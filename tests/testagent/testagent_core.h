@@ -46,8 +46,7 @@ const struct ta_record *ta_get(const struct ta_core *, const uint8_t *key,
  * an HLC after every earlier one at wall-clock time wall_ms; returns the
  * stored record (valid until the next write). */
 const struct ta_record *ta_put(struct ta_core *, const uint8_t *key,
-    size_t klen, const uint8_t *value, size_t vlen, int tomb,
-    uint64_t wall_ms);
+    size_t klen, const uint8_t *value, size_t vlen, int tomb, uint64_t wall_ms);
 /* Fills out (room for q's limit) with the matching records in key order;
  * returns how many, *more set when some were left out. */
 size_t ta_scan(const struct ta_core *, const struct ta_scan *q,
@@ -59,10 +58,10 @@ void ta_root(const struct ta_core *, uint8_t hash[MTS_HASH_LEN],
 /* -x FAULT: what the agent does wrong, after -w ms. */
 enum ta_fault_kind {
 	TA_FAULT_NONE,
-	TA_FAULT_EXIT,	  /* exit:CODE */
-	TA_FAULT_ABORT,	  /* abort */
+	TA_FAULT_EXIT,    /* exit:CODE */
+	TA_FAULT_ABORT,   /* abort */
 	TA_FAULT_SYSCALL, /* a syscall outside any policy (ptrace) */
-	TA_FAULT_INET,	  /* socket(AF_INET) */
+	TA_FAULT_INET,    /* socket(AF_INET) */
 	TA_FAULT_ORPHAN,  /* at start: a grandchild in its own session */
 	TA_NFAULTS,
 };

@@ -36,7 +36,8 @@ hexfield(json_t *v, const char *name, size_t *len, char *err, size_t errlen)
 	s = json_string_value(f);
 	out = xmalloc(strlen(s) / 2 + 1);
 	if (sodium_hex2bin(out, strlen(s) / 2 + 1, s, strlen(s), NULL, &bin,
-		NULL) != 0 || bin * 2 != strlen(s)) {
+	        NULL) != 0 ||
+	    bin * 2 != strlen(s)) {
 		snprintf(err, errlen, "%s is not valid hex", name);
 		free(out);
 		return NULL;
@@ -93,7 +94,8 @@ setup_side(json_t *v, const char *proto, const char *who,
 		return -1;
 	snprintf(name, sizeof(name), "%s_psks", who);
 	psks = json_object_get(v, name);
-	json_array_foreach(psks, i, p) {
+	json_array_foreach(psks, i, p)
+	{
 		json_t *wrap = json_pack("{sO}", "psk", p);
 
 		psk = hexfield(wrap, "psk", &plen, err, errlen);
@@ -112,7 +114,7 @@ setup_side(json_t *v, const char *proto, const char *who,
 	if (err[0])
 		return -1;
 	if (mts_noise_hs_start(sd->hs, prologue ? prologue : (uint8_t *)"",
-		plen) < 0)
+	        plen) < 0)
 		snprintf(err, errlen, "start: %s", mts_noise_hs_error(sd->hs));
 	else
 		rc = 0;
@@ -139,7 +141,7 @@ run_message(struct side *snd, struct side *rcv, const uint8_t *payload,
 			return -1;
 		}
 	} else if (mts_noise_encrypt(&snd->send, NULL, 0, payload, plen, out,
-		       &olen) < 0) {
+	               &olen) < 0) {
 		snprintf(err, errlen, "transport encrypt failed");
 		return -1;
 	}
@@ -161,8 +163,7 @@ run_message(struct side *snd, struct side *rcv, const uint8_t *payload,
 }
 
 static int
-split_both(struct side *a, struct side *b, json_t *v, char *err,
-    size_t errlen)
+split_both(struct side *a, struct side *b, json_t *v, char *err, size_t errlen)
 {
 	uint8_t *hh;
 	size_t hlen;
@@ -177,8 +178,8 @@ split_both(struct side *a, struct side *b, json_t *v, char *err,
 		return -1;
 	if (hh != NULL &&
 	    (hlen != MTS_NOISE_HASHLEN ||
-		memcmp(hh, mts_noise_hs_hash(a->hs), hlen) != 0 ||
-		memcmp(hh, mts_noise_hs_hash(b->hs), hlen) != 0))
+	        memcmp(hh, mts_noise_hs_hash(a->hs), hlen) != 0 ||
+	        memcmp(hh, mts_noise_hs_hash(b->hs), hlen) != 0))
 		snprintf(err, errlen, "handshake hash differs");
 	free(hh);
 	return err[0] ? -1 : 0;
@@ -187,16 +188,16 @@ split_both(struct side *a, struct side *b, json_t *v, char *err,
 static int
 run_vector(json_t *v, const char *proto, char *err, size_t errlen)
 {
-	struct side in = {0}, re = {0}, *snd, *rcv;
+	struct side in = { 0 }, re = { 0 }, *snd, *rcv;
 	json_t *msgs = json_object_get(v, "messages"), *m;
 	uint8_t *payload = NULL, *ct = NULL;
 	size_t i, plen, clen;
 	int oneway, split = 0, rc = -1;
 
 	if (setup_side(v, proto, "init", MTS_NOISE_INITIATOR, &in, err,
-		errlen) < 0 ||
+	        errlen) < 0 ||
 	    setup_side(v, proto, "resp", MTS_NOISE_RESPONDER, &re, err,
-		errlen) < 0)
+	        errlen) < 0)
 		goto out;
 	oneway = strlen(proto) > 7 &&
 	    (proto[7] < 'A' || proto[7] > 'Z'); /* "Noise_N_…" */
@@ -204,7 +205,8 @@ run_vector(json_t *v, const char *proto, char *err, size_t errlen)
 		snprintf(err, errlen, "no messages");
 		goto out;
 	}
-	json_array_foreach(msgs, i, m) {
+	json_array_foreach(msgs, i, m)
+	{
 		if (!split && mts_noise_hs_done(in.hs) &&
 		    mts_noise_hs_done(re.hs)) {
 			if (split_both(&in, &re, v, err, errlen) < 0)
@@ -217,12 +219,12 @@ run_vector(json_t *v, const char *proto, char *err, size_t errlen)
 		ct = hexfield(m, "ciphertext", &clen, err, errlen);
 		if (err[0] || ct == NULL) {
 			if (!err[0])
-				snprintf(err, errlen, "message %zu lacks fields",
-				    i);
+				snprintf(err, errlen,
+				    "message %zu lacks fields", i);
 			goto out;
 		}
 		if (run_message(snd, rcv, payload ? payload : ct, plen, ct,
-			clen, err, errlen) < 0) {
+		        clen, err, errlen) < 0) {
 			size_t l = strlen(err);
 
 			snprintf(err + l, errlen - l, " (message %zu)", i);
@@ -280,7 +282,8 @@ main(int argc, char **argv)
 		free(path);
 		return 2;
 	}
-	json_array_foreach(vecs, i, v) {
+	json_array_foreach(vecs, i, v)
+	{
 		name = json_object_get(v, "protocol_name");
 		if (name == NULL)
 			name = json_object_get(v, "name");
@@ -289,7 +292,7 @@ main(int argc, char **argv)
 			printf("FAIL: vector %zu: no protocol name\n", i);
 			failed++;
 		} else if (run_vector(v, json_string_value(name), err,
-			       sizeof(err)) < 0) {
+		               sizeof(err)) < 0) {
 			printf("FAIL: vector %zu %s: %s\n", i,
 			    json_string_value(name), err);
 			failed++;

@@ -66,8 +66,8 @@ prop_seed(const char *test)
 		seed = strtoull(env, NULL, 0);
 	else
 		seed = (uint64_t)time(NULL) * 1000003u ^ (uint64_t)getpid();
-	printf("%s: seed %" PRIu64 " (MTS_SEED=%" PRIu64 " replays it)\n",
-	    test, seed, seed);
+	printf("%s: seed %" PRIu64 " (MTS_SEED=%" PRIu64 " replays it)\n", test,
+	    seed, seed);
 	fflush(stdout);
 	return seed;
 }

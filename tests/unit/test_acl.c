@@ -15,10 +15,10 @@
 #include "mtserr.h"
 
 static const struct mts_cfg_schema schema[] = {
-	{"a", "r", MTS_CFG_LIST, "0", NULL},
-	{"a", "w", MTS_CFG_LIST, "", NULL},
-	{"a", "group", MTS_CFG_STR, "0", NULL},
-	{NULL, NULL, 0, NULL, NULL},
+	{ "a", "r", MTS_CFG_LIST, "0", NULL },
+	{ "a", "w", MTS_CFG_LIST, "", NULL },
+	{ "a", "group", MTS_CFG_STR, "0", NULL },
+	{ NULL, NULL, 0, NULL, NULL },
 };
 
 static struct mts_cfg *
@@ -37,16 +37,16 @@ static void
 test_users_union(void **state)
 {
 	static const struct mts_acl_rule rules[] = {
-		{MTS_CALLER_READ, MTS_ACL_USERS, "r"},
-		{MTS_CALLER_WRITE, MTS_ACL_USERS, "w"},
-		{0, 0, NULL},
+		{ MTS_CALLER_READ, MTS_ACL_USERS, "r" },
+		{ MTS_CALLER_WRITE, MTS_ACL_USERS, "w" },
+		{ 0, 0, NULL },
 	};
 	struct mts_cfg *cfg = parse("[a]\nr = 10, 11 root\nw = 11\n");
 	struct mts_acl_table t;
 	char err[256];
 
 	assert_int_equal(mts_acl_table_load(&t, rules, cfg, "a", err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    0);
 	assert_int_equal(mts_acl_classify(&t, 10, 10), MTS_CALLER_READ);
 	assert_int_equal(mts_acl_classify(&t, 11, 99),
@@ -59,7 +59,7 @@ test_users_union(void **state)
 	/* Defaults apply: r = 0, w empty. */
 	cfg = parse("[a]\n");
 	assert_int_equal(mts_acl_table_load(&t, rules, cfg, "a", err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    0);
 	assert_int_equal(mts_acl_classify(&t, 0, 0), MTS_CALLER_READ);
 	assert_int_equal(mts_acl_classify(&t, 11, 11), 0);
@@ -73,10 +73,10 @@ static void
 test_self_and_anyone(void **state)
 {
 	static const struct mts_acl_rule rules[] = {
-		{MTS_CALLER_READ | MTS_CALLER_ADMIN, MTS_ACL_SELF, NULL},
-		{MTS_CALLER_READ | MTS_CALLER_RELAY, MTS_ACL_USERS, "w"},
-		{MTS_CALLER_READ, MTS_ACL_ANYONE, NULL},
-		{0, 0, NULL},
+		{ MTS_CALLER_READ | MTS_CALLER_ADMIN, MTS_ACL_SELF, NULL },
+		{ MTS_CALLER_READ | MTS_CALLER_RELAY, MTS_ACL_USERS, "w" },
+		{ MTS_CALLER_READ, MTS_ACL_ANYONE, NULL },
+		{ 0, 0, NULL },
 	};
 	struct mts_cfg *cfg = parse("[a]\nw = 4242\n");
 	struct mts_acl_table t;
@@ -84,13 +84,13 @@ test_self_and_anyone(void **state)
 	uid_t other = getuid() == 4243 ? 4244 : 4243;
 
 	assert_int_equal(mts_acl_table_load(&t, rules, cfg, "a", err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    0);
 	assert_int_equal(mts_acl_classify(&t, 0, 0),
 	    MTS_CALLER_READ | MTS_CALLER_ADMIN);
 	assert_int_equal(mts_acl_classify(&t, getuid(), getgid()),
 	    MTS_CALLER_READ | MTS_CALLER_ADMIN |
-		(getuid() == 4242 ? MTS_CALLER_RELAY : 0));
+	        (getuid() == 4242 ? MTS_CALLER_RELAY : 0));
 	assert_int_equal(mts_acl_classify(&t, 4242, 1),
 	    MTS_CALLER_READ | MTS_CALLER_RELAY);
 	assert_int_equal(mts_acl_classify(&t, other, other), MTS_CALLER_READ);
@@ -104,16 +104,16 @@ static void
 test_group(void **state)
 {
 	static const struct mts_acl_rule rules[] = {
-		{MTS_CALLER_ADMIN, MTS_ACL_SELF, NULL},
-		{MTS_CALLER_ADMIN, MTS_ACL_GROUP, "group"},
-		{0, 0, NULL},
+		{ MTS_CALLER_ADMIN, MTS_ACL_SELF, NULL },
+		{ MTS_CALLER_ADMIN, MTS_ACL_GROUP, "group" },
+		{ 0, 0, NULL },
 	};
 	struct mts_cfg *cfg = parse("[a]\ngroup = 4300\n");
 	struct mts_acl_table t;
 	char err[256];
 
 	assert_int_equal(mts_acl_table_load(&t, rules, cfg, "a", err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    0);
 	/* Primary group as the kernel reports it (uids without a passwd
 	 * entry have no supplementary groups). */
@@ -131,7 +131,7 @@ test_group(void **state)
 	/* A group by name. */
 	cfg = parse("[a]\ngroup = root\n");
 	assert_int_equal(mts_acl_table_load(&t, rules, cfg, "a", err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    0);
 	assert_int_equal(mts_acl_classify(&t, 64303, 0), MTS_CALLER_ADMIN);
 	mts_acl_table_free(&t);
@@ -142,16 +142,16 @@ static void
 test_unknown_names(void **state)
 {
 	static const struct mts_acl_rule rules[] = {
-		{MTS_CALLER_READ, MTS_ACL_USERS, "r"},
-		{MTS_CALLER_ADMIN, MTS_ACL_GROUP, "group"},
-		{0, 0, NULL},
+		{ MTS_CALLER_READ, MTS_ACL_USERS, "r" },
+		{ MTS_CALLER_ADMIN, MTS_ACL_GROUP, "group" },
+		{ 0, 0, NULL },
 	};
 	struct mts_cfg *cfg = parse("[a]\nr = 1 no_such_user_mts\n");
 	struct mts_acl_table t;
 	char err[256];
 
 	assert_int_equal(mts_acl_table_load(&t, rules, cfg, "a", err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    -MTS_ERR_INVAL);
 	assert_string_equal(err,
 	    "t.conf:2: [a] r: unknown user 'no_such_user_mts'");
@@ -159,7 +159,7 @@ test_unknown_names(void **state)
 	mts_cfg_free(cfg);
 	cfg = parse("[a]\n\ngroup = no_such_group_mts\n");
 	assert_int_equal(mts_acl_table_load(&t, rules, cfg, "a", err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    -MTS_ERR_INVAL);
 	assert_string_equal(err,
 	    "t.conf:3: [a] group: unknown group 'no_such_group_mts'");

@@ -11,15 +11,16 @@
 
 #include "agents/gossipd/admit_core.h"
 
-static const struct mts_admit_caps caps = {
-	.links = 6, .unfinished = 4, .unfinished_per_addr = 2};
+static const struct mts_admit_caps caps = { .links = 6,
+	.unfinished = 4,
+	.unfinished_per_addr = 2 };
 
 static void
 test_room_admits(void **state)
 {
 	struct mts_admit_conn c[] = {
-		{"10.0.0.1:7373", 1, 0},
-		{"10.0.0.2:5000", 2, 1},
+		{ "10.0.0.1:7373", 1, 0 },
+		{ "10.0.0.2:5000", 2, 1 },
 	};
 	struct mts_admit_verdict v;
 
@@ -32,10 +33,10 @@ static void
 test_per_addr_closes_its_oldest(void **state)
 {
 	struct mts_admit_conn c[] = {
-		{"10.0.0.3:1", 1, 1},
-		{"10.0.0.2:2", 5, 1}, /* 10.0.0.2's oldest */
-		{"10.0.0.2:3", 7, 1},
-		{"10.0.0.22:4", 2, 1}, /* a longer address, same prefix */
+		{ "10.0.0.3:1", 1, 1 },
+		{ "10.0.0.2:2", 5, 1 }, /* 10.0.0.2's oldest */
+		{ "10.0.0.2:3", 7, 1 },
+		{ "10.0.0.22:4", 2, 1 }, /* a longer address, same prefix */
 	};
 	struct mts_admit_verdict v;
 
@@ -51,11 +52,10 @@ static void
 test_total_closes_the_oldest_anywhere(void **state)
 {
 	struct mts_admit_conn c[] = {
-		{"10.0.0.1:1", 9, 1},
-		{"10.0.0.2:1", 3, 1}, /* oldest unfinished */
-		{"10.0.0.3:1", 4, 1},
-		{"10.0.0.4:1", 5, 1},
-		{"10.0.0.5:1", 1, 0}, /* older, but a member: kept */
+		{ "10.0.0.1:1", 9, 1 },
+		{ "10.0.0.2:1", 3, 1 }, /* oldest unfinished */
+		{ "10.0.0.3:1", 4, 1 }, { "10.0.0.4:1", 5, 1 },
+		{ "10.0.0.5:1", 1, 0 }, /* older, but a member: kept */
 	};
 	struct mts_admit_verdict v;
 
@@ -70,11 +70,11 @@ static void
 test_both_caps_two_victims(void **state)
 {
 	struct mts_admit_conn c[] = {
-		{"10.0.0.1:1", 1, 1}, /* oldest overall */
-		{"10.0.0.2:1", 2, 1}, /* 10.0.0.2's oldest */
-		{"10.0.0.2:2", 3, 1},
-		{"10.0.0.3:1", 4, 1},
-		{"10.0.0.4:1", 5, 1},
+		{ "10.0.0.1:1", 1, 1 }, /* oldest overall */
+		{ "10.0.0.2:1", 2, 1 }, /* 10.0.0.2's oldest */
+		{ "10.0.0.2:2", 3, 1 },
+		{ "10.0.0.3:1", 4, 1 },
+		{ "10.0.0.4:1", 5, 1 },
 	};
 	struct mts_admit_verdict v;
 
@@ -91,9 +91,12 @@ static void
 test_links_cap(void **state)
 {
 	struct mts_admit_conn c[6] = {
-		{"10.0.0.1:1", 1, 0}, {"10.0.0.2:1", 2, 0},
-		{"10.0.0.3:1", 3, 0}, {"10.0.0.4:1", 4, 0},
-		{"10.0.0.5:1", 5, 0}, {"10.0.0.6:1", 6, 1},
+		{ "10.0.0.1:1", 1, 0 },
+		{ "10.0.0.2:1", 2, 0 },
+		{ "10.0.0.3:1", 3, 0 },
+		{ "10.0.0.4:1", 4, 0 },
+		{ "10.0.0.5:1", 5, 0 },
+		{ "10.0.0.6:1", 6, 1 },
 	};
 	struct mts_admit_verdict v;
 
@@ -114,8 +117,8 @@ static void
 test_ties_take_the_first(void **state)
 {
 	struct mts_admit_conn c[] = {
-		{"10.0.0.2:1", 5, 1},
-		{"10.0.0.2:2", 5, 1},
+		{ "10.0.0.2:1", 5, 1 },
+		{ "10.0.0.2:2", 5, 1 },
 	};
 	struct mts_admit_verdict v;
 
@@ -137,7 +140,7 @@ test_flood_holds_the_caps(void **state)
 
 	for (i = 0; i < 2; i++) { /* two members */
 		snprintf(addr[n], sizeof(addr[n]), "10.1.0.%zu:7373", i);
-		c[n] = (struct mts_admit_conn){addr[n], 0, 0};
+		c[n] = (struct mts_admit_conn){ addr[n], 0, 0 };
 		n++;
 	}
 	for (t = 1; t <= 10000; t++) {
@@ -164,12 +167,12 @@ test_flood_holds_the_caps(void **state)
 		}
 		n = k;
 		memcpy(addr[n], ra, sizeof(ra));
-		c[n] = (struct mts_admit_conn){addr[n], t, 1};
+		c[n] = (struct mts_admit_conn){ addr[n], t, 1 };
 		n++;
 		for (i = 0, unfinished = 0, from = 0; i < n; i++) {
 			unfinished += c[i].unfinished;
-			from += c[i].unfinished && strncmp(c[i].raddr, ra,
-			    strcspn(ra, ":") + 1) == 0;
+			from += c[i].unfinished &&
+			    strncmp(c[i].raddr, ra, strcspn(ra, ":") + 1) == 0;
 		}
 		assert_true(n <= caps.links);
 		assert_true(unfinished <= caps.unfinished);

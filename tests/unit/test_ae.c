@@ -53,7 +53,7 @@ fill(struct mts_mst *t, int from, int to, uint8_t salt)
 static size_t
 sync_from(struct mts_mst *a, struct mts_mst *b, size_t *pulled)
 {
-	struct mts_ae_local loc = {has_page, rh_of, a};
+	struct mts_ae_local loc = { has_page, rh_of, a };
 	struct mts_ae *ae = mts_ae_new(&loc);
 	uint8_t ra[32], rb[32], hs[8][32], rh[32];
 	struct mts_ae_key keys[16];
@@ -72,13 +72,15 @@ sync_from(struct mts_mst *a, struct mts_mst *b, size_t *pulled)
 		for (i = 0; i < n; i++) {
 			assert_int_equal(mts_mst_page(b, hs[i], &enc, &len), 0);
 			/* on_page reads enc before we touch b again */
-			assert_int_equal(mts_ae_on_page(ae, hs[i], enc, len), 0);
+			assert_int_equal(mts_ae_on_page(ae, hs[i], enc, len),
+			    0);
 			fetched++;
 		}
 		while ((n = mts_ae_next_keys(ae, keys, 16, 1 << 20)) > 0) {
 			for (i = 0; i < n; i++) {
 				assert_int_equal(mts_mst_get(b, keys[i].key,
-						     keys[i].klen, rh), 0);
+				                     keys[i].klen, rh),
+				    0);
 				mts_mst_put(a, keys[i].key, keys[i].klen, rh);
 				free(keys[i].key);
 				(*pulled)++;
@@ -99,7 +101,7 @@ test_walk_converges(void **state)
 	fill(a, 0, 3000, 1);
 	fill(b, 0, 3000, 1);
 	fill(b, 3000, 3050, 1); /* b has 50 more */
-	fill(b, 10, 12, 9);	/* and 2 newer versions */
+	fill(b, 10, 12, 9);     /* and 2 newer versions */
 	fetched = sync_from(a, b, &pulled);
 	mts_mst_root(a, ra);
 	mts_mst_root(b, rb);
@@ -135,7 +137,7 @@ static void
 test_bad_page_refused(void **state)
 {
 	struct mts_mst *a = mts_mst_new(), *b = mts_mst_new();
-	struct mts_ae_local loc = {has_page, rh_of, a};
+	struct mts_ae_local loc = { has_page, rh_of, a };
 	struct mts_ae *ae = mts_ae_new(&loc);
 	uint8_t ra[32], rb[32], hs[1][32], *copy;
 	const uint8_t *enc;
@@ -165,9 +167,9 @@ static void
 test_unchecked_pages(void **state)
 {
 	struct mts_mst *a = mts_mst_new(), *b = mts_mst_new();
-	struct mts_ae_local loc = {NULL, rh_of, a};
+	struct mts_ae_local loc = { NULL, rh_of, a };
 	struct mts_ae *ae = mts_ae_new(&loc);
-	struct mts_ae_local checked = {has_page, rh_of, a};
+	struct mts_ae_local checked = { has_page, rh_of, a };
 	struct mts_ae *ae2 = mts_ae_new(&checked);
 	uint8_t ra[32], rb[32], hs[4][32];
 
@@ -199,33 +201,39 @@ static void
 test_seen_dedupe_and_evict(void **state)
 {
 	struct mts_seen *s = mts_seen_new(100);
-	uint8_t origin[16] = {1};
+	uint8_t origin[16] = { 1 };
 	char key[16];
 	int i, n;
 
-	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 5, origin), 1);
-	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 5, origin), 0);
-	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 6, origin), 1);
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 5, origin),
+	    1);
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 5, origin),
+	    0);
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 6, origin),
+	    1);
 	origin[0] = 2;
-	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 6, origin), 1);
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"a", 1, 6, origin),
+	    1);
 	for (i = 0; i < 1000; i++) {
 		n = snprintf(key, sizeof(key), "k%d", i);
 		assert_int_equal(mts_seen_add(s, (const uint8_t *)key,
-				     (size_t)n, 1, origin), 1);
+		                     (size_t)n, 1, origin),
+		    1);
 	}
 	assert_int_equal(mts_seen_count(s), 100);
 	/* the newest are still remembered, the oldest were evicted */
 	assert_int_equal(mts_seen_add(s, (const uint8_t *)"k999", 4, 1, origin),
 	    0);
-	assert_int_equal(mts_seen_add(s, (const uint8_t *)"k0", 2, 1, origin), 1);
+	assert_int_equal(mts_seen_add(s, (const uint8_t *)"k0", 2, 1, origin),
+	    1);
 	mts_seen_free(s);
 }
 
 static void
 test_delta_targets(void **state)
 {
-	struct mts_delta_sent sent = {.n = 0};
-	uint8_t self[16] = {9}, cand[5][16], out[16][16];
+	struct mts_delta_sent sent = { .n = 0 };
+	uint8_t self[16] = { 9 }, cand[5][16], out[16][16];
 	int i;
 
 	memset(cand, 0, sizeof(cand));
@@ -233,17 +241,20 @@ test_delta_targets(void **state)
 		cand[i][0] = (uint8_t)(i + 1);
 	mts_delta_sent_add(&sent, cand[0]); /* already has the records */
 	assert_int_equal(mts_delta_targets(&sent, self,
-			     (const uint8_t (*)[16])cand, 5, 3, out), 3);
+	                     (const uint8_t(*)[16])cand, 5, 3, out),
+	    3);
 	assert_int_equal(out[0][0], 2);
 	assert_int_equal(out[2][0], 4);
 	/* the set grew by self and the three hops: the next hop skips them */
 	assert_int_equal(sent.n, 5);
 	assert_true(mts_delta_sent_has(&sent, self));
 	assert_int_equal(mts_delta_targets(&sent, self,
-			     (const uint8_t (*)[16])cand, 5, 3, out), 1);
+	                     (const uint8_t(*)[16])cand, 5, 3, out),
+	    1);
 	assert_int_equal(out[0][0], 5);
 	assert_int_equal(mts_delta_targets(&sent, self,
-			     (const uint8_t (*)[16])cand, 5, 3, out), 0);
+	                     (const uint8_t(*)[16])cand, 5, 3, out),
+	    0);
 }
 
 int

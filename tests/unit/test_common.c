@@ -55,7 +55,7 @@ test_buf_roundtrip(void **state)
 static void
 test_hex(void **state)
 {
-	uint8_t in[3] = {0x00, 0xab, 0xff}, out[3];
+	uint8_t in[3] = { 0x00, 0xab, 0xff }, out[3];
 	char hex[7];
 
 	mts_hex(hex, in, 3);
@@ -75,14 +75,15 @@ test_blake2b(void **state)
 
 	mts_blake2b256(h, "", 0);
 	mts_hex(hex, h, 32);
-	assert_string_equal(hex, "0e5751c026e543b2e8ab2eb06099daa1d1e5df47"
-				 "778f7787faab45cdf12fe3a8");
+	assert_string_equal(hex,
+	    "0e5751c026e543b2e8ab2eb06099daa1d1e5df47"
+	    "778f7787faab45cdf12fe3a8");
 }
 
 static void
 test_hlc(void **state)
 {
-	struct mts_hlc c = {0};
+	struct mts_hlc c = { 0 };
 	uint64_t a, b, d;
 
 	a = mts_hlc_now(&c, 1000);
@@ -101,14 +102,14 @@ test_hlc(void **state)
 }
 
 static const struct mts_cfg_schema test_schema[] = {
-	{"node", "", MTS_CFG_PLAIN, NULL, NULL},
-	{"node", "name", MTS_CFG_STR, "n", NULL},
-	{"node", "debug", MTS_CFG_BOOL, "no", NULL},
-	{"*", "executable", MTS_CFG_STR, NULL, NULL},
-	{"*", "restart_delay", MTS_CFG_DURATION, "100ms", NULL},
-	{"a", "limit", MTS_CFG_SIZE, "4M", NULL},
-	{"a", "users", MTS_CFG_LIST, "root, 1000", NULL},
-	{NULL, NULL, 0, NULL, NULL},
+	{ "node", "", MTS_CFG_PLAIN, NULL, NULL },
+	{ "node", "name", MTS_CFG_STR, "n", NULL },
+	{ "node", "debug", MTS_CFG_BOOL, "no", NULL },
+	{ "*", "executable", MTS_CFG_STR, NULL, NULL },
+	{ "*", "restart_delay", MTS_CFG_DURATION, "100ms", NULL },
+	{ "a", "limit", MTS_CFG_SIZE, "4M", NULL },
+	{ "a", "users", MTS_CFG_LIST, "root, 1000", NULL },
+	{ NULL, NULL, 0, NULL, NULL },
 };
 
 static void
@@ -118,11 +119,11 @@ test_cfg_parse(void **state)
 	char err[256];
 	char **list;
 	const char *text = "# comment\n[node]\nname = alpha\ndebug = yes\n"
-			   "\n[a]\nexecutable = /bin/a\nlimit = 64K\n"
-			   "[b]\nrestart_delay = 2s\n";
+	                   "\n[a]\nexecutable = /bin/a\nlimit = 64K\n"
+	                   "[b]\nrestart_delay = 2s\n";
 
 	assert_int_equal(mts_cfg_parse(text, "t.conf", test_schema, &cfg, err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    0);
 	assert_string_equal(mts_cfg_str(cfg, "node", "name"), "alpha");
 	assert_int_equal(mts_cfg_bool(cfg, "node", "debug"), 1);
@@ -145,8 +146,8 @@ expect_error(const char *text, const char *want)
 	struct mts_cfg *cfg = NULL;
 	char err[256];
 
-	assert_int_equal(mts_cfg_parse(text, "bad.conf", test_schema, &cfg,
-			     err, sizeof(err)),
+	assert_int_equal(mts_cfg_parse(text, "bad.conf", test_schema, &cfg, err,
+	                     sizeof(err)),
 	    -MTS_ERR_INVAL);
 	assert_null(cfg);
 	if (strstr(err, want) == NULL)
@@ -161,7 +162,8 @@ test_cfg_errors(void **state)
 	expect_error("[node]\nexecutable = /x\n", "bad.conf:2: unknown key");
 	expect_error("[a]\nlimit = lots\n", "bad.conf:2: [a] limit = 'lots'");
 	expect_error("[b]\nrestart_delay = 5\n", "expected a duration");
-	expect_error("[node]\nname = a\nname = b\n", "set twice (first on line 2)");
+	expect_error("[node]\nname = a\nname = b\n",
+	    "set twice (first on line 2)");
 	expect_error("\n\n[node\n", "bad.conf:3:");
 	expect_error("name = x\n", "outside a section");
 }
@@ -175,7 +177,7 @@ test_cfg_print_roundtrip(void **state)
 	FILE *f;
 
 	assert_int_equal(mts_cfg_parse("[a]\nlimit = 1M\n[zz]\nexecutable = /z\n",
-			     "t", test_schema, &cfg, err, sizeof(err)),
+	                     "t", test_schema, &cfg, err, sizeof(err)),
 	    0);
 	f = open_memstream(&out1, &n1);
 	mts_cfg_print(cfg, f);
@@ -183,9 +185,10 @@ test_cfg_print_roundtrip(void **state)
 	assert_non_null(strstr(out1, "[node]\nname = n\ndebug = no\n"));
 	assert_non_null(strstr(out1, "[a]\nrestart_delay = 100ms\n"));
 	assert_non_null(strstr(out1, "limit = 1M\n"));
-	assert_non_null(strstr(out1, "[zz]\nexecutable = /z\nrestart_delay = 100ms\n"));
+	assert_non_null(
+	    strstr(out1, "[zz]\nexecutable = /z\nrestart_delay = 100ms\n"));
 	assert_int_equal(mts_cfg_parse(out1, "printed", test_schema, &again,
-			     err, sizeof(err)),
+	                     err, sizeof(err)),
 	    0);
 	f = open_memstream(&out2, &n2);
 	mts_cfg_print(again, f);
@@ -234,29 +237,29 @@ static void
 test_acl(void **state)
 {
 	static const struct mts_cfg_schema schema[] = {
-		{"a", "users", MTS_CFG_LIST, NULL, NULL},
-		{NULL, NULL, 0, NULL, NULL},
+		{ "a", "users", MTS_CFG_LIST, NULL, NULL },
+		{ NULL, NULL, 0, NULL, NULL },
 	};
 	struct mts_cfg *cfg;
 	struct mts_acl acl;
 	char err[256];
 
 	assert_int_equal(mts_cfg_parse("[a]\nusers = 0, 4242 root\n", "t",
-			     schema, &cfg, err, sizeof(err)),
+	                     schema, &cfg, err, sizeof(err)),
 	    0);
 	assert_int_equal(mts_acl_load(&acl, cfg, "a", "users", err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    0);
 	assert_true(mts_acl_has(&acl, 0));
 	assert_true(mts_acl_has(&acl, 4242));
 	assert_false(mts_acl_has(&acl, 4243));
 	mts_acl_free(&acl);
 	mts_cfg_free(cfg);
-	assert_int_equal(mts_cfg_parse("\n[a]\nusers = 7 nobody_mts_x\n", "f.conf",
-			     schema, &cfg, err, sizeof(err)),
+	assert_int_equal(mts_cfg_parse("\n[a]\nusers = 7 nobody_mts_x\n",
+	                     "f.conf", schema, &cfg, err, sizeof(err)),
 	    0);
 	assert_int_equal(mts_acl_load(&acl, cfg, "a", "users", err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    -MTS_ERR_INVAL);
 	assert_string_equal(err,
 	    "f.conf:3: [a] users: unknown user 'nobody_mts_x'");
@@ -277,7 +280,7 @@ test_real_schema_defaults_parse(void **state)
 	/* The printed defaults of the real schema must parse again, and every
 	 * table the agents and init register is in it. */
 	assert_int_equal(mts_cfg_parse("", "empty", schema, &cfg, err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    0);
 	f = open_memstream(&out, &n);
 	mts_cfg_print(cfg, f);
@@ -289,8 +292,8 @@ test_real_schema_defaults_parse(void **state)
 	assert_non_null(strstr(out, "[shim]\nruntime = auto\n"));
 	assert_non_null(strstr(out, "[schedd]\ncpus = \n"));
 	assert_ptr_equal(mts_conf_schema(), schema);
-	if (mts_cfg_parse(out, "printed", schema, &again, err,
-		sizeof(err)) != 0)
+	if (mts_cfg_parse(out, "printed", schema, &again, err, sizeof(err)) !=
+	    0)
 		fail_msg("%s", err);
 	mts_cfg_free(cfg);
 	mts_cfg_free(again);
@@ -304,7 +307,7 @@ static void
 test_rendezvous(void **state)
 {
 	uint8_t nodes[5][MTS_NODE_ID_LEN], rev[5][MTS_NODE_ID_LEN];
-	int per[5] = {0}, i, j;
+	int per[5] = { 0 }, i, j;
 	char name[32];
 	long o;
 
@@ -322,13 +325,14 @@ test_rendezvous(void **state)
 	for (i = 0; i < 1000; i++) {
 		snprintf(name, sizeof(name), "stack_svc%d", i);
 		o = mts_rendezvous_owner(name, (const uint8_t(*)[16])nodes, 5);
-		assert_int_equal(4 - o, mts_rendezvous_owner(name,
-		    (const uint8_t(*)[16])rev, 5));
+		assert_int_equal(4 - o,
+		    mts_rendezvous_owner(name, (const uint8_t(*)[16])rev, 5));
 		per[o]++;
 		/* without the owner: the next one; without another: the same */
 		if (o != 4)
 			assert_int_equal(mts_rendezvous_owner(name,
-			    (const uint8_t(*)[16])nodes, 4), o);
+			                     (const uint8_t(*)[16])nodes, 4),
+			    o);
 	}
 	for (i = 0; i < 5; i++)
 		assert_true(per[i] > 120 && per[i] < 280);

@@ -21,8 +21,10 @@ vars(void *arg, const char *name)
 	static const struct {
 		const char *k, *v;
 	} env[] = {
-		{"TAG", "1.25"}, {"EMPTY", ""}, {"PORT", "8080"},
-		{"NAME", "web"},
+		{ "TAG", "1.25" },
+		{ "EMPTY", "" },
+		{ "PORT", "8080" },
+		{ "NAME", "web" },
 	};
 	size_t i;
 
@@ -39,42 +41,45 @@ test_interpolate(void **state)
 		const char *in, *out; /* out NULL: an error containing err */
 		const char *err;
 	} cases[] = {
-		{"nginx:${TAG}", "nginx:1.25", NULL},
-		{"$TAG-$NAME", "1.25-web", NULL},
-		{"${MISSING}", "", NULL},
-		{"${MISSING:-def}", "def", NULL},
-		{"${EMPTY:-def}", "def", NULL},
-		{"${EMPTY-def}", "", NULL},
-		{"${MISSING-def}", "def", NULL},
-		{"${TAG:-def}", "1.25", NULL},
-		{"${TAG:+alt}", "alt", NULL},
-		{"${EMPTY:+alt}", "", NULL},
-		{"${EMPTY+alt}", "alt", NULL},
-		{"${MISSING+alt}", "", NULL},
-		{"${MISSING:-${PORT}}", "8080", NULL},
-		{"${MISSING:-a${NAME}b}", "awebb", NULL},
-		{"$$TAG", "$TAG", NULL},
-		{"cost: $$5", "cost: $5", NULL},
-		{"${TAG:?need a tag}", "1.25", NULL},
-		{"${EMPTY?set but empty is fine}", "", NULL},
-		{"${MISSING:?need MISSING}", NULL, "required variable MISSING "
-		    "is missing: need MISSING"},
-		{"${EMPTY:?not empty}", NULL, "required variable EMPTY is "
-		    "empty: not empty"},
-		{"${MISSING?x}", NULL, "required variable MISSING is missing"},
-		{"${TAG", NULL, "without its"},
-		{"${1X}", NULL, "invalid interpolation"},
-		{"${TAG!x}", NULL, "after the name"},
-		{"$", NULL, "lone"},
-		{"a $ b", NULL, "lone"},
+		{ "nginx:${TAG}", "nginx:1.25", NULL },
+		{ "$TAG-$NAME", "1.25-web", NULL },
+		{ "${MISSING}", "", NULL },
+		{ "${MISSING:-def}", "def", NULL },
+		{ "${EMPTY:-def}", "def", NULL },
+		{ "${EMPTY-def}", "", NULL },
+		{ "${MISSING-def}", "def", NULL },
+		{ "${TAG:-def}", "1.25", NULL },
+		{ "${TAG:+alt}", "alt", NULL },
+		{ "${EMPTY:+alt}", "", NULL },
+		{ "${EMPTY+alt}", "alt", NULL },
+		{ "${MISSING+alt}", "", NULL },
+		{ "${MISSING:-${PORT}}", "8080", NULL },
+		{ "${MISSING:-a${NAME}b}", "awebb", NULL },
+		{ "$$TAG", "$TAG", NULL },
+		{ "cost: $$5", "cost: $5", NULL },
+		{ "${TAG:?need a tag}", "1.25", NULL },
+		{ "${EMPTY?set but empty is fine}", "", NULL },
+		{ "${MISSING:?need MISSING}", NULL,
+		    "required variable MISSING "
+		    "is missing: need MISSING" },
+		{ "${EMPTY:?not empty}", NULL,
+		    "required variable EMPTY is "
+		    "empty: not empty" },
+		{ "${MISSING?x}", NULL,
+		    "required variable MISSING is missing" },
+		{ "${TAG", NULL, "without its" },
+		{ "${1X}", NULL, "invalid interpolation" },
+		{ "${TAG!x}", NULL, "after the name" },
+		{ "$", NULL, "lone" },
+		{ "a $ b", NULL, "lone" },
 	};
 	size_t i, len;
 	char *out, err[256];
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int rc = mts_compose_interpolate(cases[i].in,
-		    strlen(cases[i].in), vars, NULL, &out, &len, err,
-		    sizeof(err));
+		int rc =
+		    mts_compose_interpolate(cases[i].in, strlen(cases[i].in),
+		        vars, NULL, &out, &len, err, sizeof(err));
 
 		if (cases[i].out) {
 			if (rc != 0)
@@ -101,20 +106,29 @@ test_units(void **state)
 		const char *s;
 		int64_t ms;
 	} d[] = {
-		{"10s", 10000}, {"1m30s", 90000}, {"250ms", 250},
-		{"2h", 7200000}, {"1.5s", 1500}, {"30", 30000},
-		{"0s", 0}, {"1h2m3s4ms", 3723004},
+		{ "10s", 10000 },
+		{ "1m30s", 90000 },
+		{ "250ms", 250 },
+		{ "2h", 7200000 },
+		{ "1.5s", 1500 },
+		{ "30", 30000 },
+		{ "0s", 0 },
+		{ "1h2m3s4ms", 3723004 },
 	};
-	static const char *const bad_d[] = {"", "s", "10x", "-1s", "1 s",
-	    "abc"};
+	static const char *const bad_d[] = { "", "s", "10x", "-1s", "1 s",
+		"abc" };
 	static const struct {
 		const char *s;
 		uint64_t b;
 	} b[] = {
-		{"512m", 512ull << 20}, {"1g", 1ull << 30}, {"100kb", 102400},
-		{"1024", 1024}, {"1.5G", 3ull << 29}, {"10b", 10},
+		{ "512m", 512ull << 20 },
+		{ "1g", 1ull << 30 },
+		{ "100kb", 102400 },
+		{ "1024", 1024 },
+		{ "1.5G", 3ull << 29 },
+		{ "10b", 10 },
 	};
-	static const char *const bad_b[] = {"", "m", "10q", "-5m", "1mbx"};
+	static const char *const bad_b[] = { "", "m", "10q", "-5m", "1mbx" };
 	uint32_t millis;
 	uint64_t bytes;
 	int64_t ms;
@@ -144,12 +158,14 @@ test_units(void **state)
 static void
 test_env_file(void **state)
 {
-	struct mts_kvlist kv = {NULL, 0};
+	struct mts_kvlist kv = { NULL, 0 };
 	char err[256];
 
-	assert_int_equal(mts_compose_env_parse("e", "# c\nA=1\nexport B = two "
-	    "# note\nC=\"x\\ny\"\nD='lit $X'\nE\n\nA=3\n", &kv, err,
-	    sizeof(err)), 0);
+	assert_int_equal(mts_compose_env_parse("e",
+	                     "# c\nA=1\nexport B = two "
+	                     "# note\nC=\"x\\ny\"\nD='lit $X'\nE\n\nA=3\n",
+	                     &kv, err, sizeof(err)),
+	    0);
 	assert_int_equal(kv.n, 5);
 	assert_string_equal(mts_kvlist_get(&kv, "A")->value, "3");
 	assert_string_equal(mts_kvlist_get(&kv, "B")->value, "two");
@@ -158,11 +174,13 @@ test_env_file(void **state)
 	assert_null(mts_kvlist_get(&kv, "E")->value);
 	mts_kvlist_clear(&kv);
 	assert_int_equal(mts_compose_env_parse("e", "A=1\n9X=2\n", &kv, err,
-	    sizeof(err)), -1);
+	                     sizeof(err)),
+	    -1);
 	assert_string_equal(err, "e:2: \"9X\" is not a variable name");
 	mts_kvlist_clear(&kv);
 	assert_int_equal(mts_compose_env_parse("e", "A=\"open\n", &kv, err,
-	    sizeof(err)), -1);
+	                     sizeof(err)),
+	    -1);
 	assert_string_equal(err, "e:1: unterminated \" quote");
 	mts_kvlist_clear(&kv);
 }
@@ -269,8 +287,8 @@ join_warnings(const struct mts_stack *st)
 static void
 round_trip(const char *printed)
 {
-	struct mts_compose_file f = {"printed.yml", printed, strlen(printed)};
-	struct mts_compose_input in = {.files = &f, .nfiles = 1};
+	struct mts_compose_file f = { "printed.yml", printed, strlen(printed) };
+	struct mts_compose_input in = { .files = &f, .nfiles = 1 };
 	struct mts_stack *st;
 	char err[512], *again;
 
@@ -290,7 +308,7 @@ run_case(const char *name)
 {
 	char dir[512], path[600], err[1024], **names;
 	struct mts_compose_file files[8];
-	struct mts_compose_input in = {.getenv = vars, .dirname = name};
+	struct mts_compose_input in = { .getenv = vars, .dirname = name };
 	struct mts_stack *st;
 	size_t n, i;
 	char *out;

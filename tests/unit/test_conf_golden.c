@@ -71,17 +71,18 @@ outcome(const char *name, const char *text)
 	char err[1024], *out, *p1, *p2;
 
 	if (mts_cfg_parse(text, name, mts_conf_schema(), &cfg, err,
-	    sizeof(err)) < 0)
+	        sizeof(err)) < 0)
 		return xasprintf("error: %s\n", err);
 	out = named_sections(cfg);
 	p1 = printed(cfg);
 	if (mts_cfg_parse(p1, "printed", mts_conf_schema(), &again, err,
-	    sizeof(err)) < 0)
+	        sizeof(err)) < 0)
 		fail_msg("%s: the printed configuration does not parse: %s",
 		    name, err);
 	p2 = printed(again);
 	if (strcmp(p1, p2) != 0)
-		fail_msg("%s: printing the printed configuration differs", name);
+		fail_msg("%s: printing the printed configuration differs",
+		    name);
 	free(p1);
 	free(p2);
 	mts_cfg_free(again);

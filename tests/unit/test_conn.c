@@ -71,7 +71,7 @@ pump_all(struct mts_conn *a, struct mts_conn *b)
 static void
 ik_pair(struct keys *k, struct mts_conn **a, struct mts_conn **b)
 {
-	struct mts_conn_cfg ca = {0}, cb = {0};
+	struct mts_conn_cfg ca = { 0 }, cb = { 0 };
 
 	mkkeys(k);
 	ca.role = MTS_NOISE_INITIATOR;
@@ -180,7 +180,7 @@ test_bad_frame_lengths(void **state)
 {
 	struct keys k;
 	struct mts_conn *a, *b;
-	uint8_t zero[4] = {0, 0, 0, 0}, huge[4] = {0, 1, 0, 0};
+	uint8_t zero[4] = { 0, 0, 0, 0 }, huge[4] = { 0, 1, 0, 0 };
 
 	ik_pair(&k, &a, &b);
 	assert_int_equal(mts_conn_feed(b, huge, 4), -MTS_ERR_TOOBIG);
@@ -235,7 +235,7 @@ static void
 xx_pair(struct keys *k, const uint8_t *psk_a, const uint8_t *psk_b,
     struct mts_conn **a, struct mts_conn **b)
 {
-	struct mts_conn_cfg ca = {0}, cb = {0};
+	struct mts_conn_cfg ca = { 0 }, cb = { 0 };
 
 	mkkeys(k);
 	ca.role = MTS_NOISE_INITIATOR;

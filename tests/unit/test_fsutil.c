@@ -122,7 +122,8 @@ test_write_atomic(void **state)
 static void
 test_write_atomic_failures(void **state)
 {
-	char *p = xasprintf("%s/keep", dir), *tmp = xasprintf("%s/keep.tmp", dir);
+	char *p = xasprintf("%s/keep", dir),
+	     *tmp = xasprintf("%s/keep.tmp", dir);
 	char *d = xasprintf("%s/adir", dir), *nodir = xasprintf("%s/no/f", dir);
 	char *victim = xasprintf("%s/victim", dir);
 

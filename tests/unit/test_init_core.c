@@ -118,8 +118,8 @@ static void
 test_backoff_grows_and_caps(void **state)
 {
 	struct fixture *f = *state;
-	int64_t want[] = {100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600,
-	    30000, 30000};
+	int64_t want[] = { 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600,
+		30000, 30000 };
 	mts_time_t now = 100;
 	size_t k;
 
@@ -274,8 +274,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_reverse_order,
 		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ready_timeout_kills,
-		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ready_timeout_kills, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_operator_stop_restart,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_impossible_cells, setup,

@@ -62,9 +62,9 @@ setup(void **state)
 	mkfifo(path, 0644);
 	snprintf(path, sizeof(path), "%s/etc/null", root);
 	have_dev = mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0;
-	lnk("/etc/shadow", "etc/abs");		      /* the image's shadow */
+	lnk("/etc/shadow", "etc/abs");                 /* the image's shadow */
 	lnk("../../../../../../etc/shadow", "etc/up"); /* the same */
-	lnk("../../secret", "etc/esc");		      /* top/secret: no */
+	lnk("../../secret", "etc/esc");                /* top/secret: no */
 	lnk("/proc/self/root/etc/hostname", "etc/magic");
 	lnk("loop2", "etc/loop1");
 	lnk("loop1", "etc/loop2");
@@ -87,37 +87,38 @@ teardown(void **state)
 struct case_ {
 	const char *path;
 	enum mts_inroot_how how;
-	int rc;		  /* 0: read, else the -errno */
+	int rc;           /* 0: read, else the -errno */
 	const char *text; /* what was read */
 };
 
 static const struct case_ cases[] = {
-	{"etc/passwd", MTS_INROOT_CHROOT, 0, "image-passwd\n"},
-	{"/etc/passwd", MTS_INROOT_CHROOT, 0, "image-passwd\n"},
-	{"etc/abs", MTS_INROOT_CHROOT, 0, "image-shadow\n"},
-	{"etc/up", MTS_INROOT_CHROOT, 0, "image-shadow\n"},
-	{"etc/rel", MTS_INROOT_CHROOT, 0, "image-shadow\n"},
-	{"etcdir/passwd", MTS_INROOT_CHROOT, 0, "image-passwd\n"},
-	{"../../../secret", MTS_INROOT_CHROOT, -ENOENT, NULL},
-	{"../passwd", MTS_INROOT_CHROOT, 0, "root:x:0:0:root:/root:/bin/sh\n"},
-	{"etc/esc", MTS_INROOT_CHROOT, -ENOENT, NULL},
-	{"etc/magic", MTS_INROOT_CHROOT, -ENOENT, NULL},
-	{"etc/loop1", MTS_INROOT_CHROOT, -ELOOP, NULL},
-	{"etc/fifo", MTS_INROOT_CHROOT, -EINVAL, NULL},
-	{"etc/tofifo", MTS_INROOT_CHROOT, -EINVAL, NULL},
-	{"etc", MTS_INROOT_CHROOT, -EINVAL, NULL},
-	{"etc/passwd/x", MTS_INROOT_CHROOT, -ENOTDIR, NULL},
-	{"", MTS_INROOT_CHROOT, -ENOENT, NULL},
-	{"etc/passwd", MTS_INROOT_NOLINKS, 0, "image-passwd\n"},
-	{"etc/./passwd", MTS_INROOT_NOLINKS, 0, "image-passwd\n"},
-	{"etc/../passwd", MTS_INROOT_NOLINKS, 0,
-	    "root:x:0:0:root:/root:/bin/sh\n"},
-	{"etc/abs", MTS_INROOT_NOLINKS, -ELOOP, NULL},
-	{"etc/rel", MTS_INROOT_NOLINKS, -ELOOP, NULL},
-	{"etcdir/passwd", MTS_INROOT_NOLINKS, -ELOOP, NULL},
-	{"../secret", MTS_INROOT_NOLINKS, -EXDEV, NULL},
-	{"/etc/passwd", MTS_INROOT_NOLINKS, -EXDEV, NULL},
-	{"etc/fifo", MTS_INROOT_NOLINKS, -EINVAL, NULL},
+	{ "etc/passwd", MTS_INROOT_CHROOT, 0, "image-passwd\n" },
+	{ "/etc/passwd", MTS_INROOT_CHROOT, 0, "image-passwd\n" },
+	{ "etc/abs", MTS_INROOT_CHROOT, 0, "image-shadow\n" },
+	{ "etc/up", MTS_INROOT_CHROOT, 0, "image-shadow\n" },
+	{ "etc/rel", MTS_INROOT_CHROOT, 0, "image-shadow\n" },
+	{ "etcdir/passwd", MTS_INROOT_CHROOT, 0, "image-passwd\n" },
+	{ "../../../secret", MTS_INROOT_CHROOT, -ENOENT, NULL },
+	{ "../passwd", MTS_INROOT_CHROOT, 0,
+	    "root:x:0:0:root:/root:/bin/sh\n" },
+	{ "etc/esc", MTS_INROOT_CHROOT, -ENOENT, NULL },
+	{ "etc/magic", MTS_INROOT_CHROOT, -ENOENT, NULL },
+	{ "etc/loop1", MTS_INROOT_CHROOT, -ELOOP, NULL },
+	{ "etc/fifo", MTS_INROOT_CHROOT, -EINVAL, NULL },
+	{ "etc/tofifo", MTS_INROOT_CHROOT, -EINVAL, NULL },
+	{ "etc", MTS_INROOT_CHROOT, -EINVAL, NULL },
+	{ "etc/passwd/x", MTS_INROOT_CHROOT, -ENOTDIR, NULL },
+	{ "", MTS_INROOT_CHROOT, -ENOENT, NULL },
+	{ "etc/passwd", MTS_INROOT_NOLINKS, 0, "image-passwd\n" },
+	{ "etc/./passwd", MTS_INROOT_NOLINKS, 0, "image-passwd\n" },
+	{ "etc/../passwd", MTS_INROOT_NOLINKS, 0,
+	    "root:x:0:0:root:/root:/bin/sh\n" },
+	{ "etc/abs", MTS_INROOT_NOLINKS, -ELOOP, NULL },
+	{ "etc/rel", MTS_INROOT_NOLINKS, -ELOOP, NULL },
+	{ "etcdir/passwd", MTS_INROOT_NOLINKS, -ELOOP, NULL },
+	{ "../secret", MTS_INROOT_NOLINKS, -EXDEV, NULL },
+	{ "/etc/passwd", MTS_INROOT_NOLINKS, -EXDEV, NULL },
+	{ "etc/fifo", MTS_INROOT_NOLINKS, -EINVAL, NULL },
 };
 
 /* Reads what the walk resolves, by the same checks mts_inroot_open makes
@@ -157,15 +158,15 @@ test_cases(void **state)
 		const struct case_ *c = &cases[i];
 		rc = mts_inroot_read(rootfd, c->path, c->how, 4096, &buf, &len);
 		if (rc != c->rc)
-			fail_msg("case %zu %s: openat2 gave %d (%s), want %d", i,
-			    c->path, rc, mts_inroot_strerror(rc), c->rc);
+			fail_msg("case %zu %s: openat2 gave %d (%s), want %d",
+			    i, c->path, rc, mts_inroot_strerror(rc), c->rc);
 		if (c->text != NULL)
 			assert_string_equal(buf, c->text);
 		free(buf);
 		rc = walk_read(c->path, c->how, walked, sizeof(walked));
 		if (rc != c->rc)
-			fail_msg("case %zu %s: the walk gave %d (%s), want %d", i,
-			    c->path, rc, mts_inroot_strerror(rc), c->rc);
+			fail_msg("case %zu %s: the walk gave %d (%s), want %d",
+			    i, c->path, rc, mts_inroot_strerror(rc), c->rc);
 		if (c->text != NULL)
 			assert_string_equal(walked, c->text);
 	}
@@ -181,7 +182,8 @@ test_fifo_does_not_block(void **state)
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	assert_int_equal(mts_inroot_read(rootfd, "etc/fifo", MTS_INROOT_CHROOT,
-	    4096, &buf, &len), -EINVAL);
+	                     4096, &buf, &len),
+	    -EINVAL);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	assert_true(b.tv_sec - a.tv_sec < 2);
 	assert_null(buf);
@@ -196,7 +198,8 @@ test_device_refused(void **state)
 	if (!have_dev)
 		skip();
 	assert_int_equal(mts_inroot_read(rootfd, "etc/null", MTS_INROOT_CHROOT,
-	    4096, &buf, &len), -EINVAL);
+	                     4096, &buf, &len),
+	    -EINVAL);
 }
 
 static void
@@ -206,14 +209,17 @@ test_size_bound(void **state)
 	size_t len;
 
 	assert_int_equal(mts_inroot_read(rootfd, "etc/passwd",
-	    MTS_INROOT_CHROOT, 13, &buf, &len), 0);
+	                     MTS_INROOT_CHROOT, 13, &buf, &len),
+	    0);
 	assert_int_equal(len, 13);
 	free(buf);
 	assert_int_equal(mts_inroot_read(rootfd, "etc/passwd",
-	    MTS_INROOT_CHROOT, 12, &buf, &len), -EFBIG);
+	                     MTS_INROOT_CHROOT, 12, &buf, &len),
+	    -EFBIG);
 	assert_null(buf);
 	assert_int_equal(mts_inroot_open(rootfd, "etc/loop1",
-	    MTS_INROOT_CHROOT), -ELOOP);
+	                     MTS_INROOT_CHROOT),
+	    -ELOOP);
 	assert_string_equal(mts_inroot_strerror(-EINVAL), "not a regular file");
 }
 

@@ -47,8 +47,8 @@ h_put(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route routes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", CLASS_READ, ipc_echo_get},
-	{MTS__STATESTORE__REQUEST__BODY_PUT, "put", CLASS_WRITE, h_put},
+	{ MTS__STATESTORE__REQUEST__BODY_GET, "get", CLASS_READ, ipc_echo_get },
+	{ MTS__STATESTORE__REQUEST__BODY_PUT, "put", CLASS_WRITE, h_put },
 };
 
 static const struct mts_ipc_service svc = {
@@ -65,7 +65,7 @@ static void *
 server_main(void *arg)
 {
 	struct mts_ipc_server *srv = arg;
-	struct pollfd pfd = {.fd = mts_ipc_server_fd(srv), .events = POLLIN};
+	struct pollfd pfd = { .fd = mts_ipc_server_fd(srv), .events = POLLIN };
 
 	int turns = 0;
 
@@ -138,8 +138,8 @@ test_call_ok(void **state)
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
 	req.get = &get;
 	assert_int_equal(mts_ipc_client_call(c, &req.base,
-			     &mts__statestore__reply__descriptor,
-			     (ProtobufCMessage **)&rep, err, sizeof(err)),
+	                     &mts__statestore__reply__descriptor,
+	                     (ProtobufCMessage **)&rep, err, sizeof(err)),
 	    0);
 	assert_int_equal(rep->version, MTS_IPC_VERSION);
 	assert_int_equal(rep->body_case, MTS__STATESTORE__REPLY__BODY_GET);
@@ -160,8 +160,8 @@ test_denied(void **state)
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
 	req.put = &put;
 	assert_int_equal(mts_ipc_client_call(c, &req.base,
-			     &mts__statestore__reply__descriptor, &rep, err,
-			     sizeof(err)),
+	                     &mts__statestore__reply__descriptor, &rep, err,
+	                     sizeof(err)),
 	    -MTS_ERR_DENIED);
 	assert_non_null(strstr(err, "not allowed to call put"));
 	mts_ipc_client_close(c);
@@ -178,7 +178,8 @@ raw_error(struct mts_ipc_client *c, const void *buf, size_t len,
 	const char *msg;
 	int code;
 
-	assert_int_equal(mts_ipc_client_call_raw(c, buf, len, &out, &outlen), 0);
+	assert_int_equal(mts_ipc_client_call_raw(c, buf, len, &out, &outlen),
+	    0);
 	rep = mts__statestore__reply__unpack(NULL, outlen, out);
 	free(out);
 	assert_non_null(rep);
@@ -194,32 +195,32 @@ test_bad_input(void **state)
 {
 	struct mts_ipc_client *c = client();
 	/* field 1 (version) = 1, then field 99 (unknown oneof) = empty */
-	static const uint8_t unknown[] = {0x08, 0x01, 0x9a, 0x06, 0x00};
-	static const uint8_t v2[] = {0x08, 0x02, 0x82, 0x01, 0x00};
-	static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f};
+	static const uint8_t unknown[] = { 0x08, 0x01, 0x9a, 0x06, 0x00 };
+	static const uint8_t v2[] = { 0x08, 0x02, 0x82, 0x01, 0x00 };
+	static const uint8_t garbage[] = { 0xff, 0xff, 0xff, 0xff, 0x0f };
 	/* a get whose key length runs past the end: truncated */
-	static const uint8_t truncated[] = {0x08, 0x01, 0x82, 0x01, 0x05,
-	    0x0a, 0x09, 'a'};
-	uint8_t big[2048] = {0};
+	static const uint8_t truncated[] = { 0x08, 0x01, 0x82, 0x01, 0x05, 0x0a,
+		0x09, 'a' };
+	uint8_t big[2048] = { 0 };
 	int i;
 	uint8_t *out;
 	size_t outlen;
 
 	assert_int_equal(raw_error(c, unknown, sizeof(unknown),
-			     "unknown request type"),
+	                     "unknown request type"),
 	    MTS_ERR_UNIMPL);
 	assert_int_equal(raw_error(c, v2, sizeof(v2), "version 2"),
 	    MTS_ERR_VERSION);
 	assert_int_equal(raw_error(c, garbage, sizeof(garbage), "malformed"),
 	    MTS_ERR_INVAL);
 	assert_int_equal(raw_error(c, truncated, sizeof(truncated),
-			     "malformed"),
+	                     "malformed"),
 	    MTS_ERR_INVAL);
 	mts_ipc_client_close(c);
 	/* Oversized: the server drops it and the connection (no reply). */
 	c = mts_ipc_client_open(sock_path, 300, NULL, 0);
-	assert_true(mts_ipc_client_call_raw(c, big, sizeof(big), &out,
-			&outlen) < 0);
+	assert_true(
+	    mts_ipc_client_call_raw(c, big, sizeof(big), &out, &outlen) < 0);
 	mts_ipc_client_close(c);
 	/* Clients gone mid-handshake (this wedged nng 1.5.2's own listener) */
 	for (i = 0; i < 5; i++) {
@@ -232,13 +233,13 @@ test_bad_input(void **state)
 
 /* --- peers speaking SP by hand --------------------------------------------- */
 
-static const uint8_t hello_req[8] = {0, 'S', 'P', 0, 0, 0x30, 0, 0};
+static const uint8_t hello_req[8] = { 0, 'S', 'P', 0, 0, 0x30, 0, 0 };
 
 /* Reads exactly len bytes within 2 s; the count read (short on EOF). */
 static size_t
 read_full(int fd, uint8_t *buf, size_t len)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	size_t got = 0;
 	ssize_t n;
 
@@ -262,7 +263,7 @@ write_full(int fd, const void *buf, size_t len)
 static int
 raw_connect(void)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	uint8_t hello[8];
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
@@ -329,7 +330,7 @@ expect_get_reply(int fd, uint32_t rid, const char *key)
 static void
 test_broken_peers(void **state)
 {
-	static const uint8_t sub_hello[8] = {0, 'S', 'P', 0, 0, 0x21, 0, 0};
+	static const uint8_t sub_hello[8] = { 0, 'S', 'P', 0, 0, 0x21, 0, 0 };
 	uint8_t f[4096], frame[512];
 	size_t n, i;
 	int fd, silent;
@@ -426,8 +427,8 @@ alt_server(void *arg)
 	char err[256];
 
 	usleep((useconds_t)delay_ms * 1000);
-	if ((s = mts_ipc_server_open(alt_path, &svc, NULL, err,
-		 sizeof(err))) == NULL)
+	if ((s = mts_ipc_server_open(alt_path, &svc, NULL, err, sizeof(err))) ==
+	    NULL)
 		fail_msg("%s", err);
 	pfd.fd = mts_ipc_server_fd(s);
 	pfd.events = POLLIN;
@@ -452,8 +453,8 @@ alt_get(struct mts_ipc_client *c, const char *key, char *err, size_t errlen)
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
 	req.get = &get;
 	r = mts_ipc_client_call(c, &req.base,
-	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)&rep,
-	    err, errlen);
+	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)&rep, err,
+	    errlen);
 	if (r == 0) {
 		assert_memory_equal(rep->get->record->value.data, key,
 		    strlen(key));
@@ -502,15 +503,14 @@ test_client_lifecycle(void **state)
 }
 
 /* A fake server on alt_path that runs one script per connection. */
-enum fake_script { F_GREET_HTTP, F_STALE_THEN_RIGHT, F_HUGE_REPLY,
-	F_SILENT };
+enum fake_script { F_GREET_HTTP, F_STALE_THEN_RIGHT, F_HUGE_REPLY, F_SILENT };
 
 static void *
 fake_server(void *arg)
 {
 	enum fake_script script = *(enum fake_script *)arg;
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	uint8_t buf[4096], hello[8] = {0, 'S', 'P', 0, 0, 0x31, 0, 0};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	uint8_t buf[4096], hello[8] = { 0, 'S', 'P', 0, 0, 0x31, 0, 0 };
 	int lfd = socket(AF_UNIX, SOCK_STREAM, 0), fd;
 	uint32_t id;
 	uint64_t len;
@@ -555,7 +555,7 @@ static int
 fake_call(enum fake_script script, char *err, size_t errlen)
 {
 	struct mts_ipc_client *c;
-	uint8_t *out = NULL, req[] = {0x08, 0x01};
+	uint8_t *out = NULL, req[] = { 0x08, 0x01 };
 	size_t outlen;
 	pthread_t t;
 	int r;
@@ -595,8 +595,8 @@ test_client_broken_servers(void **state)
 static int
 fd_child(void)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	struct pollfd pfd = {.events = POLLIN};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct pollfd pfd = { .events = POLLIN };
 	struct mts_ipc_server *s;
 	struct rlimit rl;
 	uint8_t hello[8];
@@ -604,8 +604,8 @@ fd_child(void)
 	char err[256];
 
 	snprintf(alt_path, sizeof(alt_path), "%s/fd.sock", tdir);
-	if ((s = mts_ipc_server_open(alt_path, &svc, NULL, err,
-		 sizeof(err))) == NULL)
+	if ((s = mts_ipc_server_open(alt_path, &svc, NULL, err, sizeof(err))) ==
+	    NULL)
 		return 1;
 	pfd.fd = mts_ipc_server_fd(s);
 	strcpy(sun.sun_path, alt_path);
@@ -677,7 +677,7 @@ test_nng_interop(void **state)
 	Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
 	Mts__Statestore__Reply *rep;
 	struct mts_ipc_client *c;
-	uint8_t *out, raw[] = {0x08, 0x01, 0x7a};
+	uint8_t *out, raw[] = { 0x08, 0x01, 0x7a };
 	char url[160], err[256];
 	nng_socket s;
 	nng_msg *m;
@@ -695,7 +695,7 @@ test_nng_interop(void **state)
 	req.get = &get;
 	mts_pb_set_version(&req.base);
 	assert_int_equal(nng_msg_alloc(&m,
-			     protobuf_c_message_get_packed_size(&req.base)),
+	                     protobuf_c_message_get_packed_size(&req.base)),
 	    0);
 	protobuf_c_message_pack(&req.base, nng_msg_body(m));
 	assert_int_equal(nng_sendmsg(s, m, 0), 0);
@@ -716,7 +716,7 @@ test_nng_interop(void **state)
 	pthread_create(&t, NULL, nng_rep_echo, &s);
 	c = mts_ipc_client_open(alt_path, 2000, err, sizeof(err));
 	assert_int_equal(mts_ipc_client_call_raw(c, raw, sizeof(raw), &out,
-			     &outlen),
+	                     &outlen),
 	    0);
 	assert_int_equal(outlen, sizeof(raw));
 	assert_memory_equal(out, raw, sizeof(raw));
@@ -742,7 +742,7 @@ test_pubsub(void **state)
 	usleep(100000);
 	assert_int_equal(mts_pub_check(pub), 0);
 	assert_int_equal(mts_sub_open(pub_path, "t/", 2, &sub, err,
-			     sizeof(err)),
+	                     sizeof(err)),
 	    0);
 	nng_socket_set_ms(sub, NNG_OPT_RECVTIMEO, 100);
 	for (i = 0; i < 50 && r != 0; i++) {
@@ -818,7 +818,7 @@ a_handler(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 }
 
 static const struct mts_ipc_route aroutes[] = {
-	{MTS__STATESTORE__REQUEST__BODY_GET, "get", CLASS_READ, a_handler},
+	{ MTS__STATESTORE__REQUEST__BODY_GET, "get", CLASS_READ, a_handler },
 };
 
 static const struct mts_ipc_service asvc = {
@@ -1142,7 +1142,7 @@ test_async_cancel_close(void **state)
 	struct aresult r[10];
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__GetReq get = MTS__STATESTORE__GET_REQ__INIT;
-	struct closer cl = {0};
+	struct closer cl = { 0 };
 	struct aresult more[2];
 	size_t i;
 
@@ -1200,13 +1200,16 @@ test_sock_path(void **state)
 	char p[64];
 
 	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/run/mts",
-			     "statestore", NULL), 0);
+	                     "statestore", NULL),
+	    0);
 	assert_string_equal(p, "/run/mts/statestore/statestore.sock");
 	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/run/mts", "init",
-			     NULL), 0);
+	                     NULL),
+	    0);
 	assert_string_equal(p, "/run/mts/init/admin.sock");
 	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "gossipd",
-			     "gossipd.pub"), 0);
+	                     "gossipd.pub"),
+	    0);
 	assert_string_equal(p, "/r/gossipd/gossipd.pub");
 	/* names from the network must not leave the run directory */
 	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "..", NULL),
@@ -1222,7 +1225,8 @@ test_sock_path(void **state)
 	assert_int_equal(mts_ipc_sock_path(p, sizeof(p), "/r", "x", ".."),
 	    -MTS_ERR_INVAL);
 	assert_int_equal(mts_ipc_sock_path(p, 12, "/run/mts", "statestore",
-			     NULL), -MTS_ERR_TOOBIG);
+	                     NULL),
+	    -MTS_ERR_TOOBIG);
 }
 
 /* mkdir tdir/name with mode; returns the path (static). */
@@ -1244,8 +1248,8 @@ test_trust_rule(void **state)
 	uid_t u = 12345;
 
 	/* our own directory in a sticky /tmp: ours */
-	assert_int_equal(mts_ipc_expected_uid(sock_path, &u, err,
-			     sizeof(err)), 0);
+	assert_int_equal(mts_ipc_expected_uid(sock_path, &u, err, sizeof(err)),
+	    0);
 	assert_int_equal(u, geteuid());
 	/* a socket directory others can write to says nothing */
 	snprintf(p, sizeof(p), "%s/x.sock", subdir("open", 0770));
@@ -1280,7 +1284,7 @@ test_trust_rule(void **state)
 static void
 test_impostor_refused(void **state)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct mts_ipc_client *c;
 	uint8_t *out, buf[64];
 	char dir[80], err[512];
@@ -1314,10 +1318,12 @@ test_impostor_refused(void **state)
 	Mts__Statestore__Request rq = MTS__STATESTORE__REQUEST__INIT;
 	ProtobufCMessage *rep;
 	assert_int_equal(mts_ipc_client_call(c, &rq.base,
-			     &mts__statestore__reply__descriptor, &rep, err,
-			     sizeof(err)), -MTS_ERR_IO);
-	assert_string_equal(err, "agent.sock is served by uid 0, expected "
-				 "65534: refusing to talk to an impostor");
+	                     &mts__statestore__reply__descriptor, &rep, err,
+	                     sizeof(err)),
+	    -MTS_ERR_IO);
+	assert_string_equal(err,
+	    "agent.sock is served by uid 0, expected "
+	    "65534: refusing to talk to an impostor");
 	mts_ipc_client_close(c);
 	/* the asynchronous client the same: its call fails at its deadline,
 	 * saying why */
@@ -1331,8 +1337,9 @@ test_impostor_refused(void **state)
 	(void)a_get(ac, "k", 0, &ar);
 	a_run(loop, &ar, 1, 2000);
 	assert_int_equal(ar.rc, -MTS_ERR_TIMEOUT);
-	assert_non_null(strstr(ar.err, "agent.sock is served by uid 0, "
-				       "expected 65534: refusing"));
+	assert_non_null(strstr(ar.err,
+	    "agent.sock is served by uid 0, "
+	    "expected 65534: refusing"));
 	mts_ipc_async_close(ac);
 	mts_loop_free(loop);
 	while ((fd = accept(lfd, NULL, NULL)) >= 0) {
@@ -1368,7 +1375,8 @@ test_feed_impostor_refused(void **state)
 		pub = mts_pub_open(path, err, sizeof(err));
 		assert_non_null(pub);
 		assert_int_equal(mts_sub_open(path, "t/", 2, &sub, err,
-				     sizeof(err)), 0);
+		                     sizeof(err)),
+		    0);
 		nng_socket_set_ms(sub, NNG_OPT_RECVTIMEO, 50);
 		for (i = 0, r = -1; i < 20 && r != 0; i++) {
 			mts_pub_send(pub, "t/1", 3, &ch.base);

@@ -45,13 +45,13 @@ test_timer_order(void **state)
 	struct mts_loop *l = mts_loop_new();
 	struct mts_timer t[6];
 	struct tctx c[6];
-	struct rec r = {.n = 0};
+	struct rec r = { .n = 0 };
 	mts_time_t now = mts_now();
-	mts_time_t when[6] = {30, 10, 20, 10, 5, 40};
+	mts_time_t when[6] = { 30, 10, 20, 10, 5, 40 };
 	int i;
 
 	for (i = 0; i < 6; i++) {
-		c[i] = (struct tctx){.rec = &r, .id = i, .loop = l};
+		c[i] = (struct tctx){ .rec = &r, .id = i, .loop = l };
 		mts_timer_init(&t[i], "t", on_timer, &c[i]);
 		mts_timer_arm(l, &t[i], now + when[i]);
 	}
@@ -148,7 +148,7 @@ test_watch_free_in_turn(void **state)
 {
 	struct mts_loop *l = mts_loop_new();
 	int a[2], b[2];
-	struct wctx wa = {0}, wb = {0};
+	struct wctx wa = { 0 }, wb = { 0 };
 
 	assert_int_equal(pipe(a), 0);
 	assert_int_equal(pipe(b), 0);
@@ -183,7 +183,7 @@ static void
 test_paused_hangup(void **state)
 {
 	struct mts_loop *l = mts_loop_new();
-	struct wctx w = {0};
+	struct wctx w = { 0 };
 	int p[2];
 
 	assert_int_equal(pipe(p), 0);
@@ -232,13 +232,14 @@ static void
 test_attach(void **state)
 {
 	struct mts_loop *l = mts_loop_new();
-	struct actx a = {0};
+	struct actx a = { 0 };
 	mts_time_t t0;
 	int p[2];
 
 	assert_int_equal(pipe(p), 0);
 	assert_int_equal(mts_loop_attach(l, &a, p[0], "att", on_att_ready,
-	    on_att_check), 0);
+	                     on_att_check),
+	    0);
 	assert_int_equal(mts_loop_run_once(l, 0), 0);
 	assert_int_equal(a.checks, 1);
 	assert_int_equal(write(p[1], "x", 1), 1);

@@ -173,7 +173,7 @@ test_level(void **state)
 {
 	uint8_t h[MTS_HASH_LEN], key[16];
 	char hex[2 * MTS_HASH_LEN + 1];
-	int seen[4] = {0}, i, want;
+	int seen[4] = { 0 }, i, want;
 
 	for (i = 0; i < 20000; i++) {
 		snprintf((char *)key, sizeof(key), "x/%d", i);
@@ -181,8 +181,7 @@ test_level(void **state)
 		mts_hex(hex, h, MTS_HASH_LEN);
 		for (want = 0; hex[want] == '0'; want++)
 			;
-		assert_int_equal(mts_mst_level(key, strlen((char *)key)),
-		    want);
+		assert_int_equal(mts_mst_level(key, strlen((char *)key)), want);
 		seen[want < 3 ? want : 3]++;
 	}
 	/* about 1/16 of keys are level >= 1 and 1/256 level >= 2 */
@@ -208,18 +207,29 @@ static const struct golden_pick {
 	const char *set, *key;
 	int pick;
 } golden_picks[] = {
-    {"random-5000", "01", 0}, {"random-5000", "0e", 0},
-    {"random-5000", "14", 1}, {"random-5000", "16", 0},
-    {"random-5000", "1b", 1}, {"random-5000", "2a", 1},
-    {"random-5000", "3c", 0}, {"random-5000", "40", 2},
-    {"random-5000", "42", 0}, {"random-5000", "4b", 0},
-    {"random-5000", "50", 0}, {"random-5000", "63", 0},
-    {"random-5000", "77", 0}, {"random-5000", "78", 0},
-    {"random-5000", "8d", 0}, {"random-5000", "8f", 1},
-    {"random-5000", "9a", 1}, {"random-5000", "a2", 1},
-    {"random-5000", "a6", 0}, {"random-5000", "c1", 0},
-    {"random-5000", "ec", 1}, {"random-5000", "ed", 1},
-    {"random-5000", "f1", 1},
+	{ "random-5000", "01", 0 },
+	{ "random-5000", "0e", 0 },
+	{ "random-5000", "14", 1 },
+	{ "random-5000", "16", 0 },
+	{ "random-5000", "1b", 1 },
+	{ "random-5000", "2a", 1 },
+	{ "random-5000", "3c", 0 },
+	{ "random-5000", "40", 2 },
+	{ "random-5000", "42", 0 },
+	{ "random-5000", "4b", 0 },
+	{ "random-5000", "50", 0 },
+	{ "random-5000", "63", 0 },
+	{ "random-5000", "77", 0 },
+	{ "random-5000", "78", 0 },
+	{ "random-5000", "8d", 0 },
+	{ "random-5000", "8f", 1 },
+	{ "random-5000", "9a", 1 },
+	{ "random-5000", "a2", 1 },
+	{ "random-5000", "a6", 0 },
+	{ "random-5000", "c1", 0 },
+	{ "random-5000", "ec", 1 },
+	{ "random-5000", "ed", 1 },
+	{ "random-5000", "f1", 1 },
 };
 
 static const char *
@@ -315,7 +325,7 @@ golden_load(void)
 static void
 test_golden(void **state)
 {
-	struct prop_rng rng = {prop_seed("golden shuffle")};
+	struct prop_rng rng = { prop_seed("golden shuffle") };
 	json_t *doc, *set;
 	uint8_t root[MTS_HASH_LEN];
 	size_t s, i, n, *idx, pages, used;
@@ -400,8 +410,8 @@ test_reference_golden(void **state)
 
 /* One random put (fresh rh) or delete on universe key i, mirrored in u. */
 static void
-random_op(struct prop_rng *rng, struct mts_mst *t, struct universe *u,
-    size_t i, unsigned del_percent)
+random_op(struct prop_rng *rng, struct mts_mst *t, struct universe *u, size_t i,
+    unsigned del_percent)
 {
 	uint8_t rh[MTS_HASH_LEN];
 
@@ -412,8 +422,7 @@ random_op(struct prop_rng *rng, struct mts_mst *t, struct universe *u,
 		return;
 	}
 	prop_bytes(rng, u->rh[i], MTS_HASH_LEN);
-	assert_int_equal(mts_mst_put(t, u->keys[i], u->klens[i], u->rh[i]),
-	    0);
+	assert_int_equal(mts_mst_put(t, u->keys[i], u->klens[i], u->rh[i]), 0);
 	u->present[i] = true;
 	assert_int_equal(mts_mst_get(t, u->keys[i], u->klens[i], rh), 0);
 	assert_memory_equal(rh, u->rh[i], MTS_HASH_LEN);
@@ -427,15 +436,15 @@ test_random_vs_reference(void **state)
 		size_t keys, ops, every;
 		unsigned del;
 	} rounds[] = {
-	    {3, 200, 1, 40},
-	    {12, 600, 1, 45},
-	    {40, 2000, 1, 50},
-	    {300, 4000, 7, 40},
-	    {2000, 12000, 97, 35},
-	    {6000, 12000, 1499, 20},
-	    {2000, 8000, 53, 70},
+		{ 3, 200, 1, 40 },
+		{ 12, 600, 1, 45 },
+		{ 40, 2000, 1, 50 },
+		{ 300, 4000, 7, 40 },
+		{ 2000, 12000, 97, 35 },
+		{ 6000, 12000, 1499, 20 },
+		{ 2000, 8000, 53, 70 },
 	};
-	struct prop_rng rng = {prop_seed("random vs reference")};
+	struct prop_rng rng = { prop_seed("random vs reference") };
 	struct universe u;
 	struct mts_mst *t;
 	uint8_t rh[MTS_HASH_LEN];
@@ -454,13 +463,14 @@ test_random_vs_reference(void **state)
 		assert_walkable(t);
 		for (i = 0; i < u.n; i++)
 			assert_int_equal(mts_mst_get(t, u.keys[i], u.klens[i],
-					     rh),
+			                     rh),
 			    u.present[i] ? 0 : -MTS_ERR_NOTFOUND);
 		/* empty it again: the root must come back to zero */
 		for (i = 0; i < u.n; i++)
 			if (u.present[i]) {
-				assert_int_equal(
-				    mts_mst_del(t, u.keys[i], u.klens[i]), 0);
+				assert_int_equal(mts_mst_del(t, u.keys[i],
+				                     u.klens[i]),
+				    0);
 				u.present[i] = false;
 			}
 		assert_matches_ref(t, &u);
@@ -474,10 +484,10 @@ test_random_vs_reference(void **state)
 static void
 test_order_independence(void **state)
 {
-	struct prop_rng rng = {prop_seed("order independence")};
+	struct prop_rng rng = { prop_seed("order independence") };
 	struct universe u;
 	struct mts_mst *t[3];
-	uint8_t (*final)[MTS_HASH_LEN];
+	uint8_t(*final)[MTS_HASH_LEN];
 	uint8_t junk[MTS_HASH_LEN], roots[3][MTS_HASH_LEN];
 	const uint8_t *enc;
 	size_t *order, n = 3000, i, j, k, len;
@@ -513,7 +523,7 @@ test_order_independence(void **state)
 			mts_mst_put(t[1], u.keys[i], u.klens[i], final[i]);
 		else
 			assert_int_equal(mts_mst_del(t[1], u.keys[i],
-					     u.klens[i]),
+			                     u.klens[i]),
 			    0);
 	}
 	/* 2: interleaved random detours, then settle on the final set */
@@ -557,7 +567,8 @@ static void
 test_empty_and_single(void **state)
 {
 	struct mts_mst *t = mts_mst_new();
-	uint8_t root[MTS_HASH_LEN], zero[MTS_HASH_LEN] = {0}, rh[MTS_HASH_LEN];
+	uint8_t root[MTS_HASH_LEN], zero[MTS_HASH_LEN] = { 0 },
+	                            rh[MTS_HASH_LEN];
 	uint8_t bigkey[70000];
 	const uint8_t *enc;
 	size_t len;
@@ -602,7 +613,7 @@ keys_of_level(int level, char keys[][16], size_t n)
 	for (i = 0; found < n; i++) {
 		snprintf(keys[found], 16, "p%06d", i);
 		if (mts_mst_level((uint8_t *)keys[found],
-			strlen(keys[found])) == level)
+		        strlen(keys[found])) == level)
 			found++;
 	}
 	return found;
@@ -720,7 +731,7 @@ test_page_decode(void **state)
 static void
 test_page_decode_garbage(void **state)
 {
-	struct prop_rng rng = {prop_seed("page decode garbage")};
+	struct prop_rng rng = { prop_seed("page decode garbage") };
 	struct mts_mst_page_view v;
 	uint8_t buf[300];
 	size_t i, len;
@@ -741,14 +752,14 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_level),
-	    cmocka_unit_test(test_empty_and_single),
-	    cmocka_unit_test(test_reference_golden),
-	    cmocka_unit_test(test_golden),
-	    cmocka_unit_test(test_random_vs_reference),
-	    cmocka_unit_test(test_order_independence),
-	    cmocka_unit_test(test_page_decode),
-	    cmocka_unit_test(test_page_decode_garbage),
+		cmocka_unit_test(test_level),
+		cmocka_unit_test(test_empty_and_single),
+		cmocka_unit_test(test_reference_golden),
+		cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_random_vs_reference),
+		cmocka_unit_test(test_order_independence),
+		cmocka_unit_test(test_page_decode),
+		cmocka_unit_test(test_page_decode_garbage),
 	};
 
 	if (mts_crypto_init() < 0)

@@ -51,10 +51,10 @@ handshake(struct mts_noise_hs *i, struct mts_noise_hs *r)
 		w = mts_noise_hs_is_writer(i) ? i : r;
 		rd = w == i ? r : i;
 		if ((rc = mts_noise_hs_write(w, (const uint8_t *)"hi", 2, msg,
-			 sizeof(msg), &mlen)) < 0)
+		         sizeof(msg), &mlen)) < 0)
 			return rc;
 		if ((rc = mts_noise_hs_read(rd, msg, mlen, pl, sizeof(pl),
-			 &plen)) < 0)
+		         &plen)) < 0)
 			return rc;
 		assert_int_equal(plen, 2);
 	}
@@ -83,12 +83,14 @@ test_tamper_rejected(void **state)
 
 	pair_ciphers(&tx, &rx);
 	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0,
-			     (const uint8_t *)"hello", 5, ct, &clen), 0);
+	                     (const uint8_t *)"hello", 5, ct, &clen),
+	    0);
 	assert_int_equal(clen, 5 + MTS_NOISE_TAGLEN);
 	for (i = 0; i < clen; i++) {
 		ct[i] ^= 0x01;
 		assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, ct, clen, pt,
-				     &plen), -MTS_ERR_CRYPTO);
+		                     &plen),
+		    -MTS_ERR_CRYPTO);
 		assert_int_equal(rx.n, 0);
 		ct[i] ^= 0x01;
 	}
@@ -109,10 +111,12 @@ test_replay_rejected(void **state)
 	size_t l1, l2, plen;
 
 	pair_ciphers(&tx, &rx);
-	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0,
-			     (const uint8_t *)"one", 3, c1, &l1), 0);
-	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0,
-			     (const uint8_t *)"two", 3, c2, &l2), 0);
+	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0, (const uint8_t *)"one",
+	                     3, c1, &l1),
+	    0);
+	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0, (const uint8_t *)"two",
+	                     3, c2, &l2),
+	    0);
 	assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, c1, l1, pt, &plen), 0);
 	/* the same frame again, and an out-of-order one, fail */
 	assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, c1, l1, pt, &plen),
@@ -132,12 +136,15 @@ test_nonce_exhaustion(void **state)
 
 	pair_ciphers(&tx, &rx);
 	tx.n = rx.n = UINT64_MAX - 1;
-	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0,
-			     (const uint8_t *)"x", 1, ct, &clen), 0);
-	assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, ct, clen, pt, &plen), 0);
+	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0, (const uint8_t *)"x",
+	                     1, ct, &clen),
+	    0);
+	assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, ct, clen, pt, &plen),
+	    0);
 	assert_true(tx.n == UINT64_MAX);
-	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0,
-			     (const uint8_t *)"x", 1, ct, &clen), -MTS_ERR_STATE);
+	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0, (const uint8_t *)"x",
+	                     1, ct, &clen),
+	    -MTS_ERR_STATE);
 	assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, ct, clen, pt, &plen),
 	    -MTS_ERR_STATE);
 }
@@ -154,13 +161,15 @@ test_rekey(void **state)
 	assert_int_equal(mts_noise_rekey(&tx), 0);
 	assert_memory_not_equal(before, tx.k, 32);
 	assert_int_equal(tx.n, 0);
-	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0,
-			     (const uint8_t *)"k", 1, ct, &clen), 0);
+	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0, (const uint8_t *)"k",
+	                     1, ct, &clen),
+	    0);
 	/* the old key no longer decrypts; after the peer rekeys it does */
 	assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, ct, clen, pt, &plen),
 	    -MTS_ERR_CRYPTO);
 	assert_int_equal(mts_noise_rekey(&rx), 0);
-	assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, ct, clen, pt, &plen), 0);
+	assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, ct, clen, pt, &plen),
+	    0);
 }
 
 static void
@@ -172,20 +181,22 @@ test_oversized(void **state)
 
 	pair_ciphers(&tx, &rx);
 	assert_int_equal(mts_noise_encrypt(&tx, NULL, 0, big,
-			     MTS_NOISE_MAXPLAIN + 1, big, &clen), -MTS_ERR_TOOBIG);
+	                     MTS_NOISE_MAXPLAIN + 1, big, &clen),
+	    -MTS_ERR_TOOBIG);
 	assert_int_equal(mts_noise_decrypt(&rx, NULL, 0, big,
-			     MTS_NOISE_MAXMSG + 1, big, &clen), -MTS_ERR_TOOBIG);
+	                     MTS_NOISE_MAXMSG + 1, big, &clen),
+	    -MTS_ERR_TOOBIG);
 }
 
 static struct mts_noise_hs *
-xxpsk3(enum mts_noise_role role, uint8_t skey, uint8_t pskv,
-    struct seeded *rng)
+xxpsk3(enum mts_noise_role role, uint8_t skey, uint8_t pskv, struct seeded *rng)
 {
 	struct mts_noise_hs *hs;
 	uint8_t k[32], psk[32];
 
 	assert_int_equal(mts_noise_hs_new(&hs,
-			     "Noise_XXpsk3_25519_ChaChaPoly_BLAKE2b", role), 0);
+	                     "Noise_XXpsk3_25519_ChaChaPoly_BLAKE2b", role),
+	    0);
 	fixed_key(k, skey);
 	fixed_key(psk, pskv);
 	assert_int_equal(mts_noise_hs_set_s(hs, k), 0);
@@ -198,7 +209,7 @@ xxpsk3(enum mts_noise_role role, uint8_t skey, uint8_t pskv,
 static void
 test_xxpsk3_roundtrip(void **state)
 {
-	struct seeded r1 = {1, 0}, r2 = {2, 0};
+	struct seeded r1 = { 1, 0 }, r2 = { 2, 0 };
 	struct mts_noise_hs *i = xxpsk3(MTS_NOISE_INITIATOR, 1, 9, &r1);
 	struct mts_noise_hs *r = xxpsk3(MTS_NOISE_RESPONDER, 2, 9, &r2);
 	struct mts_noise_cipher is, ir, rs, rr;
@@ -214,8 +225,10 @@ test_xxpsk3_roundtrip(void **state)
 	assert_int_equal(mts_noise_hs_split(i, &is, &ir), 0);
 	assert_int_equal(mts_noise_hs_split(r, &rs, &rr), 0);
 	assert_int_equal(mts_noise_encrypt(&rs, NULL, 0,
-			     (const uint8_t *)"back", 4, ct, &clen), 0);
-	assert_int_equal(mts_noise_decrypt(&ir, NULL, 0, ct, clen, pt, &plen), 0);
+	                     (const uint8_t *)"back", 4, ct, &clen),
+	    0);
+	assert_int_equal(mts_noise_decrypt(&ir, NULL, 0, ct, clen, pt, &plen),
+	    0);
 	assert_memory_equal(pt, "back", 4);
 	mts_noise_hs_free(i);
 	mts_noise_hs_free(r);
@@ -224,7 +237,7 @@ test_xxpsk3_roundtrip(void **state)
 static void
 test_wrong_psk_rejected(void **state)
 {
-	struct seeded r1 = {1, 0}, r2 = {2, 0};
+	struct seeded r1 = { 1, 0 }, r2 = { 2, 0 };
 	struct mts_noise_hs *i = xxpsk3(MTS_NOISE_INITIATOR, 1, 9, &r1);
 	struct mts_noise_hs *r = xxpsk3(MTS_NOISE_RESPONDER, 2, 8, &r2);
 
@@ -239,15 +252,19 @@ test_wrong_psk_rejected(void **state)
 static void
 test_ik_wrong_responder_key(void **state)
 {
-	struct seeded r1 = {3, 0}, r2 = {4, 0};
+	struct seeded r1 = { 3, 0 }, r2 = { 4, 0 };
 	struct mts_noise_hs *i, *r;
 	struct mts_noise_keypair other;
 	uint8_t k[32];
 
-	assert_int_equal(mts_noise_hs_new(&i, "Noise_IK_25519_ChaChaPoly_BLAKE2b",
-			     MTS_NOISE_INITIATOR), 0);
-	assert_int_equal(mts_noise_hs_new(&r, "Noise_IK_25519_ChaChaPoly_BLAKE2b",
-			     MTS_NOISE_RESPONDER), 0);
+	assert_int_equal(mts_noise_hs_new(&i,
+	                     "Noise_IK_25519_ChaChaPoly_BLAKE2b",
+	                     MTS_NOISE_INITIATOR),
+	    0);
+	assert_int_equal(mts_noise_hs_new(&r,
+	                     "Noise_IK_25519_ChaChaPoly_BLAKE2b",
+	                     MTS_NOISE_RESPONDER),
+	    0);
 	fixed_key(k, 5);
 	mts_noise_hs_set_s(i, k);
 	fixed_key(k, 6);
@@ -267,23 +284,26 @@ test_ik_wrong_responder_key(void **state)
 static void
 test_bad_protocols(void **state)
 {
-	static const char *bad[] = {"Noise_ZZ_25519_ChaChaPoly_BLAKE2b",
-	    "Noise_XXpsk4_25519_ChaChaPoly_BLAKE2b",
-	    "Noise_XXpsk0+psk0_25519_ChaChaPoly_BLAKE2b",
-	    "Noise_XXpsk1+_25519_ChaChaPoly_BLAKE2b",
-	    "Noise_Npsk2_25519_ChaChaPoly_BLAKE2b",
-	    "Noise_XX_25519_AESGCM_SHA256", "Noise_XX", ""};
+	static const char *bad[] = { "Noise_ZZ_25519_ChaChaPoly_BLAKE2b",
+		"Noise_XXpsk4_25519_ChaChaPoly_BLAKE2b",
+		"Noise_XXpsk0+psk0_25519_ChaChaPoly_BLAKE2b",
+		"Noise_XXpsk1+_25519_ChaChaPoly_BLAKE2b",
+		"Noise_Npsk2_25519_ChaChaPoly_BLAKE2b",
+		"Noise_XX_25519_AESGCM_SHA256", "Noise_XX", "" };
 	struct mts_noise_hs *hs;
 	size_t n;
 
 	for (n = 0; n < sizeof(bad) / sizeof(bad[0]); n++) {
 		assert_int_equal(mts_noise_hs_new(&hs, bad[n],
-				     MTS_NOISE_INITIATOR), -MTS_ERR_INVAL);
+		                     MTS_NOISE_INITIATOR),
+		    -MTS_ERR_INVAL);
 		assert_null(hs);
 	}
 	/* a pattern needing a static key refuses to start without one */
-	assert_int_equal(mts_noise_hs_new(&hs, "Noise_IK_25519_ChaChaPoly_BLAKE2b",
-			     MTS_NOISE_INITIATOR), 0);
+	assert_int_equal(mts_noise_hs_new(&hs,
+	                     "Noise_IK_25519_ChaChaPoly_BLAKE2b",
+	                     MTS_NOISE_INITIATOR),
+	    0);
 	assert_int_equal(mts_noise_hs_start(hs, NULL, 0), -MTS_ERR_STATE);
 	mts_noise_hs_free(hs);
 }

@@ -133,9 +133,11 @@ test_flood_bounded_and_counted(void **state)
 	for (now = 0; now < 60000; now += 1000) {
 		lines_in_sec = 0;
 		for (i = 0; i < 500; i++) {
-			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			rng = rng * 6364136223846793005ull +
+			    1442695040888963407ull;
 			snprintf(key, sizeof(key), "10.0.%u.%u %s",
-			    (unsigned)(rng >> 40) % 20, (unsigned)(rng >> 50) % 250,
+			    (unsigned)(rng >> 40) % 20,
+			    (unsigned)(rng >> 50) % 250,
 			    (rng >> 33) & 1 ? "refused" : "bad frame");
 			events++;
 			if (mts_rl_hit(&rl, key, now + i % 1000)) {

@@ -35,9 +35,12 @@ setup_members(void)
 static struct mts_rc_task
 task(const char *id, int node, const char *svc, uint64_t created)
 {
-	struct mts_rc_task t = {.id = id, .node = hex[node], .service = svc,
-	    .state = RC_TASK_RUNNING, .desired_running = 1,
-	    .created = created};
+	struct mts_rc_task t = { .id = id,
+		.node = hex[node],
+		.service = svc,
+		.state = RC_TASK_RUNNING,
+		.desired_running = 1,
+		.created = created };
 
 	return t;
 }
@@ -46,9 +49,13 @@ static struct mts_rc_view
 view(const struct mts_rc_service *s, size_t ns, const struct mts_rc_task *t,
     size_t nt, int self)
 {
-	struct mts_rc_view v = {.members = members, .nmembers = NODES,
-	    .services = s, .nservices = ns, .tasks = t, .ntasks = nt,
-	    .self = hex[self]};
+	struct mts_rc_view v = { .members = members,
+		.nmembers = NODES,
+		.services = s,
+		.nservices = ns,
+		.tasks = t,
+		.ntasks = nt,
+		.self = hex[self] };
 
 	return v;
 }
@@ -64,9 +71,10 @@ owner_of(const struct mts_rc_service *s)
 static void
 test_owner_places(void **state)
 {
-	struct mts_rc_service s = {.name = "shop_web", .mode = RC_REPLICATED,
-	    .replicas = 9};
-	struct mts_rc_actions a = {0};
+	struct mts_rc_service s = { .name = "shop_web",
+		.mode = RC_REPLICATED,
+		.replicas = 9 };
+	struct mts_rc_actions a = { 0 };
 	int o, i, placed = 0;
 
 	setup_members();
@@ -100,10 +108,11 @@ test_owner_places(void **state)
 static void
 test_dead_node_missing(void **state)
 {
-	struct mts_rc_service s = {.name = "shop_web", .mode = RC_REPLICATED,
-	    .replicas = 3};
+	struct mts_rc_service s = { .name = "shop_web",
+		.mode = RC_REPLICATED,
+		.replicas = 3 };
 	struct mts_rc_task t[3];
-	struct mts_rc_actions a = {0};
+	struct mts_rc_actions a = { 0 };
 	struct mts_rc_view v;
 	int o, n1, n2;
 
@@ -152,10 +161,11 @@ stopped(const struct mts_rc_view *v, const struct mts_rc_actions *a,
 static void
 test_heal_same_choice(void **state)
 {
-	struct mts_rc_service s = {.name = NULL, .mode = RC_REPLICATED,
-	    .replicas = 3};
+	struct mts_rc_service s = { .name = NULL,
+		.mode = RC_REPLICATED,
+		.replicas = 3 };
 	struct mts_rc_task t[6], shuffled[6];
-	struct mts_rc_actions a = {0}, b = {0};
+	struct mts_rc_actions a = { 0 }, b = { 0 };
 	const char *sa[6], *sb[6];
 	char name[32];
 	struct mts_rc_view va, vb;
@@ -204,10 +214,11 @@ test_heal_same_choice(void **state)
 static void
 test_extras_most_on_one_node(void **state)
 {
-	struct mts_rc_service s = {.name = "x_svc", .mode = RC_REPLICATED,
-	    .replicas = 3};
+	struct mts_rc_service s = { .name = "x_svc",
+		.mode = RC_REPLICATED,
+		.replicas = 3 };
 	struct mts_rc_task t[6];
-	struct mts_rc_actions a = {0};
+	struct mts_rc_actions a = { 0 };
 	const char *ids[6];
 	struct mts_rc_view v;
 	int o, n[3], i;
@@ -237,10 +248,10 @@ static void
 test_global(void **state)
 {
 	struct mts_constraint c;
-	struct mts_label zone_a = {"zone", "a"};
-	struct mts_rc_service s = {.name = "mon_agent", .mode = RC_GLOBAL};
+	struct mts_label zone_a = { "zone", "a" };
+	struct mts_rc_service s = { .name = "mon_agent", .mode = RC_GLOBAL };
 	struct mts_rc_task t[2];
-	struct mts_rc_actions a = {0};
+	struct mts_rc_actions a = { 0 };
 	struct mts_rc_view v;
 	char err[128];
 	const char *ids[2];
@@ -261,7 +272,8 @@ test_global(void **state)
 	mts_rc_actions_free(&a);
 	/* a constraint this node fails: its task stops, none is placed */
 	assert_int_equal(mts_constraint_parse("node.labels.zone == a", &c, err,
-	    sizeof(err)), 0);
+	                     sizeof(err)),
+	    0);
 	s.constraints = &c;
 	s.nconstraints = 1;
 	v = view(&s, 1, t, 1, 2);
@@ -284,10 +296,11 @@ test_global(void **state)
 static void
 test_jobs(void **state)
 {
-	struct mts_rc_service s = {.name = "batch_run",
-	    .mode = RC_REPLICATED_JOB, .replicas = 3};
+	struct mts_rc_service s = { .name = "batch_run",
+		.mode = RC_REPLICATED_JOB,
+		.replicas = 3 };
 	struct mts_rc_task t[3];
-	struct mts_rc_actions a = {0};
+	struct mts_rc_actions a = { 0 };
 	struct mts_rc_view v;
 	int o;
 
@@ -314,10 +327,11 @@ test_jobs(void **state)
 static void
 test_orphans_and_drain(void **state)
 {
-	struct mts_rc_service s = {.name = "shop_web", .mode = RC_REPLICATED,
-	    .replicas = 2};
+	struct mts_rc_service s = { .name = "shop_web",
+		.mode = RC_REPLICATED,
+		.replicas = 2 };
 	struct mts_rc_task t[3];
-	struct mts_rc_actions a = {0};
+	struct mts_rc_actions a = { 0 };
 	struct mts_rc_view v;
 	int o, self;
 

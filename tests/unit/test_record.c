@@ -55,7 +55,7 @@ merge(const struct mts_record *a, const struct mts_record *b)
 static void
 test_encoding_exact(void **state)
 {
-	struct mts_record r = {0}, d;
+	struct mts_record r = { 0 }, d;
 	struct mts_buf b;
 	uint8_t want[HDR_LEN + 2], h[MTS_HASH_LEN], rh[MTS_HASH_LEN];
 	size_t i;
@@ -98,7 +98,7 @@ test_encoding_exact(void **state)
 static void
 test_decode_rejects(void **state)
 {
-	struct mts_record r = {0}, d;
+	struct mts_record r = { 0 }, d;
 	struct mts_buf b;
 	uint8_t *big;
 	size_t cut;
@@ -129,11 +129,12 @@ test_decode_rejects(void **state)
 	/* the value limit: exactly 1 MiB is fine, one byte more is not */
 	big = xcalloc(1, HDR_LEN + MTS_RECORD_MAX_VALUE + 1);
 	big[0] = 1;
-	assert_int_equal(
-	    mts_record_decode(big, HDR_LEN + MTS_RECORD_MAX_VALUE, &d), 0);
+	assert_int_equal(mts_record_decode(big, HDR_LEN + MTS_RECORD_MAX_VALUE,
+	                     &d),
+	    0);
 	assert_int_equal(d.vlen, MTS_RECORD_MAX_VALUE);
-	assert_int_equal(
-	    mts_record_decode(big, HDR_LEN + MTS_RECORD_MAX_VALUE + 1, &d),
+	assert_int_equal(mts_record_decode(big,
+	                     HDR_LEN + MTS_RECORD_MAX_VALUE + 1, &d),
 	    -MTS_ERR_INVAL);
 	free(big);
 }
@@ -142,7 +143,7 @@ test_decode_rejects(void **state)
 static void
 test_decode_garbage(void **state)
 {
-	struct prop_rng rng = {prop_seed("record garbage")};
+	struct prop_rng rng = { prop_seed("record garbage") };
 	struct mts_record d;
 	struct mts_buf b;
 	uint8_t buf[64];
@@ -171,7 +172,7 @@ test_decode_garbage(void **state)
 static void
 test_roundtrip_random(void **state)
 {
-	struct prop_rng rng = {prop_seed("record roundtrip")};
+	struct prop_rng rng = { prop_seed("record roundtrip") };
 	struct mts_record r, d;
 	struct mts_buf b;
 	uint8_t value[300], h1[MTS_HASH_LEN], h2[MTS_HASH_LEN];
@@ -204,7 +205,7 @@ test_roundtrip_random(void **state)
 static void
 test_cmp_order(void **state)
 {
-	struct mts_record a = {0}, b = {0};
+	struct mts_record a = { 0 }, b = { 0 };
 	uint8_t ha[MTS_HASH_LEN], hb[MTS_HASH_LEN];
 
 	a.hlc = 5;
@@ -219,8 +220,8 @@ test_cmp_order(void **state)
 	b.tombstone = true;
 	mts_record_hash(&a, ha);
 	mts_record_hash(&b, hb);
-	assert_true((mts_record_cmp(&a, &b) > 0) ==
-	    (memcmp(ha, hb, MTS_HASH_LEN) > 0));
+	assert_true(
+	    (mts_record_cmp(&a, &b) > 0) == (memcmp(ha, hb, MTS_HASH_LEN) > 0));
 	assert_int_not_equal(mts_record_cmp(&a, &b), 0);
 	assert_int_equal(mts_record_cmp(&a, &a), 0);
 }
@@ -228,7 +229,7 @@ test_cmp_order(void **state)
 static void
 test_crdt_laws(void **state)
 {
-	struct prop_rng rng = {prop_seed("crdt laws")};
+	struct prop_rng rng = { prop_seed("crdt laws") };
 	struct mts_record a, b, c;
 	uint8_t va[64], vb[64], vc[64];
 	const struct mts_record *l, *r;
@@ -268,12 +269,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_encoding_exact),
-	    cmocka_unit_test(test_decode_rejects),
-	    cmocka_unit_test(test_decode_garbage),
-	    cmocka_unit_test(test_roundtrip_random),
-	    cmocka_unit_test(test_cmp_order),
-	    cmocka_unit_test(test_crdt_laws),
+		cmocka_unit_test(test_encoding_exact),
+		cmocka_unit_test(test_decode_rejects),
+		cmocka_unit_test(test_decode_garbage),
+		cmocka_unit_test(test_roundtrip_random),
+		cmocka_unit_test(test_cmp_order),
+		cmocka_unit_test(test_crdt_laws),
 	};
 
 	if (mts_crypto_init() < 0)

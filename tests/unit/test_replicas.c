@@ -68,13 +68,13 @@ world_init(struct world *w, struct prop_rng *rng)
 		o->key = (size_t)prop_below(rng, NKEYS);
 		/* a narrow clock range, so equal (hlc, origin) pairs with
 		 * different contents happen and the rh tie-break decides */
-		o->rec.hlc = (uint64_t)1700000000000 << 16 |
-		    prop_below(rng, 40);
+		o->rec.hlc =
+		    (uint64_t)1700000000000 << 16 | prop_below(rng, 40);
 		o->rec.origin[0] = (uint8_t)prop_below(rng, NORIGINS);
 		o->rec.tombstone = prop_below(rng, 100) < 30;
 		if (!o->rec.tombstone) {
-			o->rec.vlen = 1 + (size_t)prop_below(rng,
-			    sizeof(o->value) - 1);
+			o->rec.vlen =
+			    1 + (size_t)prop_below(rng, sizeof(o->value) - 1);
 			prop_bytes(rng, o->value, o->rec.vlen);
 			o->rec.value = o->value;
 		}
@@ -107,7 +107,7 @@ replica_apply(struct replica *r, const struct world *w, const struct op *o)
 	r->won++;
 	mts_record_hash(&o->rec, rh);
 	assert_int_equal(mts_mst_put(r->mst, (const uint8_t *)w->keys[o->key],
-			     w->klens[o->key], rh),
+	                     w->klens[o->key], rh),
 	    0);
 }
 
@@ -188,7 +188,7 @@ expected_root(const struct world *w, uint8_t root[MTS_HASH_LEN],
 static void
 test_five_replicas(void **state)
 {
-	struct prop_rng rng = {prop_seed("five replicas")};
+	struct prop_rng rng = { prop_seed("five replicas") };
 	struct replica reps[NREPLICAS];
 	struct world w;
 	const struct mts_record **best;
@@ -220,7 +220,7 @@ test_five_replicas(void **state)
 		assert_true((reps[0].recs[i] == NULL) == (best[i] == NULL));
 		if (best[i] != NULL)
 			assert_int_equal(mts_record_cmp(reps[0].recs[i],
-					     best[i]),
+			                     best[i]),
 			    0);
 		if (best[i] != NULL && best[i]->tombstone)
 			tombstones++;
@@ -243,7 +243,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_five_replicas),
+		cmocka_unit_test(test_five_replicas),
 	};
 
 	if (mts_crypto_init() < 0)

@@ -18,7 +18,7 @@
 static struct mts_res
 res(uint32_t cpu, uint64_t mem)
 {
-	struct mts_res r = {cpu, mem};
+	struct mts_res r = { cpu, mem };
 
 	return r;
 }
@@ -31,17 +31,22 @@ test_ledger_leases(void **state)
 
 	mts_ledger_init(&l, res(2000, 1024 * MIB), 0);
 	assert_int_equal(mts_ledger_prepare(&l, "L1", OWNER, "web",
-	    res(1500, 512 * MIB), 0, 1000, 0), LEDGER_OK);
+	                     res(1500, 512 * MIB), 0, 1000, 0),
+	    LEDGER_OK);
 	/* the lease holds its cpu: a second one does not fit */
 	assert_int_equal(mts_ledger_prepare(&l, "L2", OWNER, "web",
-	    res(1000, 1 * MIB), 0, 1000, 0), LEDGER_NO_CPU);
+	                     res(1000, 1 * MIB), 0, 1000, 0),
+	    LEDGER_NO_CPU);
 	assert_int_equal(mts_ledger_prepare(&l, "L2", OWNER, "web",
-	    res(100, 600 * MIB), 0, 1000, 0), LEDGER_NO_MEMORY);
+	                     res(100, 600 * MIB), 0, 1000, 0),
+	    LEDGER_NO_MEMORY);
 	/* a resent prepare answers as the first; other terms conflict */
 	assert_int_equal(mts_ledger_prepare(&l, "L1", OWNER, "web",
-	    res(1500, 512 * MIB), 0, 1000, 10), LEDGER_OK);
+	                     res(1500, 512 * MIB), 0, 1000, 10),
+	    LEDGER_OK);
 	assert_int_equal(mts_ledger_prepare(&l, "L1", OWNER, "db",
-	    res(1500, 512 * MIB), 0, 1000, 10), LEDGER_CONFLICT);
+	                     res(1500, 512 * MIB), 0, 1000, 10),
+	    LEDGER_CONFLICT);
 	mts_ledger_digest(&l, &d);
 	assert_int_equal(d.free.cpu_millis, 500);
 	assert_int_equal(d.leases, 1);
@@ -61,17 +66,21 @@ test_ledger_leases(void **state)
 	    LEDGER_UNKNOWN);
 	/* expiry: an uncommitted lease frees its resources after its ttl */
 	assert_int_equal(mts_ledger_prepare(&l, "L3", OWNER, "web",
-	    res(500, 1 * MIB), 0, 100, 100), LEDGER_OK);
+	                     res(500, 1 * MIB), 0, 100, 100),
+	    LEDGER_OK);
 	assert_int_equal(mts_ledger_next_deadline(&l), 200);
 	assert_int_equal(mts_ledger_prepare(&l, "L4", OWNER, "web",
-	    res(500, 1 * MIB), 0, 100, 150), LEDGER_NO_CPU);
+	                     res(500, 1 * MIB), 0, 100, 150),
+	    LEDGER_NO_CPU);
 	assert_int_equal(mts_ledger_expire(&l, 200), 1);
 	assert_int_equal(mts_ledger_commit(&l, "L3", "web.3", 201),
 	    LEDGER_ENDED);
 	assert_int_equal(mts_ledger_prepare(&l, "L3", OWNER, "web",
-	    res(500, 1 * MIB), 0, 100, 201), LEDGER_ENDED);
+	                     res(500, 1 * MIB), 0, 100, 201),
+	    LEDGER_ENDED);
 	assert_int_equal(mts_ledger_prepare(&l, "L4", OWNER, "web",
-	    res(500, 1 * MIB), 0, 100, 201), LEDGER_OK);
+	                     res(500, 1 * MIB), 0, 100, 201),
+	    LEDGER_OK);
 	assert_int_equal(mts_ledger_abort(&l, "L4", 202), LEDGER_OK);
 	assert_int_equal(mts_ledger_abort(&l, "L4", 203), LEDGER_OK);
 	/* a removed task frees what it held */
@@ -91,18 +100,22 @@ test_ledger_limits(void **state)
 	struct mts_ledger l;
 
 	mts_ledger_init(&l, res(10000, 10000 * MIB), 0);
-	assert_int_equal(mts_ledger_prepare(&l, "a", OWNER, "web", res(1, 1),
-	    2, 1000, 0), LEDGER_OK);
+	assert_int_equal(mts_ledger_prepare(&l, "a", OWNER, "web", res(1, 1), 2,
+	                     1000, 0),
+	    LEDGER_OK);
 	mts_ledger_task_add(&l, "web.x", "web", res(1, 1));
 	mts_ledger_task_add(&l, "web.x", "web", res(1, 1)); /* idempotent */
 	assert_int_equal(mts_ledger_service_count(&l, "web"), 2);
-	assert_int_equal(mts_ledger_prepare(&l, "b", OWNER, "web", res(1, 1),
-	    2, 1000, 0), LEDGER_MAX_PER_NODE);
-	assert_int_equal(mts_ledger_prepare(&l, "b", OWNER, "db", res(1, 1),
-	    2, 1000, 0), LEDGER_OK);
+	assert_int_equal(mts_ledger_prepare(&l, "b", OWNER, "web", res(1, 1), 2,
+	                     1000, 0),
+	    LEDGER_MAX_PER_NODE);
+	assert_int_equal(mts_ledger_prepare(&l, "b", OWNER, "db", res(1, 1), 2,
+	                     1000, 0),
+	    LEDGER_OK);
 	l.draining = 1;
-	assert_int_equal(mts_ledger_prepare(&l, "c", OWNER, "db", res(1, 1),
-	    0, 1000, 0), LEDGER_DRAINING);
+	assert_int_equal(mts_ledger_prepare(&l, "c", OWNER, "db", res(1, 1), 0,
+	                     1000, 0),
+	    LEDGER_DRAINING);
 	assert_string_equal(mts_ledger_why_str(LEDGER_NO_MEMORY),
 	    "insufficient memory");
 	mts_ledger_free(&l);
@@ -132,8 +145,8 @@ test_ledger_never_overcommits(void **state)
 		if (op == 0)
 			mts_ledger_prepare(&l, id, OWNER, n % 2 ? "a" : "b",
 			    res((uint32_t)(rand_r(&seed) % 1500),
-			    (uint64_t)(rand_r(&seed) % 1500) * MIB), 3, 500,
-			    now);
+			        (uint64_t)(rand_r(&seed) % 1500) * MIB),
+			    3, 500, now);
 		else if (op == 1)
 			mts_ledger_commit(&l, id, task, now);
 		else if (op == 2)
@@ -154,7 +167,8 @@ test_ledger_never_overcommits(void **state)
 		}
 		if (cpu > 4000 || mem > 4096 * MIB)
 			fail_msg("seed %u step %d: %llu millicores, %llu MiB "
-			    "held", seed, i, (unsigned long long)cpu,
+			         "held",
+			    seed, i, (unsigned long long)cpu,
 			    (unsigned long long)(mem / MIB));
 		mts_ledger_digest(&l, &d);
 		assert_int_equal(d.free.cpu_millis, 4000 - cpu);
@@ -164,17 +178,17 @@ test_ledger_never_overcommits(void **state)
 
 /* --- placement --------------------------------------------------------------------- */
 
-static struct mts_label zone_a[] = {{"zone", "a"}, {"rack", "1"}};
-static struct mts_label zone_a2[] = {{"zone", "a"}, {"rack", "2"}};
-static struct mts_label zone_b[] = {{"zone", "b"}, {"rack", "3"},
-    {"role", "worker"}};
+static struct mts_label zone_a[] = { { "zone", "a" }, { "rack", "1" } };
+static struct mts_label zone_a2[] = { { "zone", "a" }, { "rack", "2" } };
+static struct mts_label zone_b[] = { { "zone", "b" }, { "rack", "3" },
+	{ "role", "worker" } };
 
 static void
 three_nodes(struct mts_place_node *n)
 {
-	static const char *const ids[] = {"aa", "bb", "cc"};
-	struct mts_label *labels[] = {zone_a, zone_a2, zone_b};
-	size_t nl[] = {2, 2, 3};
+	static const char *const ids[] = { "aa", "bb", "cc" };
+	struct mts_label *labels[] = { zone_a, zone_a2, zone_b };
+	size_t nl[] = { 2, 2, 3 };
 	int i;
 
 	for (i = 0; i < 3; i++) {
@@ -204,7 +218,7 @@ static void
 test_place_spread(void **state)
 {
 	struct mts_place_node n[3];
-	struct mts_place_req r = {.res = res(100, 64 * MIB), .count = 9};
+	struct mts_place_req r = { .res = res(100, 64 * MIB), .count = 9 };
 	struct mts_place_why why;
 	uint32_t out[16];
 
@@ -235,9 +249,11 @@ static void
 test_place_preferences(void **state)
 {
 	struct mts_place_node n[3];
-	const char *spread[] = {"zone"};
-	struct mts_place_req r = {.res = res(10, MIB), .count = 4,
-	    .spread = spread, .nspread = 1};
+	const char *spread[] = { "zone" };
+	struct mts_place_req r = { .res = res(10, MIB),
+		.count = 4,
+		.spread = spread,
+		.nspread = 1 };
 	struct mts_place_why why;
 	uint32_t out[8];
 
@@ -254,60 +270,72 @@ test_place_constraints(void **state)
 {
 	struct mts_place_node n[3];
 	struct mts_constraint c[2];
-	struct mts_place_req r = {.res = res(10, MIB), .count = 5,
-	    .constraints = c, .nconstraints = 1};
+	struct mts_place_req r = { .res = res(10, MIB),
+		.count = 5,
+		.constraints = c,
+		.nconstraints = 1 };
 	struct mts_place_why why;
 	uint32_t out[8];
 	char err[256], msg[256];
 
 	three_nodes(n);
 	assert_int_equal(mts_constraint_parse("node.labels.zone == b", &c[0],
-	    err, sizeof(err)), 0);
+	                     err, sizeof(err)),
+	    0);
 	assert_int_equal(mts_place(n, 3, &r, out, &why), 5);
 	assert_int_equal(count_on(out, 5, 2), 5);
-	assert_int_equal(mts_constraint_parse("node.labels.zone!=b", &c[0],
-	    err, sizeof(err)), 0);
+	assert_int_equal(mts_constraint_parse("node.labels.zone!=b", &c[0], err,
+	                     sizeof(err)),
+	    0);
 	assert_int_equal(mts_place(n, 3, &r, out, &why), 5);
 	assert_int_equal(count_on(out, 5, 2), 0);
 	/* every attribute */
-	assert_int_equal(mts_constraint_parse("node.hostname == host-c",
-	    &c[0], err, sizeof(err)), 0);
+	assert_int_equal(mts_constraint_parse("node.hostname == host-c", &c[0],
+	                     err, sizeof(err)),
+	    0);
 	assert_true(mts_constraint_match(&c[0], &n[2].a));
 	assert_false(mts_constraint_match(&c[0], &n[0].a));
 	assert_int_equal(mts_constraint_parse("node.id == bb", &c[0], err,
-	    sizeof(err)), 0);
+	                     sizeof(err)),
+	    0);
 	assert_true(mts_constraint_match(&c[0], &n[1].a));
 	assert_int_equal(mts_constraint_parse("node.platform.arch == x86_64",
-	    &c[0], err, sizeof(err)), 0);
+	                     &c[0], err, sizeof(err)),
+	    0);
 	assert_true(mts_constraint_match(&c[0], &n[1].a));
 	/* node.role: the label where set, else every node is a manager */
 	assert_int_equal(mts_constraint_parse("node.role == manager", &c[0],
-	    err, sizeof(err)), 0);
+	                     err, sizeof(err)),
+	    0);
 	assert_true(mts_constraint_match(&c[0], &n[0].a));
 	assert_false(mts_constraint_match(&c[0], &n[2].a));
 	/* an impossible constraint, and the reason for people */
 	assert_int_equal(mts_constraint_parse("node.labels.disk == ssd", &c[0],
-	    err, sizeof(err)), 0);
+	                     err, sizeof(err)),
+	    0);
 	r.count = 1;
 	assert_int_equal(mts_place(n, 3, &r, out, &why), 0);
 	mts_place_explain(&r, 0, &why, msg, sizeof(msg));
-	assert_string_equal(msg, "0 of 1 placeable: no node matches "
+	assert_string_equal(msg,
+	    "0 of 1 placeable: no node matches "
 	    "node.labels.disk == ssd");
 	/* parse errors */
 	assert_int_equal(mts_constraint_parse("node.colour == red", &c[1], err,
-	    sizeof(err)), -1);
+	                     sizeof(err)),
+	    -1);
 	assert_non_null(strstr(err, "unknown attribute \"node.colour\""));
-	assert_int_equal(mts_constraint_parse("zone", &c[1], err,
-	    sizeof(err)), -1);
+	assert_int_equal(mts_constraint_parse("zone", &c[1], err, sizeof(err)),
+	    -1);
 	assert_int_equal(mts_constraint_parse("node.id == ", &c[1], err,
-	    sizeof(err)), -1);
+	                     sizeof(err)),
+	    -1);
 }
 
 static void
 test_place_capacity(void **state)
 {
 	struct mts_place_node n[3];
-	struct mts_place_req r = {.res = res(1000, 1024 * MIB), .count = 20};
+	struct mts_place_req r = { .res = res(1000, 1024 * MIB), .count = 20 };
 	struct mts_place_why why;
 	uint32_t out[32];
 	char msg[256];
@@ -316,13 +344,15 @@ test_place_capacity(void **state)
 	/* 4 per node fit by cpu and memory: 12 of 20 */
 	assert_int_equal(mts_place(n, 3, &r, out, &why), 12);
 	mts_place_explain(&r, 12, &why, msg, sizeof(msg));
-	assert_string_equal(msg, "12 of 20 placeable: the 3 eligible nodes "
+	assert_string_equal(msg,
+	    "12 of 20 placeable: the 3 eligible nodes "
 	    "ran out of capacity or reached max_replicas_per_node");
 	r.res.memory = 8192 * MIB;
 	r.count = 1;
 	assert_int_equal(mts_place(n, 3, &r, out, &why), 0);
 	mts_place_explain(&r, 0, &why, msg, sizeof(msg));
-	assert_string_equal(msg, "0 of 1 placeable: insufficient memory on "
+	assert_string_equal(msg,
+	    "0 of 1 placeable: insufficient memory on "
 	    "all 3 nodes");
 	/* max_replicas_per_node */
 	r.res = res(1, 1);

@@ -16,19 +16,19 @@ static const struct {
 	int ok;
 	uint32_t millis;
 } cpus[] = {
-	{"2", 1, 2000},
-	{"0.5", 1, 500},
-	{"1.25", 1, 1250},
-	{"0.001", 1, 1},
-	{"3.", 1, 3000},
-	{".5", 1, 500},
-	{"0.0005", 0, 0}, /* finer than a millicore */
-	{"", 0, 0},
-	{".", 0, 0},
-	{"-1", 0, 0},
-	{"1e3", 0, 0},
-	{"2 ", 0, 0},
-	{"99999999", 0, 0},
+	{ "2", 1, 2000 },
+	{ "0.5", 1, 500 },
+	{ "1.25", 1, 1250 },
+	{ "0.001", 1, 1 },
+	{ "3.", 1, 3000 },
+	{ ".5", 1, 500 },
+	{ "0.0005", 0, 0 }, /* finer than a millicore */
+	{ "", 0, 0 },
+	{ ".", 0, 0 },
+	{ "-1", 0, 0 },
+	{ "1e3", 0, 0 },
+	{ "2 ", 0, 0 },
+	{ "99999999", 0, 0 },
 };
 
 static void
@@ -56,7 +56,7 @@ load(const char *text, int want, uint32_t cpu, uint64_t mem)
 	char err[256];
 
 	if (mts_cfg_parse(text, "t.conf", mts_conf_schema(), &cfg, err,
-	    sizeof(err)) != 0)
+	        sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(schedd_conf_load(&c, cfg), want);
 	if (want == 0) {
@@ -72,9 +72,11 @@ static void
 test_capacity(void **state)
 {
 	load("[schedd]\ncpus = 1.5\nmemory = 1G\nreserve_cpus = 0.5\n"
-	     "reserve_memory = 256M\n", 0, 1000, 768ull << 20);
+	     "reserve_memory = 256M\n",
+	    0, 1000, 768ull << 20);
 	load("[schedd]\ncpus = 1\nmemory = 1M\nreserve_cpus = 2\n"
-	     "reserve_memory = 2M\n", 0, 0, 0);
+	     "reserve_memory = 2M\n",
+	    0, 0, 0);
 	load("[schedd]\ncpus = lots\n", -1, 0, 0);
 	load("[schedd]\nlease_ttl = 0s\n", -1, 0, 0);
 }
@@ -88,7 +90,7 @@ test_proc(void **state)
 	char err[256];
 
 	assert_int_equal(mts_cfg_parse("", "t.conf", mts_conf_schema(), &cfg,
-			     err, sizeof(err)),
+	                     err, sizeof(err)),
 	    0);
 	assert_int_equal(schedd_conf_load(&c, cfg), 0);
 	assert_true(c.capacity.cpu_millis >= 1000);

@@ -25,23 +25,24 @@ static const struct {
 	const char *text;
 	const char *err; /* expected substring, NULL: parses */
 } cases[] = {
-	{"read\nwrite\n", NULL},
-	{"# comment only\n\n   \n", NULL},
-	{"read # trailing comment\n", NULL},
-	{"socket arg0 == AF_UNIX\n", NULL},
-	{"mmap arg2 & PROT_EXEC == 0\n", NULL},
-	{"default allow\nptrace\n", NULL},
-	{"clone3 => errno ENOSYS\n", NULL},
-	{"socket arg0 == AF_INET => errno 97\n", NULL},
-	{"clone3 => errno EWHAT\n", "p.policy:1: clone3: expected '=> errno"},
-	{"clone3 => kill\n", "p.policy:1: clone3: expected '=> errno"},
-	{"ioctl arg1 == 1 arg1 == 2\n", "p.policy:1: ioctl: arg1 tested twice"},
-	{"read\nbogus_call\n", "p.policy:2: unknown syscall 'bogus_call'"},
-	{"socket arg9 == 1\n", "p.policy:1: socket: expected argN OP VALUE"},
-	{"socket arg0 ~ 1\n", "p.policy:1: socket: unknown operator"},
-	{"socket arg0 == AF_NOPE\n", "p.policy:1: socket: bad value"},
-	{"default maybe\n", "p.policy:1: expected 'default kill'"},
-	{"read\n\n\nmmap arg2 &\n", "p.policy:4: mmap: expected argN"},
+	{ "read\nwrite\n", NULL },
+	{ "# comment only\n\n   \n", NULL },
+	{ "read # trailing comment\n", NULL },
+	{ "socket arg0 == AF_UNIX\n", NULL },
+	{ "mmap arg2 & PROT_EXEC == 0\n", NULL },
+	{ "default allow\nptrace\n", NULL },
+	{ "clone3 => errno ENOSYS\n", NULL },
+	{ "socket arg0 == AF_INET => errno 97\n", NULL },
+	{ "clone3 => errno EWHAT\n", "p.policy:1: clone3: expected '=> errno" },
+	{ "clone3 => kill\n", "p.policy:1: clone3: expected '=> errno" },
+	{ "ioctl arg1 == 1 arg1 == 2\n",
+	    "p.policy:1: ioctl: arg1 tested twice" },
+	{ "read\nbogus_call\n", "p.policy:2: unknown syscall 'bogus_call'" },
+	{ "socket arg9 == 1\n", "p.policy:1: socket: expected argN OP VALUE" },
+	{ "socket arg0 ~ 1\n", "p.policy:1: socket: unknown operator" },
+	{ "socket arg0 == AF_NOPE\n", "p.policy:1: socket: bad value" },
+	{ "default maybe\n", "p.policy:1: expected 'default kill'" },
+	{ "read\n\n\nmmap arg2 &\n", "p.policy:4: mmap: expected argN" },
 };
 
 static void
@@ -87,8 +88,7 @@ run_child(const char *text, int debug, int family)
 	assert_int_equal(mts_seccomp_parse(text, "t", &p, err, sizeof(err)), 0);
 	fd = memfd_create("t", 0);
 	assert_true(fd >= 0);
-	assert_int_equal(mts_seccomp_export(p, debug, fd, err, sizeof(err)),
-	    0);
+	assert_int_equal(mts_seccomp_export(p, debug, fd, err, sizeof(err)), 0);
 	mts_seccomp_free(p);
 	len = pread(fd, buf, sizeof(buf), 0);
 	close(fd);
@@ -110,7 +110,7 @@ run_child(const char *text, int debug, int family)
 }
 
 static const char base[] = "exit_group\nexit\nrt_sigreturn\n"
-			   "socket arg0 == AF_UNIX\n";
+                           "socket arg0 == AF_UNIX\n";
 
 static void
 test_filter_allows_and_kills(void **state)
@@ -144,8 +144,8 @@ test_errno_action(void **state)
 
 	/* socket(AF_INET) fails with EAFNOSUPPORT: the child exits 4. */
 	st = run_child("exit_group\nsocket arg0 == AF_UNIX\n"
-		       "socket arg0 == AF_INET => errno EAFNOSUPPORT\n", 0,
-	    AF_INET);
+	               "socket arg0 == AF_INET => errno EAFNOSUPPORT\n",
+	    0, AF_INET);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 4);
 }
 
@@ -157,7 +157,7 @@ test_errno_action(void **state)
 static int
 run_policy_file(const char *path, int what)
 {
-	static char *const argv[] = {"x", NULL};
+	static char *const argv[] = { "x", NULL };
 	struct mts_seccomp_policy *p;
 	struct sock_fprog prog;
 	char err[256], buf[65536];
@@ -217,7 +217,8 @@ test_statestore_policy_strict(void **state)
 	for (what = 1; what <= 5; what++) {
 		st = run_policy_file(path, what);
 		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
-			fail_msg("call %d was not killed (status %#x)", what, st);
+			fail_msg("call %d was not killed (status %#x)", what,
+			    st);
 	}
 }
 
@@ -238,7 +239,8 @@ test_schedd_policy_strict(void **state)
 	for (what = 1; what <= 5; what++) {
 		st = run_policy_file(path, what);
 		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
-			fail_msg("call %d was not killed (status %#x)", what, st);
+			fail_msg("call %d was not killed (status %#x)", what,
+			    st);
 	}
 }
 
@@ -249,7 +251,7 @@ static void
 test_gossipd_policy(void **state)
 {
 	const char *path = "config/seccomp/gossipd.policy";
-	static const int allowed[] = {0, 1, 6}, killed[] = {3, 4, 5, 7};
+	static const int allowed[] = { 0, 1, 6 }, killed[] = { 3, 4, 5, 7 };
 	size_t i;
 	int st;
 

@@ -14,8 +14,8 @@
 #include "agents/shim/image_core.h"
 #include "mtserr.h"
 
-static const char *const args[] = {"sh", "-c", "echo hi", NULL};
-static const char *const env[] = {"PATH=/bin", NULL};
+static const char *const args[] = { "sh", "-c", "echo hi", NULL };
+static const char *const env[] = { "PATH=/bin", NULL };
 
 static json_t *
 build(const struct mts_bundle_spec *s)
@@ -55,9 +55,10 @@ has_ns(json_t *j, const char *type, const char **path)
 	       *e;
 	size_t i;
 
-	json_array_foreach(a, i, e) {
+	json_array_foreach(a, i, e)
+	{
 		if (strcmp(json_string_value(json_object_get(e, "type")),
-			type) == 0) {
+		        type) == 0) {
 			if (path)
 				*path = json_string_value(
 				    json_object_get(e, "path"));
@@ -78,12 +79,12 @@ test_defaults(void **st)
 	static const struct {
 		const char *name;
 		int bit;
-	} bits[] = {{"CAP_CHOWN", 0}, {"CAP_DAC_OVERRIDE", 1},
-	    {"CAP_FOWNER", 3}, {"CAP_FSETID", 4}, {"CAP_KILL", 5},
-	    {"CAP_SETGID", 6}, {"CAP_SETUID", 7}, {"CAP_SETPCAP", 8},
-	    {"CAP_NET_BIND_SERVICE", 10}, {"CAP_NET_RAW", 13},
-	    {"CAP_SYS_CHROOT", 18}, {"CAP_MKNOD", 27}, {"CAP_AUDIT_WRITE", 29},
-	    {"CAP_SETFCAP", 31}};
+	} bits[] = { { "CAP_CHOWN", 0 }, { "CAP_DAC_OVERRIDE", 1 },
+		{ "CAP_FOWNER", 3 }, { "CAP_FSETID", 4 }, { "CAP_KILL", 5 },
+		{ "CAP_SETGID", 6 }, { "CAP_SETUID", 7 }, { "CAP_SETPCAP", 8 },
+		{ "CAP_NET_BIND_SERVICE", 10 }, { "CAP_NET_RAW", 13 },
+		{ "CAP_SYS_CHROOT", 18 }, { "CAP_MKNOD", 27 },
+		{ "CAP_AUDIT_WRITE", 29 }, { "CAP_SETFCAP", 31 } };
 
 	assert_true(has_ns(j, "pid", NULL));
 	assert_true(has_ns(j, "ipc", NULL));
@@ -94,15 +95,21 @@ test_defaults(void **st)
 	assert_false(has_ns(j, "user", NULL));
 	assert_true(json_is_true(json_object_get(p, "noNewPrivileges")));
 	assert_false(json_is_true(json_object_get(p, "terminal")));
-	assert_int_equal(json_integer_value(json_object_get(
-			     json_object_get(p, "user"), "uid")), 1000);
-	assert_int_equal(json_integer_value(json_object_get(
-			     json_object_get(p, "user"), "gid")), 100);
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_object_get(p, "user"),
+	                         "uid")),
+	    1000);
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_object_get(p, "user"),
+	                         "gid")),
+	    100);
 	assert_string_equal(json_string_value(json_object_get(p, "cwd")), "/");
-	assert_string_equal(json_string_value(json_array_get(
-				json_object_get(p, "args"), 2)), "echo hi");
+	assert_string_equal(json_string_value(
+	                        json_array_get(json_object_get(p, "args"), 2)),
+	    "echo hi");
 	caps = json_object_get(json_object_get(p, "capabilities"), "effective");
-	json_array_foreach(caps, i, e) {
+	json_array_foreach(caps, i, e)
+	{
 		size_t k;
 		for (k = 0; k < sizeof(bits) / sizeof(bits[0]); k++)
 			if (!strcmp(json_string_value(e), bits[k].name))
@@ -110,17 +117,21 @@ test_defaults(void **st)
 	}
 	assert_int_equal(json_array_size(caps), 14);
 	assert_int_equal(mask, MTS_DEFAULT_CAPS);
-	assert_int_equal(json_array_size(json_object_get(
-			     json_object_get(p, "capabilities"), "ambient")), 0);
-	assert_false(json_is_true(json_object_get(json_object_get(j, "root"),
-	    "readonly")));
+	assert_int_equal(json_array_size(
+	                     json_object_get(json_object_get(p, "capabilities"),
+	                         "ambient")),
+	    0);
+	assert_false(json_is_true(
+	    json_object_get(json_object_get(j, "root"), "readonly")));
 	assert_string_equal(json_string_value(json_object_get(j, "hostname")),
 	    "task1");
-	assert_string_equal(json_string_value(json_object_get(
-				json_object_get(j, "linux"), "cgroupsPath")),
+	assert_string_equal(json_string_value(
+	                        json_object_get(json_object_get(j, "linux"),
+	                            "cgroupsPath")),
 	    "/mts/task1");
 	assert_null(json_object_get(json_object_get(json_object_get(j, "linux"),
-	    "resources"), "memory"));
+	                                "resources"),
+	    "memory"));
 	json_decref(j);
 }
 
@@ -134,11 +145,14 @@ test_seccomp_profile(void **st)
 
 	sc = json_object_get(json_object_get(j, "linux"), "seccomp");
 	assert_non_null(sc);
-	assert_string_equal(json_string_value(json_object_get(sc,
-				"defaultAction")), "SCMP_ACT_ALLOW");
-	names = json_object_get(json_array_get(json_object_get(sc, "syscalls"),
-	    0), "names");
-	json_array_foreach(names, i, e) {
+	assert_string_equal(json_string_value(
+	                        json_object_get(sc, "defaultAction")),
+	    "SCMP_ACT_ALLOW");
+	names =
+	    json_object_get(json_array_get(json_object_get(sc, "syscalls"), 0),
+	        "names");
+	json_array_foreach(names, i, e)
+	{
 		ptrace |= !strcmp(json_string_value(e), "ptrace");
 		kexec |= !strcmp(json_string_value(e), "kexec_load");
 		read_ |= !strcmp(json_string_value(e), "read");
@@ -155,11 +169,12 @@ test_seccomp_profile(void **st)
 static void
 test_options(void **st)
 {
-	static const char *const ro[] = {"rbind", "ro", NULL};
-	struct mts_bundle_mount m[2] = {
-	    {.source = "/srv/data", .destination = "/data", .type = "bind",
-		.options = ro},
-	    {.destination = "/scratch", .type = "tmpfs"}};
+	static const char *const ro[] = { "rbind", "ro", NULL };
+	struct mts_bundle_mount m[2] = { { .source = "/srv/data",
+		                             .destination = "/data",
+		                             .type = "bind",
+		                             .options = ro },
+		{ .destination = "/scratch", .type = "tmpfs" } };
 	struct mts_bundle_spec s = base_spec();
 	json_t *j, *r, *mounts, *last;
 	const char *path;
@@ -176,26 +191,41 @@ test_options(void **st)
 	j = build(&s);
 	assert_true(has_ns(j, "network", &path));
 	assert_string_equal(path, "/run/netns/t1");
-	assert_true(json_is_true(json_object_get(json_object_get(j, "root"),
-	    "readonly")));
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(j, "root"), "readonly")));
 	r = json_object_get(json_object_get(j, "linux"), "resources");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r,
-			     "memory"), "limit")), 64 << 20);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r,
-			     "cpu"), "quota")), 50000);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r,
-			     "cpu"), "period")), 100000);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r,
-			     "pids"), "limit")), 100);
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(
-			     json_object_get(json_object_get(j, "process"),
-				 "rlimits"), 0), "hard")), 4096);
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_object_get(r, "memory"),
+	                         "limit")),
+	    64 << 20);
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_object_get(r, "cpu"),
+	                         "quota")),
+	    50000);
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_object_get(r, "cpu"),
+	                         "period")),
+	    100000);
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_object_get(r, "pids"),
+	                         "limit")),
+	    100);
+	assert_int_equal(json_integer_value(json_object_get(
+	                     json_array_get(json_object_get(json_object_get(j,
+	                                                        "process"),
+	                                        "rlimits"),
+	                         0),
+	                     "hard")),
+	    4096);
 	mounts = json_object_get(j, "mounts");
 	last = json_array_get(mounts, json_array_size(mounts) - 2);
-	assert_string_equal(json_string_value(json_object_get(last,
-				"destination")), "/data");
-	assert_string_equal(json_string_value(json_array_get(
-				json_object_get(last, "options"), 1)), "ro");
+	assert_string_equal(json_string_value(
+	                        json_object_get(last, "destination")),
+	    "/data");
+	assert_string_equal(json_string_value(
+	                        json_array_get(json_object_get(last, "options"),
+	                            1)),
+	    "ro");
 	last = json_array_get(mounts, json_array_size(mounts) - 1);
 	assert_string_equal(json_string_value(json_object_get(last, "type")),
 	    "tmpfs");
@@ -205,7 +235,7 @@ test_options(void **st)
 static void
 test_refused(void **st)
 {
-	static const char *const none[] = {NULL};
+	static const char *const none[] = { NULL };
 	struct mts_bundle_spec s = base_spec();
 	char err[128];
 
@@ -220,14 +250,16 @@ test_refused(void **st)
 	s = base_spec();
 	s.nofile = 1ull << 63;
 	assert_null(mts_bundle_config(&s, err, sizeof(err)));
-	assert_string_equal(err, "nofile 9223372036854775808: out of range "
+	assert_string_equal(err,
+	    "nofile 9223372036854775808: out of range "
 	    "(at most 2147483647)");
 	s.nofile = 2147483648ull;
 	assert_null(mts_bundle_config(&s, err, sizeof(err)));
 	s = base_spec();
 	s.memory_limit = 1ull << 63;
 	assert_null(mts_bundle_config(&s, err, sizeof(err)));
-	assert_non_null(strstr(err, "memory limit 9223372036854775808: out "
+	assert_non_null(strstr(err,
+	    "memory limit 9223372036854775808: out "
 	    "of range"));
 }
 
@@ -241,20 +273,28 @@ test_limits_max(void **st)
 	s.nofile = 2147483647;
 	s.memory_limit = INT64_MAX;
 	j = build(&s);
-	assert_true(json_integer_value(json_object_get(json_array_get(
-	    json_object_get(json_object_get(j, "process"), "rlimits"), 0),
-	    "hard")) == 2147483647);
-	assert_true(json_integer_value(json_object_get(json_object_get(
-	    json_object_get(json_object_get(j, "linux"), "resources"),
-	    "memory"), "limit")) == INT64_MAX);
+	assert_true(
+	    json_integer_value(
+	        json_object_get(json_array_get(json_object_get(json_object_get(j,
+	                                                           "process"),
+	                                           "rlimits"),
+	                            0),
+	            "hard")) == 2147483647);
+	assert_true(
+	    json_integer_value(
+	        json_object_get(json_object_get(json_object_get(json_object_get(j,
+	                                                            "linux"),
+	                                            "resources"),
+	                            "memory"),
+	            "limit")) == INT64_MAX);
 	json_decref(j);
 }
 
 static void
 test_argv_rules(void **st)
 {
-	char *iep[] = {"/entry", "-x", NULL}, *icmd[] = {"default", NULL};
-	char *ep[] = {"/mine"}, *cmd[] = {"a", "b"};
+	char *iep[] = { "/entry", "-x", NULL }, *icmd[] = { "default", NULL };
+	char *ep[] = { "/mine" }, *cmd[] = { "a", "b" };
 	const char **v;
 
 	/* Image entrypoint + image cmd. */
@@ -281,7 +321,7 @@ test_argv_rules(void **st)
 static void
 test_env_merge(void **st)
 {
-	char *ienv[] = {"PATH=/bin", "A=1", NULL}, *tenv[] = {"A=2", "B=3"};
+	char *ienv[] = { "PATH=/bin", "A=1", NULL }, *tenv[] = { "A=2", "B=3" };
 	const char **v = mts_task_env(ienv, tenv, 2);
 
 	assert_string_equal(v[0], "PATH=/bin");
@@ -295,8 +335,8 @@ static void
 test_users(void **st)
 {
 	static const char passwd[] = "root:x:0:0:root:/root:/bin/sh\n"
-				     "app:x:1001:1002::/home/app:/bin/sh\n"
-				     "broken:x:zz:1:\n";
+	                             "app:x:1001:1002::/home/app:/bin/sh\n"
+	                             "broken:x:zz:1:\n";
 	static const char group[] = "root:x:0:\nstaff:x:50:\n";
 	uint32_t u, g;
 
@@ -320,8 +360,8 @@ test_users(void **st)
 	    -MTS_ERR_NOTFOUND);
 	assert_int_equal(mts_user_resolve("broken", passwd, group, &u, &g),
 	    -MTS_ERR_NOTFOUND);
-	assert_int_equal(mts_user_resolve("app:nogroup", passwd, group, &u,
-			     &g), -MTS_ERR_NOTFOUND);
+	assert_int_equal(mts_user_resolve("app:nogroup", passwd, group, &u, &g),
+	    -MTS_ERR_NOTFOUND);
 	assert_int_equal(mts_user_resolve("99999999999", NULL, NULL, &u, &g),
 	    -MTS_ERR_NOTFOUND);
 }
@@ -334,26 +374,27 @@ test_pids_default(void **state)
 	static const struct {
 		uint32_t requested, node, want;
 	} cases[] = {
-		{0, 4096, 4096},
-		{50, 4096, 50},
-		{MTS_PIDS_UNLIMITED, 4096, 0},
-		{0, 0, 0},
-		{7, 0, 7},
+		{ 0, 4096, 4096 },
+		{ 50, 4096, 50 },
+		{ MTS_PIDS_UNLIMITED, 4096, 0 },
+		{ 0, 0, 0 },
+		{ 7, 0, 7 },
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_int_equal(mts_task_pids_limit(cases[i].requested,
-		    cases[i].node), cases[i].want);
+		                     cases[i].node),
+		    cases[i].want);
 }
 
 /* The task -> config.json translation (what write_bundle used to do with
  * the I/O mixed in): the image's config and files, the node's defaults. */
-static char *img_env[] = {"PATH=/bin", "MODE=image", NULL};
-static char *img_ep[] = {"/entry", NULL};
-static char *img_cmd[] = {"serve", NULL};
+static char *img_env[] = { "PATH=/bin", "MODE=image", NULL };
+static char *img_ep[] = { "/entry", NULL };
+static char *img_cmd[] = { "serve", NULL };
 static const char passwd[] = "root:x:0:0::/root:/bin/sh\n"
-			     "app:x:1000:1001::/home/app:/bin/sh\n";
+                             "app:x:1000:1001::/home/app:/bin/sh\n";
 static const char group[] = "root:x:0:\nstaff:x:50:\n";
 
 static struct mts_image_config
@@ -370,9 +411,12 @@ image(void)
 	return c;
 }
 
-static const struct mts_bundle_host host = {.cgroup_parent = "/mts",
-    .default_pids = 4096, .nofile_max = 65536, .seccomp = 1,
-    .passwd = passwd, .group = group};
+static const struct mts_bundle_host host = { .cgroup_parent = "/mts",
+	.default_pids = 4096,
+	.nofile_max = 65536,
+	.seccomp = 1,
+	.passwd = passwd,
+	.group = group };
 
 static json_t *
 for_task(const struct mts_task_spec *t, const struct mts_bundle_host *h)
@@ -393,49 +437,73 @@ for_task(const struct mts_task_spec *t, const struct mts_bundle_host *h)
 static json_int_t
 path_int(json_t *j, const char *a, const char *b, const char *c)
 {
-	return json_integer_value(json_object_get(json_object_get(
-	    json_object_get(j, a), b), c));
+	return json_integer_value(
+	    json_object_get(json_object_get(json_object_get(j, a), b), c));
 }
 
 static void
 test_task_defaults(void **state)
 {
-	struct mts_task_spec t = {.id = "web1"};
+	struct mts_task_spec t = { .id = "web1" };
 	json_t *j = for_task(&t, &host), *p = json_object_get(j, "process");
 
-	assert_string_equal(json_string_value(json_array_get(json_object_get(p,
-	    "args"), 0)), "/entry");
-	assert_string_equal(json_string_value(json_array_get(json_object_get(p,
-	    "args"), 1)), "serve");
+	assert_string_equal(json_string_value(
+	                        json_array_get(json_object_get(p, "args"), 0)),
+	    "/entry");
+	assert_string_equal(json_string_value(
+	                        json_array_get(json_object_get(p, "args"), 1)),
+	    "serve");
 	assert_string_equal(json_string_value(json_object_get(p, "cwd")),
 	    "/srv");
 	assert_int_equal(path_int(j, "process", "user", "uid"), 1000);
 	assert_int_equal(path_int(j, "process", "user", "gid"), 1001);
 	assert_string_equal(json_string_value(json_object_get(j, "hostname")),
 	    "web1");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(
-	    j, "linux"), "cgroupsPath")), "/mts/web1");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(
-	    json_object_get(json_object_get(j, "linux"), "resources"), "pids"),
-	    "limit")), 4096);
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(
-	    json_object_get(p, "rlimits"), 0), "hard")), 65536);
-	assert_non_null(json_object_get(json_object_get(j, "linux"),
-	    "seccomp"));
+	assert_string_equal(json_string_value(
+	                        json_object_get(json_object_get(j, "linux"),
+	                            "cgroupsPath")),
+	    "/mts/web1");
+	assert_int_equal(json_integer_value(json_object_get(
+	                     json_object_get(json_object_get(json_object_get(j,
+	                                                         "linux"),
+	                                         "resources"),
+	                         "pids"),
+	                     "limit")),
+	    4096);
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_array_get(json_object_get(p,
+	                                                        "rlimits"),
+	                                         0),
+	                         "hard")),
+	    65536);
+	assert_non_null(
+	    json_object_get(json_object_get(j, "linux"), "seccomp"));
 	json_decref(j);
 }
 
 static void
 test_task_overrides(void **state)
 {
-	static char *ep[] = {"/bin/sh", "-c"}, *cmd[] = {"exit 3"};
-	static char *tenv[] = {"MODE=task", "DB=x"}, *ro[] = {"ro"};
-	static const struct mts_task_mount m[] = {{.source = "/data",
-	    .destination = "/data", .options = ro, .noptions = 1}};
-	struct mts_task_spec t = {.id = "t2", .entrypoint = ep,
-	    .nentrypoint = 2, .command = cmd, .ncommand = 1, .env = tenv,
-	    .nenv = 2, .cwd = "/tmp", .user = "0:staff", .hostname = "h",
-	    .mounts = m, .nmounts = 1, .pids_limit = 50, .nofile = 1024};
+	static char *ep[] = { "/bin/sh", "-c" }, *cmd[] = { "exit 3" };
+	static char *tenv[] = { "MODE=task", "DB=x" }, *ro[] = { "ro" };
+	static const struct mts_task_mount m[] = { { .source = "/data",
+	    .destination = "/data",
+	    .options = ro,
+	    .noptions = 1 } };
+	struct mts_task_spec t = { .id = "t2",
+		.entrypoint = ep,
+		.nentrypoint = 2,
+		.command = cmd,
+		.ncommand = 1,
+		.env = tenv,
+		.nenv = 2,
+		.cwd = "/tmp",
+		.user = "0:staff",
+		.hostname = "h",
+		.mounts = m,
+		.nmounts = 1,
+		.pids_limit = 50,
+		.nofile = 1024 };
 	struct mts_bundle_host h = host;
 	json_t *j, *p, *envs, *last;
 
@@ -443,8 +511,9 @@ test_task_overrides(void **state)
 	j = for_task(&t, &h);
 	p = json_object_get(j, "process");
 	assert_int_equal(json_array_size(json_object_get(p, "args")), 3);
-	assert_string_equal(json_string_value(json_array_get(json_object_get(p,
-	    "args"), 2)), "exit 3");
+	assert_string_equal(json_string_value(
+	                        json_array_get(json_object_get(p, "args"), 2)),
+	    "exit 3");
 	envs = json_object_get(p, "env");
 	assert_int_equal(json_array_size(envs), 3);
 	assert_string_equal(json_string_value(json_array_get(envs, 1)),
@@ -453,17 +522,29 @@ test_task_overrides(void **state)
 	assert_int_equal(path_int(j, "process", "user", "gid"), 50);
 	assert_string_equal(json_string_value(json_object_get(j, "hostname")),
 	    "h");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(
-	    json_object_get(json_object_get(j, "linux"), "resources"), "pids"),
-	    "limit")), 50);
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(
-	    json_object_get(p, "rlimits"), 0), "hard")), 1024);
+	assert_int_equal(json_integer_value(json_object_get(
+	                     json_object_get(json_object_get(json_object_get(j,
+	                                                         "linux"),
+	                                         "resources"),
+	                         "pids"),
+	                     "limit")),
+	    50);
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_array_get(json_object_get(p,
+	                                                        "rlimits"),
+	                                         0),
+	                         "hard")),
+	    1024);
 	last = json_array_get(json_object_get(j, "mounts"),
 	    json_array_size(json_object_get(j, "mounts")) - 1);
-	assert_string_equal(json_string_value(json_array_get(json_object_get(
-	    last, "options"), 0)), "ro");
-	assert_string_equal(json_string_value(json_array_get(json_object_get(
-	    last, "options"), 1)), "rbind");
+	assert_string_equal(json_string_value(
+	                        json_array_get(json_object_get(last, "options"),
+	                            0)),
+	    "ro");
+	assert_string_equal(json_string_value(
+	                        json_array_get(json_object_get(last, "options"),
+	                            1)),
+	    "rbind");
 	assert_null(json_object_get(json_object_get(j, "linux"), "seccomp"));
 	json_decref(j);
 }
@@ -471,9 +552,10 @@ test_task_overrides(void **state)
 static void
 test_task_refused(void **state)
 {
-	static const struct mts_task_mount rel[] = {{.destination = "data"}};
+	static const struct mts_task_mount rel[] = { { .destination =
+		                                           "data" } };
 	struct mts_image_config img = image();
-	struct mts_task_spec t = {.id = "t3", .user = "nobody"};
+	struct mts_task_spec t = { .id = "t3", .user = "nobody" };
 	struct mts_bundle_host h = host;
 	char err[256], *txt;
 

@@ -17,7 +17,8 @@ has(const struct mts_effects *fx, enum mts_effect_kind k, int sig)
 	size_t i;
 
 	for (i = 0; i < fx->n; i++)
-		if (fx->e[i].kind == k && (k != MTS_FX_SIGNAL || fx->e[i].sig == sig))
+		if (fx->e[i].kind == k &&
+		    (k != MTS_FX_SIGNAL || fx->e[i].sig == sig))
 			return 1;
 	return 0;
 }
@@ -33,13 +34,16 @@ step(struct mts_task *t, struct mts_task_ev ev, mts_time_t now,
 static void
 start(struct mts_task *t, const struct mts_task_policy *p, mts_time_t now)
 {
-	struct mts_effects fx = {.n = 0};
+	struct mts_effects fx = { .n = 0 };
 
 	mts_task_init(t, "t1", p, now, &fx);
 	assert_true(has(&fx, MTS_FX_START, 0));
 	assert_int_equal(t->state, MTS_TASK_CREATED);
-	assert_int_equal(step(t, (struct mts_task_ev){.type = MTS_EV_STARTED,
-				 .pid = 42}, now, &fx), 0);
+	assert_int_equal(step(t,
+	                     (struct mts_task_ev){ .type = MTS_EV_STARTED,
+	                         .pid = 42 },
+	                     now, &fx),
+	    0);
 	assert_int_equal(t->state, MTS_TASK_RUNNING);
 	assert_int_equal(t->pid, 42);
 }
@@ -47,12 +51,13 @@ start(struct mts_task *t, const struct mts_task_policy *p, mts_time_t now)
 static void
 test_exit_no_restart(void **st)
 {
-	struct mts_task_policy p = {.grace = 1000};
+	struct mts_task_policy p = { .grace = 1000 };
 	struct mts_effects fx;
 	struct mts_task t;
 
 	start(&t, &p, 0);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT, .code = 3}, 10, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT, .code = 3 }, 10,
+	    &fx);
 	assert_int_equal(t.state, MTS_TASK_EXITED);
 	assert_int_equal(t.exit_code, 3);
 	assert_true(has(&fx, MTS_FX_DONE, 0));
@@ -63,42 +68,49 @@ test_exit_no_restart(void **st)
 static void
 test_stop_grace(void **st)
 {
-	struct mts_task_policy p = {.grace = 1000};
+	struct mts_task_policy p = { .grace = 1000 };
 	struct mts_effects fx;
 	struct mts_task t;
 
 	start(&t, &p, 0);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_STOP}, 100, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_STOP }, 100, &fx);
 	assert_int_equal(t.state, MTS_TASK_STOPPING);
 	assert_true(has(&fx, MTS_FX_SIGNAL, SIGTERM));
 	assert_int_equal(mts_task_next(&t), 1100);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, 1099, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 1099, &fx);
 	assert_false(has(&fx, MTS_FX_SIGNAL, SIGKILL));
-	step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, 1100, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 1100, &fx);
 	assert_true(has(&fx, MTS_FX_SIGNAL, SIGKILL));
-	step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT, .code = 137,
-		     .sig = SIGKILL}, 1110, &fx);
+	step(&t,
+	    (struct mts_task_ev){ .type = MTS_EV_EXIT,
+	        .code = 137,
+	        .sig = SIGKILL },
+	    1110, &fx);
 	assert_int_equal(t.state, MTS_TASK_EXITED);
 	assert_int_equal(t.signal, SIGKILL);
 	assert_true(t.want_stop);
 	/* A stop with a grace of zero kills at once. */
 	start(&t, &p, 0);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_STOP, .has_grace = 1,
-		     .grace = 0}, 5, &fx);
+	step(&t,
+	    (struct mts_task_ev){ .type = MTS_EV_STOP,
+	        .has_grace = 1,
+	        .grace = 0 },
+	    5, &fx);
 	assert_true(has(&fx, MTS_FX_SIGNAL, SIGKILL));
 }
 
 static void
 test_stopped_task_is_not_restarted(void **st)
 {
-	struct mts_task_policy p = {.grace = 1000,
-	    .restart = MTS_RESTART_ANY};
+	struct mts_task_policy p = { .grace = 1000,
+		.restart = MTS_RESTART_ANY };
 	struct mts_effects fx;
 	struct mts_task t;
 
 	start(&t, &p, 0);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_STOP}, 0, &fx);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT, .code = 0}, 10, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_STOP }, 0, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT, .code = 0 }, 10,
+	    &fx);
 	assert_int_equal(t.state, MTS_TASK_EXITED);
 	assert_false(has(&fx, MTS_FX_START, 0));
 }
@@ -106,47 +118,56 @@ test_stopped_task_is_not_restarted(void **st)
 static void
 test_on_failure_backoff(void **st)
 {
-	struct mts_task_policy p = {.restart = MTS_RESTART_ON_FAILURE,
-	    .max_attempts = 3, .delay = 100, .max_delay = 300};
-	mts_time_t now = 0, want[] = {100, 200, 300};
+	struct mts_task_policy p = { .restart = MTS_RESTART_ON_FAILURE,
+		.max_attempts = 3,
+		.delay = 100,
+		.max_delay = 300 };
+	mts_time_t now = 0, want[] = { 100, 200, 300 };
 	struct mts_effects fx;
 	struct mts_task t;
 	int i;
 
 	start(&t, &p, now);
 	for (i = 0; i < 3; i++) {
-		step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT, .code = 1},
+		step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT, .code = 1 },
 		    now, &fx);
 		assert_int_equal(t.state, MTS_TASK_RESTARTING);
 		assert_int_equal(mts_task_next(&t) - now, want[i]);
-		step(&t, (struct mts_task_ev){.type = MTS_EV_TICK},
+		step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK },
 		    now + want[i] - 1, &fx);
 		assert_false(has(&fx, MTS_FX_START, 0));
 		now += want[i];
-		step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, now, &fx);
+		step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, now, &fx);
 		assert_true(has(&fx, MTS_FX_START, 0));
 		assert_int_equal(t.restarts, (uint32_t)i + 1);
-		step(&t, (struct mts_task_ev){.type = MTS_EV_STARTED, .pid = 7},
+		step(&t,
+		    (struct mts_task_ev){ .type = MTS_EV_STARTED, .pid = 7 },
 		    now, &fx);
 	}
-	step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT, .code = 1}, now, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT, .code = 1 }, now,
+	    &fx);
 	assert_int_equal(t.state, MTS_TASK_FAILED);
 	assert_true(has(&fx, MTS_FX_DONE, 0));
 	/* A clean exit is not a failure. */
 	start(&t, &p, 0);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT, .code = 0}, 1, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT, .code = 0 }, 1,
+	    &fx);
 	assert_int_equal(t.state, MTS_TASK_EXITED);
 	/* An OOM kill is. */
 	start(&t, &p, 0);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT, .code = 137,
-		     .sig = 9, .oom = 1}, 1, &fx);
+	step(&t,
+	    (struct mts_task_ev){ .type = MTS_EV_EXIT,
+	        .code = 137,
+	        .sig = 9,
+	        .oom = 1 },
+	    1, &fx);
 	assert_int_equal(t.state, MTS_TASK_RESTARTING);
 }
 
 static void
 test_backoff_values(void **st)
 {
-	struct mts_task_policy p = {.delay = 0, .max_delay = 0};
+	struct mts_task_policy p = { .delay = 0, .max_delay = 0 };
 
 	assert_int_equal(mts_task_backoff(&p, 0), 100);
 	assert_int_equal(mts_task_backoff(&p, 3), 800);
@@ -160,71 +181,81 @@ test_backoff_values(void **st)
 static void
 test_start_failure(void **st)
 {
-	struct mts_task_policy p = {.restart = MTS_RESTART_NONE};
-	struct mts_effects fx = {.n = 0};
+	struct mts_task_policy p = { .restart = MTS_RESTART_NONE };
+	struct mts_effects fx = { .n = 0 };
 	struct mts_task t;
 
 	mts_task_init(&t, "t", &p, 0, &fx);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_START_FAILED}, 1, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_START_FAILED }, 1, &fx);
 	assert_int_equal(t.state, MTS_TASK_EXITED);
 	assert_int_equal(t.exit_code, 127);
 	p.restart = MTS_RESTART_ON_FAILURE;
 	p.max_attempts = 1;
 	mts_task_init(&t, "t", &p, 0, &fx);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_START_FAILED}, 1, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_START_FAILED }, 1, &fx);
 	assert_int_equal(t.state, MTS_TASK_RESTARTING);
 }
 
 static void
 test_stop_while_restarting(void **st)
 {
-	struct mts_task_policy p = {.restart = MTS_RESTART_ANY, .delay = 1000};
+	struct mts_task_policy p = { .restart = MTS_RESTART_ANY,
+		.delay = 1000 };
 	struct mts_effects fx;
 	struct mts_task t;
 
 	start(&t, &p, 0);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT, .code = 0}, 1, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT, .code = 0 }, 1,
+	    &fx);
 	assert_int_equal(t.state, MTS_TASK_RESTARTING);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_STOP}, 2, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_STOP }, 2, &fx);
 	assert_int_equal(t.state, MTS_TASK_EXITED);
 	assert_true(has(&fx, MTS_FX_DONE, 0));
-	step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, 5000, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 5000, &fx);
 	assert_false(has(&fx, MTS_FX_START, 0));
 }
 
 static void
 test_health(void **st)
 {
-	struct mts_task_policy p = {.health = 1, .hc_interval = 100,
-	    .hc_timeout = 50, .hc_retries = 2, .hc_start_period = 250};
+	struct mts_task_policy p = { .health = 1,
+		.hc_interval = 100,
+		.hc_timeout = 50,
+		.hc_retries = 2,
+		.hc_start_period = 250 };
 	struct mts_effects fx;
 	struct mts_task t;
 
 	start(&t, &p, 0);
 	assert_int_equal(t.health, MTS_HEALTH_STARTING);
 	assert_int_equal(mts_task_next(&t), 100);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, 100, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 100, &fx);
 	assert_true(has(&fx, MTS_FX_PROBE, 0));
 	/* While a probe runs no other is started. */
-	step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, 300, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 300, &fx);
 	assert_false(has(&fx, MTS_FX_PROBE, 0));
 	/* Failures in the start period do not count. */
-	step(&t, (struct mts_task_ev){.type = MTS_EV_PROBE, .ok = 0}, 120, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_PROBE, .ok = 0 }, 120,
+	    &fx);
 	assert_int_equal(t.health_failures, 0);
 	assert_int_equal(t.health, MTS_HEALTH_STARTING);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, 300, &fx);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_PROBE, .ok = 1}, 310, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 300, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_PROBE, .ok = 1 }, 310,
+	    &fx);
 	assert_int_equal(t.health, MTS_HEALTH_HEALTHY);
 	assert_true(has(&fx, MTS_FX_SAVE, 0));
-	step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, 400, &fx);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_PROBE, .ok = 0}, 410, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 400, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_PROBE, .ok = 0 }, 410,
+	    &fx);
 	assert_int_equal(t.health, MTS_HEALTH_HEALTHY);
 	assert_int_equal(t.health_failures, 1);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, 500, &fx);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_PROBE, .ok = 0}, 510, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 500, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_PROBE, .ok = 0 }, 510,
+	    &fx);
 	assert_int_equal(t.health, MTS_HEALTH_UNHEALTHY);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_TICK}, 600, &fx);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_PROBE, .ok = 1}, 610, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 600, &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_PROBE, .ok = 1 }, 610,
+	    &fx);
 	assert_int_equal(t.health, MTS_HEALTH_HEALTHY);
 	assert_int_equal(t.health_failures, 0);
 }
@@ -232,18 +263,21 @@ test_health(void **st)
 static void
 test_impossible_cells(void **st)
 {
-	struct mts_task_policy p = {.grace = 10};
+	struct mts_task_policy p = { .grace = 10 };
 	struct mts_effects fx;
 	struct mts_task t;
 
 	start(&t, &p, 0);
-	assert_int_equal(step(&t, (struct mts_task_ev){.type = MTS_EV_STARTED},
-			     1, &fx), -MTS_ERR_STATE);
+	assert_int_equal(step(&t,
+	                     (struct mts_task_ev){ .type = MTS_EV_STARTED }, 1,
+	                     &fx),
+	    -MTS_ERR_STATE);
 	assert_int_equal(t.state, MTS_TASK_RUNNING);
-	step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT}, 1, &fx);
-	assert_int_equal(step(&t, (struct mts_task_ev){.type = MTS_EV_EXIT},
-			     2, &fx), -MTS_ERR_STATE);
-	assert_int_equal(step(&t, (struct mts_task_ev){.type = 99}, 2, &fx),
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT }, 1, &fx);
+	assert_int_equal(step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT },
+	                     2, &fx),
+	    -MTS_ERR_STATE);
+	assert_int_equal(step(&t, (struct mts_task_ev){ .type = 99 }, 2, &fx),
 	    -MTS_ERR_INVAL);
 	assert_int_equal(fx.n, 0);
 }

@@ -83,7 +83,8 @@ test_stdin_bound(void **state)
 
 	mts_exec_init(&e, 1, 0, 0, 30000, 0);
 	assert_int_equal(mts_exec_stdin(&e, big, 1000), 1000);
-	assert_int_equal(mts_exec_stdin(&e, big, MTS_EXEC_IN_MAX), MTS_EXEC_IN_MAX - 1000);
+	assert_int_equal(mts_exec_stdin(&e, big, MTS_EXEC_IN_MAX),
+	    MTS_EXEC_IN_MAX - 1000);
 	assert_int_equal(mts_exec_stdin(&e, big, 10), 0);
 	mts_exec_stdin_written(&e, 600);
 	assert_int_equal(e.in.len, MTS_EXEC_IN_MAX - 600);
@@ -179,7 +180,7 @@ test_drain_waits_for_room(void **state)
 static void
 test_exits(void **state)
 {
-	struct mts_exits x = {.n = 0};
+	struct mts_exits x = { .n = 0 };
 	int st = 0, i;
 
 	mts_exits_put(&x, 100, 7, 0);

@@ -14,9 +14,12 @@
 /* A string literal and its length. */
 #define S(lit) lit, sizeof(lit) - 1
 
-#define D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
-#define D2 "sha256:2222222222222222222222222222222222222222222222222222222222222222"
-#define D3 "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+#define D1 \
+	"sha256:1111111111111111111111111111111111111111111111111111111111111111"
+#define D2 \
+	"sha256:2222222222222222222222222222222222222222222222222222222222222222"
+#define D3 \
+	"sha256:3333333333333333333333333333333333333333333333333333333333333333"
 
 static void
 test_path_clean(void **st)
@@ -24,20 +27,20 @@ test_path_clean(void **st)
 	static const struct {
 		const char *in, *out; /* out NULL: refused */
 	} cases[] = {
-		{"a/b/c", "a/b/c"},
-		{"./a/b", "a/b"},
-		{"a//b/", "a/b"},
-		{"./", ""},
-		{".", ""},
-		{"a/./b/.", "a/b"},
-		{"..foo/bar", "..foo/bar"},
-		{"a/..b", "a/..b"},
-		{"/etc/passwd", NULL},
-		{"../../etc/x", NULL},
-		{"a/../../b", NULL},
-		{"a/..", NULL},
-		{"..", NULL},
-		{"./../x", NULL},
+		{ "a/b/c", "a/b/c" },
+		{ "./a/b", "a/b" },
+		{ "a//b/", "a/b" },
+		{ "./", "" },
+		{ ".", "" },
+		{ "a/./b/.", "a/b" },
+		{ "..foo/bar", "..foo/bar" },
+		{ "a/..b", "a/..b" },
+		{ "/etc/passwd", NULL },
+		{ "../../etc/x", NULL },
+		{ "a/../../b", NULL },
+		{ "a/..", NULL },
+		{ "..", NULL },
+		{ "./../x", NULL },
 	};
 	char out[256];
 	size_t i;
@@ -68,18 +71,21 @@ test_whiteouts(void **st)
 	    0);
 	assert_int_equal(k, MTS_WH_NONE);
 	assert_int_equal(mts_whiteout_classify("etc/.wh.passwd", &k, t,
-			     sizeof(t)), 0);
+	                     sizeof(t)),
+	    0);
 	assert_int_equal(k, MTS_WH_FILE);
 	assert_string_equal(t, "etc/passwd");
 	assert_int_equal(mts_whiteout_classify(".wh.top", &k, t, sizeof(t)), 0);
 	assert_int_equal(k, MTS_WH_FILE);
 	assert_string_equal(t, "top");
 	assert_int_equal(mts_whiteout_classify("var/lib/.wh..wh..opq", &k, t,
-			     sizeof(t)), 0);
+	                     sizeof(t)),
+	    0);
 	assert_int_equal(k, MTS_WH_OPAQUE);
 	assert_string_equal(t, "var/lib");
 	assert_int_equal(mts_whiteout_classify(".wh..wh..opq", &k, t,
-			     sizeof(t)), 0);
+	                     sizeof(t)),
+	    0);
 	assert_int_equal(k, MTS_WH_OPAQUE);
 	assert_string_equal(t, "");
 	/* Malformed: nothing named, reserved prefix, dot names. */
@@ -105,9 +111,21 @@ test_digests(void **st)
 
 	assert_int_equal(mts_digest_valid(D1), 0);
 	assert_int_equal(mts_digest_valid("sha256:abc"), -MTS_ERR_INVAL);
-	assert_int_equal(mts_digest_valid("sha512:" "1111111111111111111111111111111111111111111111111111111111111111"), -MTS_ERR_INVAL);
-	assert_int_equal(mts_digest_valid("sha256:" "111111111111111111111111111111111111111111111111111111111111111G"), -MTS_ERR_INVAL);
-	assert_int_equal(mts_digest_valid("sha256:" "A111111111111111111111111111111111111111111111111111111111111111"), -MTS_ERR_INVAL);
+	assert_int_equal(
+	    mts_digest_valid(
+	        "sha512:"
+	        "1111111111111111111111111111111111111111111111111111111111111111"),
+	    -MTS_ERR_INVAL);
+	assert_int_equal(
+	    mts_digest_valid(
+	        "sha256:"
+	        "111111111111111111111111111111111111111111111111111111111111111G"),
+	    -MTS_ERR_INVAL);
+	assert_int_equal(
+	    mts_digest_valid(
+	        "sha256:"
+	        "A111111111111111111111111111111111111111111111111111111111111111"),
+	    -MTS_ERR_INVAL);
 	assert_int_equal(mts_digest_valid(NULL), -MTS_ERR_INVAL);
 	memset(sha, 0xab, sizeof(sha));
 	mts_digest_format(out, sha);
@@ -124,8 +142,7 @@ test_refs(void **st)
 	assert_string_equal(r.registry, "registry-1.docker.io");
 	assert_string_equal(r.repo, "library/busybox");
 	assert_string_equal(r.tag, "latest");
-	assert_int_equal(mts_ref_parse("127.0.0.1:18000/team/app:v1.2", &r),
-	    0);
+	assert_int_equal(mts_ref_parse("127.0.0.1:18000/team/app:v1.2", &r), 0);
 	assert_string_equal(r.registry, "127.0.0.1:18000");
 	assert_string_equal(r.repo, "team/app");
 	assert_string_equal(r.tag, "v1.2");
@@ -161,8 +178,9 @@ test_index(void **st)
 	enum mts_blob_kind k;
 	char err[256];
 
-	assert_int_equal(mts_oci_parse_index(index_json, strlen(index_json),
-			     &x, err, sizeof(err)), 0);
+	assert_int_equal(mts_oci_parse_index(index_json, strlen(index_json), &x,
+	                     err, sizeof(err)),
+	    0);
 	assert_int_equal(x.n, 2);
 	assert_int_equal(mts_oci_pick(&x, "linux", "amd64"), 1);
 	assert_string_equal(x.m[1].image_name, "busybox:latest");
@@ -171,7 +189,8 @@ test_index(void **st)
 	assert_int_equal(mts_oci_pick(&x, "linux", "s390x"), -MTS_ERR_NOTFOUND);
 	mts_oci_index_free(&x);
 	assert_int_equal(mts_oci_blob_kind(index_json, strlen(index_json), &k,
-			     err, sizeof(err)), 0);
+	                     err, sizeof(err)),
+	    0);
 	assert_int_equal(k, MTS_BLOB_INDEX);
 }
 
@@ -182,7 +201,8 @@ expect_bad_index(const char *json, const char *msg)
 	char err[256] = "";
 
 	assert_int_equal(mts_oci_parse_index(json, strlen(json), &x, err,
-			     sizeof(err)), -MTS_ERR_INVAL);
+	                     sizeof(err)),
+	    -MTS_ERR_INVAL);
 	if (strstr(err, msg) == NULL)
 		fail_msg("error \"%s\" does not mention \"%s\"", err, msg);
 	mts_oci_index_free(&x);
@@ -196,12 +216,14 @@ test_index_bad(void **st)
 	expect_bad_index("{\"manifests\":[]}", "manifests");
 	expect_bad_index("{\"manifests\":[{\"digest\":\"md5:00\"}]}",
 	    "manifests[0].digest");
-	expect_bad_index("{\"manifests\":[{\"digest\":\"" D1 "\",\"size\":-1}]}",
+	expect_bad_index("{\"manifests\":[{\"digest\":\"" D1
+	                 "\",\"size\":-1}]}",
 	    "size");
 	expect_bad_index("{\"manifests\":[{\"digest\":\"" D1 "\","
-			 "\"mediaType\":7}]}",
+	                 "\"mediaType\":7}]}",
 	    "mediaType");
-	expect_bad_index("{\"manifests\":[1],\"manifests\":[2]}", "invalid JSON");
+	expect_bad_index("{\"manifests\":[1],\"manifests\":[2]}",
+	    "invalid JSON");
 }
 
 static const char manifest_json[] =
@@ -218,29 +240,34 @@ test_manifest(void **st)
 	char err[256], bad[600];
 
 	assert_int_equal(mts_oci_parse_manifest(manifest_json,
-			     strlen(manifest_json), &m, err, sizeof(err)), 0);
+	                     strlen(manifest_json), &m, err, sizeof(err)),
+	    0);
 	assert_string_equal(m.config.digest, D1);
 	assert_int_equal(m.nlayers, 2);
 	assert_string_equal(m.layers[1].digest, D3);
 	assert_int_equal(m.layers[0].size, 7);
 	mts_oci_manifest_free(&m);
 	assert_int_equal(mts_oci_blob_kind(manifest_json, strlen(manifest_json),
-			     &k, err, sizeof(err)), 0);
+	                     &k, err, sizeof(err)),
+	    0);
 	assert_int_equal(k, MTS_BLOB_MANIFEST);
 	snprintf(bad, sizeof(bad), "{\"schemaVersion\":1,\"config\":{}}");
 	assert_int_equal(mts_oci_parse_manifest(bad, strlen(bad), &m, err,
-			     sizeof(err)), -MTS_ERR_INVAL);
+	                     sizeof(err)),
+	    -MTS_ERR_INVAL);
 	assert_non_null(strstr(err, "schemaVersion"));
 	mts_oci_manifest_free(&m);
-	snprintf(bad, sizeof(bad), "{\"schemaVersion\":2,\"config\":"
+	snprintf(bad, sizeof(bad),
+	    "{\"schemaVersion\":2,\"config\":"
 	    "{\"digest\":\"" D1 "\"},\"layers\":[{\"size\":1}]}");
 	assert_int_equal(mts_oci_parse_manifest(bad, strlen(bad), &m, err,
-			     sizeof(err)), -MTS_ERR_INVAL);
+	                     sizeof(err)),
+	    -MTS_ERR_INVAL);
 	assert_non_null(strstr(err, "layers[0].digest"));
 	mts_oci_manifest_free(&m);
 	/* Trailing garbage and truncation are refused. */
 	assert_int_equal(mts_oci_parse_manifest(manifest_json,
-			     strlen(manifest_json) - 3, &m, err, sizeof(err)),
+	                     strlen(manifest_json) - 3, &m, err, sizeof(err)),
 	    -MTS_ERR_INVAL);
 	mts_oci_manifest_free(&m);
 }
@@ -257,7 +284,8 @@ test_config(void **st)
 	char err[256];
 
 	assert_int_equal(mts_oci_parse_config(cfg, strlen(cfg), &c, err,
-			     sizeof(err)), 0);
+	                     sizeof(err)),
+	    0);
 	assert_string_equal(c.env[1], "A=1");
 	assert_null(c.env[2]);
 	assert_string_equal(c.cmd[0], "sh");
@@ -267,17 +295,20 @@ test_config(void **st)
 	assert_int_equal(c.ndiff, 1);
 	mts_image_config_free(&c);
 	assert_int_equal(mts_oci_parse_config(S("{\"config\":{}}"), &c, err,
-			     sizeof(err)), -MTS_ERR_INVAL);
+	                     sizeof(err)),
+	    -MTS_ERR_INVAL);
 	assert_non_null(strstr(err, "rootfs"));
 	mts_image_config_free(&c);
-	assert_int_equal(mts_oci_parse_config(
-			     S("{\"rootfs\":{\"diff_ids\":[\"x\"]}}"), &c, err,
-			     sizeof(err)), -MTS_ERR_INVAL);
+	assert_int_equal(
+	    mts_oci_parse_config(S("{\"rootfs\":{\"diff_ids\":[\"x\"]}}"), &c,
+	        err, sizeof(err)),
+	    -MTS_ERR_INVAL);
 	assert_non_null(strstr(err, "diff_ids[0]"));
 	mts_image_config_free(&c);
-	assert_int_equal(mts_oci_parse_config(
-			     S("{\"config\":{\"Env\":[1]},\"rootfs\":{}}"), &c,
-			     err, sizeof(err)), -MTS_ERR_INVAL);
+	assert_int_equal(
+	    mts_oci_parse_config(S("{\"config\":{\"Env\":[1]},\"rootfs\":{}}"),
+	        &c, err, sizeof(err)),
+	    -MTS_ERR_INVAL);
 	assert_non_null(strstr(err, "Env[0]"));
 	mts_image_config_free(&c);
 }
@@ -285,23 +316,27 @@ test_config(void **st)
 static void
 test_docker_manifest(void **st)
 {
-	static const char ok[] = "[{\"Config\":\"abc.json\",\"RepoTags\":"
-				 "[\"busybox:latest\"],\"Layers\":[\"l1/layer.tar\","
-				 "\"l2/layer.tar\"]}]";
+	static const char ok[] =
+	    "[{\"Config\":\"abc.json\",\"RepoTags\":"
+	    "[\"busybox:latest\"],\"Layers\":[\"l1/layer.tar\","
+	    "\"l2/layer.tar\"]}]";
 	struct mts_docker_manifest m;
 	char err[256];
 
 	assert_int_equal(mts_docker_parse_manifest(ok, strlen(ok), &m, err,
-			     sizeof(err)), 0);
+	                     sizeof(err)),
+	    0);
 	assert_string_equal(m.config, "abc.json");
 	assert_int_equal(m.nlayers, 2);
 	assert_string_equal(m.tags[0], "busybox:latest");
 	mts_docker_manifest_free(&m);
 	assert_int_equal(mts_docker_parse_manifest(S("[]"), &m, err,
-			     sizeof(err)), -MTS_ERR_INVAL);
+	                     sizeof(err)),
+	    -MTS_ERR_INVAL);
 	mts_docker_manifest_free(&m);
 	assert_int_equal(mts_docker_parse_manifest(S("[{\"Config\":\"a\"}]"),
-			     &m, err, sizeof(err)), -MTS_ERR_INVAL);
+	                     &m, err, sizeof(err)),
+	    -MTS_ERR_INVAL);
 	assert_non_null(strstr(err, "Layers"));
 	mts_docker_manifest_free(&m);
 }

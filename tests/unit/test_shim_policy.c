@@ -65,7 +65,8 @@ child_checks(void)
 	 * the filter let them through. */
 	if (syscall(SYS_setns, -1, 0) != -1 || errno != EBADF)
 		return 9;
-	if (syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3 /* session */, 0) < 0)
+	if (syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3 /* session */, 0) <
+	    0)
 		return 10;
 	if (geteuid() == 0 &&
 	    (syscall(SYS_pivot_root, NULL, NULL) != -1 || errno == EPERM))

@@ -15,7 +15,7 @@
 struct vnet {
 	struct mts_swim *node[MAXN];
 	int n;
-	int down[MAXN];	     /* process dead: sends and receives nothing */
+	int down[MAXN];      /* process dead: sends and receives nothing */
 	int cut[MAXN][MAXN]; /* link i->j drops messages */
 	mts_time_t now;
 	int events[MAXN][4]; /* per observer, count of events per state */
@@ -41,7 +41,7 @@ static void
 piggyback(struct vnet *v, int from, int to)
 {
 	struct mts_swim_update u[8];
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 	size_t k, i;
 
 	k = mts_swim_gossip(v->node[from], u, 8);
@@ -54,7 +54,7 @@ piggyback(struct vnet *v, int from, int to)
 static void
 deliver(struct vnet *v, int from, struct mts_swim_out *o)
 {
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 	uint8_t fid[16];
 	size_t i;
 	int to;
@@ -77,7 +77,8 @@ deliver(struct vnet *v, int from, struct mts_swim_out *o)
 		piggyback(v, from, to);
 		switch (e->type) {
 		case MTS_SWIM_SEND_PING:
-			mts_swim_on_ping(v->node[to], fid, e->seq, v->now, &out);
+			mts_swim_on_ping(v->node[to], fid, e->seq, v->now,
+			    &out);
 			break;
 		case MTS_SWIM_SEND_ACK:
 			mts_swim_on_ack(v->node[to], fid, e->seq, v->now, &out);
@@ -100,7 +101,7 @@ vnet_init(struct vnet *v, int n)
 {
 	struct mts_swim_cfg cfg;
 	struct mts_swim_update u;
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 	int i, j;
 
 	memset(v, 0, sizeof(*v));
@@ -138,7 +139,7 @@ vnet_free(struct vnet *v)
 static void
 run(struct vnet *v, mts_time_t ms)
 {
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 	mts_time_t end = v->now + ms;
 	int i;
 
@@ -172,7 +173,7 @@ restart(struct vnet *v, int i, uint64_t inc, uint64_t seed)
 {
 	struct mts_swim_cfg cfg;
 	struct mts_swim_update u;
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 	int j;
 
 	mts_swim_free(v->node[i]);
@@ -254,7 +255,7 @@ test_refutation(void **state)
 {
 	struct vnet v;
 	struct mts_swim_update u;
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 	const struct mts_swim_member *me;
 
 	vnet_init(&v, 4);
@@ -325,7 +326,7 @@ test_update_precedence(void **state)
 {
 	struct mts_swim_cfg cfg;
 	struct mts_swim_update self, u;
-	struct mts_swim_out out = {0};
+	struct mts_swim_out out = { 0 };
 	struct mts_swim *s;
 	const struct mts_swim_member *m;
 

@@ -17,8 +17,8 @@
 static void
 test_put_get(void **state)
 {
-	static const char *const keys[] = {"m", "a", "z", "ab", "", "m"};
-	static const char *const order[] = {"", "a", "ab", "m", "z"};
+	static const char *const keys[] = { "m", "a", "z", "ab", "", "m" };
+	static const char *const order[] = { "", "a", "ab", "m", "z" };
 	struct ta_core c;
 	const struct ta_record *r;
 	uint64_t last = 0;
@@ -54,22 +54,22 @@ struct scan_case {
 };
 
 static const struct scan_case scans[] = {
-	{"", "", 0, 0, "a/1 a/2 a/4 b/1", 0},
-	{"", "", 1, 0, "a/1 a/2 a/3 a/4 b/1", 0},
-	{"a/", "", 0, 0, "a/1 a/2 a/4", 0},
-	{"a/", "a/1", 0, 0, "a/2 a/4", 0},
-	{"a/", "a/0", 0, 2, "a/1 a/2", 1},
-	{"a/", "a/2", 0, 2, "a/4", 0},
-	{"a/", "a/2", 1, 1, "a/3", 1},
-	{"b/", "", 0, 1, "b/1", 0},
-	{"c/", "", 1, 0, "", 0},
-	{"a/1/", "", 1, 0, "", 0},
+	{ "", "", 0, 0, "a/1 a/2 a/4 b/1", 0 },
+	{ "", "", 1, 0, "a/1 a/2 a/3 a/4 b/1", 0 },
+	{ "a/", "", 0, 0, "a/1 a/2 a/4", 0 },
+	{ "a/", "a/1", 0, 0, "a/2 a/4", 0 },
+	{ "a/", "a/0", 0, 2, "a/1 a/2", 1 },
+	{ "a/", "a/2", 0, 2, "a/4", 0 },
+	{ "a/", "a/2", 1, 1, "a/3", 1 },
+	{ "b/", "", 0, 1, "b/1", 0 },
+	{ "c/", "", 1, 0, "", 0 },
+	{ "a/1/", "", 1, 0, "", 0 },
 };
 
 static void
 test_scan(void **state)
 {
-	static const char *const keys[] = {"b/1", "a/2", "a/1", "a/4", "a/3"};
+	static const char *const keys[] = { "b/1", "a/2", "a/1", "a/4", "a/3" };
 	const struct ta_record *out[8];
 	char got[64];
 	struct ta_core c;
@@ -82,11 +82,12 @@ test_scan(void **state)
 	ta_put(&c, K("a/3"), NULL, 0, 1, 2);
 	for (i = 0; i < sizeof(scans) / sizeof(scans[0]); i++) {
 		const struct scan_case *sc = &scans[i];
-		struct ta_scan q = {.prefix = (const uint8_t *)sc->prefix,
-		    .plen = strlen(sc->prefix),
-		    .after = (const uint8_t *)sc->after,
-		    .alen = strlen(sc->after), .tombstones = sc->tombstones,
-		    .limit = sc->limit};
+		struct ta_scan q = { .prefix = (const uint8_t *)sc->prefix,
+			.plen = strlen(sc->prefix),
+			.after = (const uint8_t *)sc->after,
+			.alen = strlen(sc->after),
+			.tombstones = sc->tombstones,
+			.limit = sc->limit };
 
 		n = ta_scan(&c, &q, out, &more);
 		got[0] = '\0';
@@ -105,7 +106,7 @@ test_scan(void **state)
 static void
 test_root(void **state)
 {
-	uint8_t zero[MTS_HASH_LEN] = {0}, h1[MTS_HASH_LEN], h2[MTS_HASH_LEN];
+	uint8_t zero[MTS_HASH_LEN] = { 0 }, h1[MTS_HASH_LEN], h2[MTS_HASH_LEN];
 	struct ta_core c;
 	uint64_t live;
 
@@ -131,17 +132,17 @@ static const struct {
 	enum ta_fault_kind kind;
 	int code;
 } fault_cases[] = {
-	{"exit:78", 0, TA_FAULT_EXIT, 78},
-	{"exit:0", 0, TA_FAULT_EXIT, 0},
-	{"exit:", -1, TA_FAULT_NONE, 0},
-	{"exit:7x", -1, TA_FAULT_NONE, 0},
-	{"exit:256", -1, TA_FAULT_NONE, 0},
-	{"abort", 0, TA_FAULT_ABORT, 0},
-	{"syscall", 0, TA_FAULT_SYSCALL, 0},
-	{"inet", 0, TA_FAULT_INET, 0},
-	{"orphan", 0, TA_FAULT_ORPHAN, 0},
-	{"aborts", -1, TA_FAULT_NONE, 0},
-	{"", -1, TA_FAULT_NONE, 0},
+	{ "exit:78", 0, TA_FAULT_EXIT, 78 },
+	{ "exit:0", 0, TA_FAULT_EXIT, 0 },
+	{ "exit:", -1, TA_FAULT_NONE, 0 },
+	{ "exit:7x", -1, TA_FAULT_NONE, 0 },
+	{ "exit:256", -1, TA_FAULT_NONE, 0 },
+	{ "abort", 0, TA_FAULT_ABORT, 0 },
+	{ "syscall", 0, TA_FAULT_SYSCALL, 0 },
+	{ "inet", 0, TA_FAULT_INET, 0 },
+	{ "orphan", 0, TA_FAULT_ORPHAN, 0 },
+	{ "aborts", -1, TA_FAULT_NONE, 0 },
+	{ "", -1, TA_FAULT_NONE, 0 },
 };
 
 static void
