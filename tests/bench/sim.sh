@@ -9,7 +9,9 @@ out=$BUILD/bench-sim
 mkdir -p "$out"
 [ -x "$SIM" ] || { echo "mts-sim not built"; exit 1; }
 rc=0
-for sc in ${SIM_SCENARIOS:-join writes kill partition chaos reserve}; do
+# partition and chaos are left out by default: at 1,000 nodes the news flood
+# of a 2 s partition peaks at 12.7 GiB RSS (docs/simulator.md)
+for sc in ${SIM_SCENARIOS:-join writes kill reserve}; do
 	echo "-- $sc, $N nodes, seed $SEED"
 	"$SIM" --nodes "$N" --seed "$SEED" --scenario "$sc" \
 	    --plot "$out/$sc.dat" | tee "$out/$sc.txt"
