@@ -460,13 +460,6 @@ tcp_connect(const char *addr, int *fdp)
 	return 0;
 }
 
-/* Whether the peer has a usable link other than l. */
-static int
-other_live_link(const struct peer *p, const struct link *l)
-{
-	return p->link != NULL && p->link != l && !p->link->dead;
-}
-
 static void
 dial_failed(struct gossipd *g, struct peer *p, mts_time_t now)
 {
@@ -810,14 +803,9 @@ on_readable(struct gossipd *g, struct link *l, mts_time_t now)
 				mts_swim_on_unreachable(g->swim, l->peer->id,
 				    now, &g->out);
 			/* dialled and hung up on at once: back off as after a
-			 * failed connect, not redial in a loop. Not when the
-			 * peer has another live link: that is the peer keeping
-			 * one of two links dialled at once, and backing off
-			 * would drop the queue and report the peer unreachable
-			 * while it is not (stalls of 1-5 s in 10-node runs) */
+			 * failed connect, not redial in a loop */
 			if (l->kind == LINK_IK_OUT && l->peer && !l->closing &&
-			    now - l->since < SHORT_LINK_MS &&
-			    !other_live_link(l->peer, l))
+			    now - l->since < SHORT_LINK_MS)
 				dial_failed(g, l->peer, now);
 			gd_link_close(g, l,
 			    r == 0 ? (l->closing ? NULL : "closed by peer")
