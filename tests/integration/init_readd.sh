@@ -6,13 +6,16 @@
 t_tmpdir
 it_conf
 UID_D=64151
+# Its sleep carries this run's pid, so a second run of this suite at the
+# same time (same uid) is not counted as a second process of d.
+TAG=$$
 # An agent that reports ready and does not hear SIGTERM (an ignored signal
 # stays ignored across exec): stopping it takes the whole stop_timeout.
-cat >"$T_DIR/slow" <<'EOF'
+cat >"$T_DIR/slow" <<EOF
 #!/bin/sh
 trap '' TERM
 echo READY >&3
-exec sleep 60
+exec sleep 60.$TAG
 EOF
 chmod 755 "$T_DIR/slow"
 cp "$T_DIR/mts.conf" "$T_DIR/base.conf"
@@ -25,7 +28,7 @@ stop_timeout = 3s
 it_start
 check "d up" wait_for 10 it_state_is d up
 p0=$(it_field d pid)
-procs() { pgrep -u "$UID_D" -x sleep | wc -l; }
+procs() { pgrep -u "$UID_D" -f "^sleep 60\\.$TAG\$" | wc -l; }
 
 cp "$T_DIR/base.conf" "$T_DIR/mts.conf"
 check "reload without d" bash -c "'$CTL' config reload | grep -q 'removed.*d'"
