@@ -1,5 +1,6 @@
 /* fuzz_init_admin.c: libFuzzer target that drives the real mts-init — its admin dispatch table and handlers (version, agent ls/start/stop/restart, config reload), its supervisor and its loop on a thread of its own — over admin.sock with well-formed requests built from the input, on a stand-in config whose agents are shell scripts that report ready and sleep; checks each reply. */
 #define main init_main
+#include "fuzz_input.h"
 #include "init/init.c"
 #undef main
 
@@ -159,23 +160,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* --- the program ----------------------------------------------------------- */
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static unsigned
-take(struct in *in, unsigned mod)
-{
-	unsigned v;
-
-	if (in->n == 0)
-		return 0;
-	v = *in->p++;
-	in->n--;
-	return mod ? v % mod : v;
-}
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 finding(const char *fmt, ...)

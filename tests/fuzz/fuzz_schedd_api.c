@@ -1,5 +1,6 @@
 /* fuzz_schedd_api.c: libFuzzer target that drives the real mts-schedd — its dispatch table and handlers over its own schedd.sock on its loop, with the real ledger — with well-formed prepare/commit/abort/ledger requests built from the input (colliding lease ids, odd sizes, short ttls, bad owners and over-long strings), and checks every reply and that the ledger never holds more than its capacity. */
 #define main schedd_main
+#include "fuzz_input.h"
 #include "agents/schedd/schedd.c"
 #undef main
 
@@ -85,23 +86,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* --- reading the program ------------------------------------------------ */
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static unsigned
-take(struct in *in, unsigned mod)
-{
-	unsigned v;
-
-	if (in->n == 0)
-		return 0;
-	v = *in->p++;
-	in->n--;
-	return mod ? v % mod : v;
-}
 
 static uint32_t
 take32(struct in *in)

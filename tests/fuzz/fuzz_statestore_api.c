@@ -1,5 +1,6 @@
 /* fuzz_statestore_api.c: libFuzzer target that drives the real mts-statestore — its dispatch table, handlers, group commit and pruning on its own loop thread, over its socket, on a temporary RocksDB — with well-formed requests built from the input, and checks each reply. */
 #define main statestore_main
+#include "fuzz_input.h"
 #include "agents/statestore/statestore.c"
 #undef main
 
@@ -116,23 +117,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* --- reading the program ----------------------------------------------- */
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static unsigned
-take(struct in *in, unsigned mod)
-{
-	unsigned v;
-
-	if (in->n == 0)
-		return 0;
-	v = *in->p++;
-	in->n--;
-	return mod ? v % mod : v;
-}
 
 static uint64_t
 take64(struct in *in)
