@@ -304,9 +304,19 @@ spec_copy_with_id(const Mts__Shim__TaskSpec *sp, const char *id)
 void
 shim_task_free(struct shim_task *t)
 {
+	size_t i;
+
 	if (t == NULL)
 		return;
 	shim_task_unwatch(t);
+	/* a caller still waiting on this task hears that it is gone rather
+	 * than waiting on a call nobody holds any more */
+	for (i = 0; i < t->nstop; i++)
+		mts_ipc_reply_error(t->stop_calls[i], MTS_ERR_NOTFOUND,
+		    "task %s was removed while it stopped", t->core.id);
+	if (t->run_call != NULL)
+		mts_ipc_reply_error(t->run_call, MTS_ERR_NOTFOUND,
+		    "task %s was removed before it started", t->core.id);
 	if (t->spec != NULL)
 		mts__shim__task_spec__free_unpacked(t->spec, NULL);
 	if (t->pidfd >= 0)
