@@ -85,6 +85,13 @@ check "service ls: name, mode, running, desired, image, owner" jq_ 'all(set(["na
 jcheck "service ps" 1 service ps demo_web
 jcheck "service inspect" 1 service inspect demo_web
 jcheck "service scale" 1 service scale demo_web=3
+jcheck "service update" 1 service update demo_web --image nginx:2
+check "service update: service, version, change" jq_ 'j["service"] == "demo_web" and j["version"] == 3 and j["change"] == "updated"'
+jcheck "service rollback" 1 service rollback demo_web
+check "service rollback: a new version" jq_ 'j["version"] == 4'
+J 1 service promote demo_web >/dev/null 2>&1
+check "service promote of a service with no canaries exits 1" test $? -eq 1
+COVERED["service promote"]=1 # its JSON: tests/integration/service_update.sh
 jcheck "stack ls" 1 stack ls
 jcheck "stack services" 1 stack services demo
 jcheck "stack ps" 1 stack ps demo
