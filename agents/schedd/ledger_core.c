@@ -108,6 +108,8 @@ fits(const struct mts_ledger *l, const struct lease_req *r)
 
 	if (l->draining)
 		return LEDGER_DRAINING;
+	if (l->paused)
+		return LEDGER_PAUSED;
 	if ((uint64_t)u.cpu_millis + r->res.cpu_millis > l->capacity.cpu_millis)
 		return LEDGER_NO_CPU;
 	if (r->res.memory > l->capacity.memory ||
@@ -400,6 +402,7 @@ mts_ledger_why_str(enum mts_ledger_why w)
 		[LEDGER_ENDED] = "lease expired or aborted",
 		[LEDGER_CONFLICT] = "lease id reused with other terms",
 		[LEDGER_FULL] = "ledger full",
+		[LEDGER_PAUSED] = "node is paused",
 	};
 
 	return (size_t)w < sizeof(s) / sizeof(s[0]) && s[w] ? s[w] : "?";

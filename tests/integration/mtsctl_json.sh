@@ -70,6 +70,14 @@ jcheck "node label" 1 node label add n2 zone=a
 check "node label add: the nl/ key and value" jq_ 'j["key"] == "nl/" + sys.argv[3] + "/zone" and j["value"] == "a"' "$(g_id 2)"
 jcheck "node label" 1 node label rm n2 zone
 check "node label rm: removed" jq_ 'j["removed"] is True'
+jcheck "node drain" 1 node drain n2
+check "node drain: node 2 drained, was active" jq_ 'j["node"] == sys.argv[3] and j["availability"] == "drain" and j["previous"] == "active"' "$(g_id 2)"
+jcheck "node pause" 1 node pause n2
+check "node pause: was drain" jq_ 'j["availability"] == "pause" and j["previous"] == "drain"'
+jcheck "node activate" 1 node activate n2
+check "node activate: active again" jq_ 'j["availability"] == "active" and j["previous"] == "pause"'
+jcheck "node inspect" 1 node inspect n2
+check "node inspect: the availability" jq_ 'j["availability"] == "active"'
 
 # --- stack config: the loaded stack as JSON ---
 printf 'services:\n  web:\n    image: nginx\n    deploy: {replicas: 2}\n' >"$T_DIR/stack.yml"
