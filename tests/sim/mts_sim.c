@@ -1,4 +1,4 @@
-/* mts_sim.c: mts-sim, the deterministic simulator's command line and its table of scenarios (join, writes, kill, partition, chaos), run second by second against the invariants. */
+/* mts_sim.c: mts-sim, the deterministic simulator's command line and its table of scenarios (join, writes, kill, partition, chaos, reserve; deploy, repair, heal, drain with the reconciler; short and scale, the test's and the bench's sets), run second by second against the invariants. */
 #include <getopt.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -213,6 +213,108 @@ sc_reserve(struct sim *s, int sec)
 		sim_sched_owners(s);
 }
 
+/* --- reconciliation: owners by rendezvous hashing racing ---------------- */
+
+#define RECON_REPLICAS 50 /* N/5 services of 50: 10 tasks per node, of 16 */
+
+static void
+deploy(struct sim *s)
+{
+	sim_recon_deploy(s, (size_t)some(s->n, 5, 100000), RECON_REPLICAS);
+	sim_recon_mark(s, "  deploy to exact count");
+}
+
+static void
+sc_deploy(struct sim *s, int sec)
+{
+	join_over(s, sec, JOIN_SECS);
+	if (sec == SETTLE)
+		deploy(s);
+}
+
+static void
+sc_repair(struct sim *s, int sec)
+{
+	join_over(s, sec, JOIN_SECS);
+	if (sec == SETTLE)
+		deploy(s);
+	if (sec == SETTLE + 15) {
+		kill_some(s, some(s->n, 20, 50));
+		sim_recon_mark(s, "  kill to repaired (exact count)");
+	}
+}
+
+static void
+sc_heal(struct sim *s, int sec)
+{
+	join_over(s, sec, JOIN_SECS);
+	if (sec == SETTLE)
+		deploy(s);
+	if (sec == SETTLE + 15)
+		sim_partition(s, 2);
+	if (sec == SETTLE + 30) {
+		sim_heal(s);
+		sim_recon_mark(s, "  heal to exact count");
+	}
+}
+
+static void
+sc_drain(struct sim *s, int sec)
+{
+	int i, k;
+
+	join_over(s, sec, JOIN_SECS);
+	if (sec == SETTLE)
+		deploy(s);
+	if (sec == SETTLE + 15) {
+		for (i = 0, k = some(s->n, 50, 20); i < k; i++)
+			sim_recon_drain(s, i + 1);
+		sim_recon_mark(s, "  drain to exact count");
+	}
+}
+
+/* make test's short set: join in 3 s, deploy at 4 s, kills at 10 s
+ * (repaired 24 s later at 100 nodes, seed 1: SWIM's detection), a 10 s
+ * partition from 36 s (each side declares the other dead and places on
+ * its own), heal, quiet: 60 virtual seconds. */
+static void
+sc_short(struct sim *s, int sec)
+{
+	join_over(s, sec, 3);
+	if (sec == 4)
+		deploy(s);
+	if (sec == 10) {
+		kill_some(s, some(s->n, 20, 50));
+		sim_recon_mark(s, "  kill to repaired (exact count)");
+	}
+	if (sec == 36)
+		sim_partition(s, 2);
+	if (sec == 46) {
+		sim_heal(s);
+		sim_recon_mark(s, "  heal to exact count");
+	}
+}
+
+/* The bench's: join over 10 s, deploy at 15, 50 kills at 40, a 50/50
+ * partition from 60 to 75, quiet until 120. */
+static void
+sc_scale(struct sim *s, int sec)
+{
+	join_over(s, sec, 10);
+	if (sec == SETTLE)
+		deploy(s);
+	if (sec == 40) {
+		kill_some(s, some(s->n, 20, 50));
+		sim_recon_mark(s, "  kill to repaired (exact count)");
+	}
+	if (sec == 60)
+		sim_partition(s, 2);
+	if (sec == 75) {
+		sim_heal(s);
+		sim_recon_mark(s, "  heal to exact count");
+	}
+}
+
 static const struct scenario {
 	const char *name;
 	void (*step)(struct sim *, int sec);
@@ -233,6 +335,22 @@ static const struct scenario {
 	{ "reserve", sc_reserve, SETTLE + 15, SETTLE + 30,
 	    "N/10 services of 50 replicas placed by racing owners (schedd's "
 	    "ledger and placement cores)" },
+	{ "deploy", sc_deploy, SETTLE + 20, SETTLE + 30,
+	    "N/5 services of 50 replicas: every node reconciles what it owns "
+	    "(recon_core), places (place_core), reserves (ledger_core)" },
+	{ "repair", sc_repair, SETTLE + 35, SETTLE + 45,
+	    "deploy, then N/20 (at most 50) nodes crash: owners replace "
+	    "their tasks" },
+	{ "heal", sc_heal, SETTLE + 50, SETTLE + 60,
+	    "deploy, then two halves apart for 15 s (each places on its "
+	    "side), heal: extras stopped to the exact count" },
+	{ "drain", sc_drain, SETTLE + 35, SETTLE + 45,
+	    "deploy, then N/50 (at least 1) nodes drain: their tasks move" },
+	{ "short", sc_short, 50, 60,
+	    "make test's set: deploy, N/20 kills, a 10 s partition, heal" },
+	{ "scale", sc_scale, 110, 120,
+	    "the bench's: join, deploy, N/20 (at most 50) kills, a 50/50 "
+	    "partition for 15 s, heal, quiet" },
 };
 
 /* --- the run ------------------------------------------------------------- */
@@ -269,11 +387,14 @@ run(struct sim *s, const struct scenario *sc, const char *plot)
 			sc->step(s, sec);
 		sim_check(s);
 		sim_sched_check(s);
+		sim_recon_check(s);
 	}
 	if (!s->failed)
 		sim_check_quiet(s);
-	if (!s->failed)
+	if (!s->failed && !s->recon)
 		sim_sched_check_quiet(s);
+	if (!s->failed)
+		sim_recon_check_quiet(s);
 	sim_report(s, sc->name, sc->quiet_from, wall_now() - t0, heap0, plot);
 	mts_hash_final(&s->trace, h);
 	mts_hex(hex, h, MTS_HASH_LEN);
@@ -299,6 +420,8 @@ sim_free(struct sim *s)
 	free(s->kills);
 	free(s->roots);
 	free(s->svcs);
+	free(s->rsvcs);
+	free(s->running);
 }
 
 static void

@@ -37,6 +37,8 @@ struct irec {
 	uint32_t track; /* 1 + index of the acknowledged write, or 0 */
 	uint8_t rh[MTS_HASH_LEN];
 	struct mts_record rec; /* value points into enc */
+	void *parsed;          /* the reconciler's decoding, shared; freed
+				  with the record */
 	uint8_t *key, *enc;
 	size_t klen, elen;
 };
@@ -68,6 +70,7 @@ enum sim_kind {
 	K_PREPARE_REP,
 	K_COMMIT,
 	K_COMMIT_REP,
+	K_STOP,
 	K_MAX
 };
 
@@ -99,6 +102,7 @@ struct sim_msg {
 	size_t nkeys;
 	uint8_t root[MTS_HASH_LEN];
 	int why;      /* PREPARE_REP, COMMIT_REP: enum mts_ledger_why */
+	char *task;   /* STOP: the task id */
 	size_t bytes; /* estimated wire size */
 };
 
@@ -135,6 +139,35 @@ struct sim_node {
 	struct mts_ledger ledger;
 	int digest_dirty;
 	mts_time_t digest_next;
+	/* the reconciler (memory: lost on a crash) */
+	mts_time_t next_recon;
+	struct sim_infl *infl; /* prepares and commits in flight */
+	size_t ninfl, capinfl;
+	uint64_t rseq;
+	int draining; /* the truth: it wrote its drain */
+};
+
+/* A prepare an owner sent and has not heard the end of. */
+struct sim_infl {
+	int svc, to;
+	uint64_t seq;
+	mts_time_t at;
+};
+
+/* A service of the reconciliation scenarios, as the deployer wrote it. */
+struct sim_rsvc {
+	char name[32];
+	uint32_t desired;
+	uint32_t running; /* truth: committed tasks on up, active nodes */
+	mts_time_t at, placed;
+	int actor, actor2; /* nodes that acted as its owner this second */
+	int last_actor;    /* while membership was stable */
+};
+
+/* A disturbance after which the count must come back exactly. */
+struct sim_mark {
+	const char *what;
+	mts_time_t at, exact;
 };
 
 /* A service of the reserve scenario and its owner's progress. */
@@ -203,6 +236,15 @@ struct sim {
 	int sched;          /* nodes run schedd's ledger and publish digests */
 	struct sim_svc *svcs;
 	size_t nsvcs;
+	int recon; /* nodes run the reconciler over recon_core */
+	struct sim_rsvc *rsvcs;
+	size_t nrsvcs;
+	struct sim_mark marks[8];
+	size_t nmarks;
+	int stable_prev; /* membership converged at the previous check */
+	uint64_t places, stops, two_owner_checks;
+	int drains;
+	uint32_t (*running)[2]; /* [sec]: replicas running, desired */
 	/* convergence over time: roots per second */
 	uint8_t (*roots)[MTS_HASH_LEN]; /* [sec * n + node], zero if down */
 	size_t nsec, capsec;
@@ -251,6 +293,25 @@ void sim_sched_on_reply(struct sim *, struct sim_node *,
 void sim_sched_owners(struct sim *);
 void sim_sched_check(struct sim *);
 void sim_sched_check_quiet(struct sim *);
+
+/* sim_recon.c */
+void sim_recon_tick(struct sim *, struct sim_node *);
+void sim_recon_on_stop(struct sim *, struct sim_node *, const struct sim_msg *);
+void sim_recon_on_commit(struct sim *, struct sim_node *, const char *task,
+    int svc, struct irec **out);
+void sim_recon_on_reply(struct sim *, struct sim_node *,
+    const struct sim_msg *);
+void sim_recon_crash(struct sim_node *);
+void sim_recon_deploy(struct sim *, size_t nsvcs, uint32_t replicas);
+void sim_recon_drain(struct sim *, int node);
+void sim_recon_mark(struct sim *, const char *what);
+void sim_recon_check(struct sim *);
+void sim_recon_check_quiet(struct sim *);
+void sim_recon_report(const struct sim *);
+void sim_recon_parsed_free(void *);
+int sim_membership_converged(const struct sim *);
+/* A record from a peer through the statestore's verdict; 1 if applied. */
+int sim_node_merge(struct sim *, struct sim_node *, struct irec *);
 
 /* sim_run.c */
 void sim_on_swim_event(struct sim *, struct sim_node *observer,

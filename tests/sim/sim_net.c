@@ -233,6 +233,7 @@ static const struct {
 	[K_PREPARE_REP] = { "prepare-rep", C_SCHED },
 	[K_COMMIT] = { "commit", C_SCHED },
 	[K_COMMIT_REP] = { "commit-rep", C_SCHED },
+	[K_STOP] = { "stop", C_SCHED },
 };
 
 const char *
@@ -277,6 +278,7 @@ sim_msg_unref(struct sim_msg *m)
 	free(m->hashes);
 	free(m->pages);
 	free(m->keys);
+	free(m->task);
 	free(m);
 }
 
@@ -355,6 +357,7 @@ sim_iunref(struct irec *r)
 	*p = r->next;
 	icount--;
 	ibytes -= sizeof(*r) + r->klen + r->elen;
+	sim_recon_parsed_free(r->parsed);
 	free(r->key);
 	free(r->enc);
 	free(r);

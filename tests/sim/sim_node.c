@@ -81,8 +81,8 @@ self_of(struct sim *s, struct sim_node *n, struct mts_state_self *me)
 }
 
 /* A peer's record through the statestore's verdict; 1 if applied. */
-static int
-merge(struct sim *s, struct sim_node *n, struct irec *in)
+int
+sim_node_merge(struct sim *s, struct sim_node *n, struct irec *in)
 {
 	struct mts_state_self me;
 	struct mts_write w = { .kind = MTS_WRITE_MERGE };
@@ -431,7 +431,7 @@ on_walk_reply(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 			}
 	} else {
 		for (i = 0; i < m->nrecs; i++)
-			if (merge(s, n, m->recs[i])) {
+			if (sim_node_merge(s, n, m->recs[i])) {
 				s->st.by_ae++;
 				learn_member(s, n, m->recs[i], out);
 			}
@@ -460,7 +460,7 @@ on_push(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 		sim_push(s, n, fresh, k, &sent);
 	}
 	for (i = 0; i < k; i++)
-		if (merge(s, n, fresh[i])) {
+		if (sim_node_merge(s, n, fresh[i])) {
 			s->st.by_push++;
 			learn_member(s, n, fresh[i], out);
 		}
@@ -518,7 +518,13 @@ sim_node_deliver(struct sim *s, struct sim_node *n, struct sim_msg *m)
 		break;
 	case K_PREPARE_REP:
 	case K_COMMIT_REP:
-		sim_sched_on_reply(s, n, m);
+		if (s->recon)
+			sim_recon_on_reply(s, n, m);
+		else
+			sim_sched_on_reply(s, n, m);
+		break;
+	case K_STOP:
+		sim_recon_on_stop(s, n, m);
 		break;
 	default:
 		break;
@@ -553,6 +559,8 @@ sim_node_tick(struct sim *s, struct sim_node *n)
 		walk_start(s, n);
 	if (s->sched)
 		sim_sched_tick(s, n);
+	if (s->recon)
+		sim_recon_tick(s, n);
 	next_tick(s, n, s->now + SIM_TICK_MS);
 }
 
@@ -632,6 +640,7 @@ sim_node_crash(struct sim *s, struct sim_node *n)
 	if (!n->up)
 		return;
 	walk_end(n);
+	sim_recon_crash(n);
 	mts_swim_free(n->swim);
 	mts_seen_free(n->seen);
 	n->swim = NULL;
@@ -654,4 +663,5 @@ sim_node_free(struct sim_node *n)
 	free(n->ents);
 	mts_mst_free(n->mst);
 	mts_ledger_free(&n->ledger);
+	free(n->infl);
 }

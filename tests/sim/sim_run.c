@@ -187,15 +187,16 @@ first_up(const struct sim *s)
 	return -1;
 }
 
-/* Every up node sees every up node alive and every down node not. */
-static void
-check_membership(struct sim *s)
+/* Every up node sees every up node alive and every down node not: 0,
+ * or -1 and why. */
+static int
+membership(const struct sim *s, char *why, size_t len)
 {
 	const struct mts_swim_member *m;
 	size_t i;
 	int a, b, alive;
 
-	for (a = 0; a < s->n && !s->failed; a++) {
+	for (a = 0; a < s->n; a++) {
 		if (!s->node[a].up)
 			continue;
 		alive = 0;
@@ -204,25 +205,48 @@ check_membership(struct sim *s)
 			b = (int)mts_get_u32be(m->u.id);
 			if (m->is_self)
 				continue;
-			if (m->u.state == MTS_SWIM_ALIVE && s->node[b].up)
+			if (m->u.state == MTS_SWIM_ALIVE && s->node[b].up) {
 				alive++;
-			else if (m->u.state == MTS_SWIM_ALIVE)
-				sim_fail(s,
+			} else if (m->u.state == MTS_SWIM_ALIVE) {
+				snprintf(why, len,
 				    "membership: node %d holds down "
 				    "node %d alive",
 				    a, b);
-			else if (s->node[b].up)
-				sim_fail(s,
+				return -1;
+			} else if (s->node[b].up) {
+				snprintf(why, len,
 				    "membership: node %d holds live "
 				    "node %d %s",
 				    a, b, mts_swim_state_name(m->u.state));
+				return -1;
+			}
 		}
-		if (alive != s->nup - 1)
-			sim_fail(s,
+		if (alive != s->nup - 1) {
+			snprintf(why, len,
 			    "membership: node %d knows %d of the %d "
 			    "other live nodes",
 			    a, alive, s->nup - 1);
+			return -1;
+		}
 	}
+	return 0;
+}
+
+int
+sim_membership_converged(const struct sim *s)
+{
+	char why[128];
+
+	return !s->partitioned && membership(s, why, sizeof(why)) == 0;
+}
+
+static void
+check_membership(struct sim *s)
+{
+	char why[128];
+
+	if (membership(s, why, sizeof(why)) < 0)
+		sim_fail(s, "%s", why);
 }
 
 /* After quiet: all roots equal, every write everywhere, membership. */
@@ -348,7 +372,10 @@ report_roots(const struct sim *s, int quiet_from, const char *plot)
 			live++;
 			hold += memcmp(r, fin, MTS_HASH_LEN) == 0;
 		}
-		if (fp)
+		if (fp && s->recon)
+			fprintf(fp, "%zu %d %d %u %u\n", t, hold, live,
+			    s->running[t][0], s->running[t][1]);
+		else if (fp)
 			fprintf(fp, "%zu %d %d\n", t, hold, live);
 		if (hold != live || live == 0)
 			conv = s->nsec;
@@ -439,6 +466,7 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
 	report_roots(s, quiet_from, plot);
 	report_kills(s);
 	report_services(s);
+	sim_recon_report(s);
 	printf("%-34s %llu suspicions, %llu deaths\n", "false (of live nodes)",
 	    (unsigned long long)s->st.false_suspect,
 	    (unsigned long long)s->st.false_dead);

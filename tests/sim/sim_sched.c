@@ -8,6 +8,7 @@
 
 #define SLOT_CPU 500
 #define SLOT_MEM (256ull << 20)
+#define RECON_SLOT_CPU 250 /* 16 tasks per node */
 #define LEASE_TTL 5000
 #define DIGEST_MIN_MS 500 /* as SCHEDD_DIGEST_MIN_MS */
 
@@ -46,7 +47,7 @@ sim_sched_tick(struct sim *s, struct sim_node *n)
 
 static void
 reply(struct sim *s, struct sim_node *n, const struct sim_msg *q,
-    enum sim_kind kind, enum mts_ledger_why why)
+    enum sim_kind kind, enum mts_ledger_why why, struct irec *rec)
 {
 	struct sim_msg *m = sim_msg_new(kind, n->idx, q->from);
 
@@ -54,29 +55,41 @@ reply(struct sim *s, struct sim_node *n, const struct sim_msg *q,
 	m->target = q->target; /* the service */
 	m->why = (int)why;
 	m->bytes = 80;
+	if (rec) {
+		m->recs = xcalloc(1, sizeof(*m->recs));
+		m->recs[m->nrecs++] = rec;
+		m->bytes += rec->klen + rec->elen;
+	}
 	sim_node_send(s, n, m);
 }
 
-/* A prepare or commit from an owner, through the ledger core. */
+/* A prepare or commit from an owner, through the ledger core. With the
+ * reconciler, ids carry the owner (two owners race during a partition)
+ * and a commit writes the task's t/ record, which the reply carries. */
 void
 sim_sched_on_msg(struct sim *s, struct sim_node *n, const struct sim_msg *m)
 {
 	char lease[MTS_LEASE_ID_MAX], task[MTS_TASK_ID_MAX], svc[32];
 	struct mts_res res = { SLOT_CPU, SLOT_MEM };
 	enum mts_ledger_why why;
+	struct irec *rec = NULL;
 
-	snprintf(lease, sizeof(lease), "l%d.%llu", m->target,
-	    (unsigned long long)m->seq);
+	if (s->recon)
+		res.cpu_millis = RECON_SLOT_CPU;
+	snprintf(lease, sizeof(lease), "l%d.%d.%llu", m->target,
+	    s->recon ? m->from : 0, (unsigned long long)m->seq);
 	snprintf(svc, sizeof(svc), "svc%d", m->target);
 	if (m->kind == K_PREPARE) {
 		why = mts_ledger_prepare(&n->ledger, lease,
 		    s->node[m->from].hex, svc, res, 0, LEASE_TTL, s->now);
-		reply(s, n, m, K_PREPARE_REP, why);
+		reply(s, n, m, K_PREPARE_REP, why, NULL);
 	} else {
-		snprintf(task, sizeof(task), "t%d.%llu", m->target,
-		    (unsigned long long)m->seq);
+		snprintf(task, sizeof(task), "t%d.%d.%llu", m->target,
+		    s->recon ? m->from : 0, (unsigned long long)m->seq);
 		why = mts_ledger_commit(&n->ledger, lease, task, s->now);
-		reply(s, n, m, K_COMMIT_REP, why);
+		if (why == LEDGER_OK && s->recon)
+			sim_recon_on_commit(s, n, task, m->target, &rec);
+		reply(s, n, m, K_COMMIT_REP, why, rec);
 	}
 	n->digest_dirty = 1;
 }
@@ -210,7 +223,7 @@ sim_sched_check(struct sim *s)
 	size_t i;
 	int j;
 
-	for (j = 0; j < s->n && s->nsvcs > 0; j++) {
+	for (j = 0; j < s->n && s->sched; j++) {
 		l = &s->node[j].ledger;
 		cpu = mem = 0;
 		for (i = 0; i < l->ntasks; i++) {
