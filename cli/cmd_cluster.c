@@ -1,4 +1,4 @@
-/* cmd_cluster.c: `mtsctl cluster init|join|token|leave|stats` and `mtsctl node ls|rm` — cluster membership over gossipd.sock (node inspect and label: cmd_node.c). */
+/* cmd_cluster.c: `mtsctl cluster init|join|token|leave|stats` and `mtsctl node ls|rm` — cluster membership over gossipd.sock (node inspect, label, drain, pause, activate: cmd_node.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,15 +195,18 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 {
 	static const struct mtsctl_col cols[] = { { "id", "ID" },
 		{ "name", "NAME" }, { "addr", "ADDRESS" }, { "state", "STATE" },
+		{ "availability", "AVAILABILITY" },
 		{ "incarnation", "INCARNATION" }, { "last_seen", "LAST SEEN" },
 		{ NULL, NULL } };
 	Mts__Gossipd__Request req = MTS__GOSSIPD__REQUEST__INIT;
 	Mts__Gossipd__MembersReq mr = MTS__GOSSIPD__MEMBERS_REQ__INIT;
 	Mts__Gossipd__Reply *rep;
+	struct mtsctl_node_info *infos = NULL;
+	size_t i, k, ninfos = 0;
+	const char *avail;
 	json_t *rows;
 	char ago[32], hex[2 * 16 + 1], id[2 * 16 + 3];
-	size_t i;
-	int rc;
+	int rc, have_infos;
 
 	if (argc != 1)
 		return mtsctl_usage(ctx);
@@ -211,6 +214,8 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 	req.members = &mr;
 	if ((rc = gd_call(ctx, &req, &rep, MTS__GOSSIPD__REPLY__BODY_MEMBERS)))
 		return rc;
+	/* availability from the n/ records; "-" if the statestore is away */
+	have_infos = mtsctl_node_infos(ctx, &infos, &ninfos) == 0;
 	rows = json_array();
 	for (i = 0; i < rep->members->n_nodes; i++) {
 		const Mts__Gossipd__NodeInfo *n = rep->members->nodes[i];
@@ -225,13 +230,20 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 			snprintf(ago, sizeof(ago), "-");
 		else
 			mtsctl_fmt_duration(ago, sizeof(ago), n->last_seen_ms);
+		/* a node whose schedd never wrote n/ takes new tasks */
+		avail = have_infos ? "active" : "-";
+		for (k = 0; k < ninfos; k++)
+			if (strcmp(infos[k].id, hex) == 0)
+				avail = infos[k].availability;
 		json_array_append_new(rows,
-		    json_pack("{ss ss ss ss sI ss sI sb}", "id", id, "name",
+		    json_pack("{ss ss ss ss ss sI ss sI sb}", "id", id, "name",
 		        n->name, "addr", n->addr, "state", n->state,
-		        "incarnation", (json_int_t)n->incarnation, "last_seen",
-		        ago, "last_seen_ms", (json_int_t)n->last_seen_ms,
-		        "self", n->self));
+		        "availability", avail, "incarnation",
+		        (json_int_t)n->incarnation, "last_seen", ago,
+		        "last_seen_ms", (json_int_t)n->last_seen_ms, "self",
+		        n->self));
 	}
+	free(infos);
 	mtsctl_print_rows(ctx, rows, cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return MTSCTL_OK;
@@ -311,7 +323,9 @@ static const struct mtsctl_cmd node_cmds[] = {
 	{ "ls", cmd_ls, "", "list cluster members",
 	    "DESCRIPTION\n"
 	    "    Lists the members this node knows with their SWIM state\n"
-	    "    (alive, suspect, dead, left), incarnation and how long ago\n"
+	    "    (alive, suspect, dead, left), their availability (active,\n"
+	    "    pause, drain: from their n/ records; - when this node's\n"
+	    "    statestore cannot say), incarnation and how long ago\n"
 	    "    they were last heard from. This node is marked with * (with\n"
 	    "    -o json: \"self\": true; \"id\" is the bare id). On a node\n"
 	    "    that was removed from the cluster (node rm elsewhere, or its\n"
@@ -349,10 +363,36 @@ static const struct mtsctl_cmd node_cmds[] = {
 	    "\nEXAMPLES\n"
 	    "    mtsctl node label add n2 disk=ssd\n"
 	    "    mtsctl node label rm n2 disk\n" },
+	{ "drain", cmd_node_drain, "NODE",
+	    "take no new tasks on a node and move its tasks away",
+	    "DESCRIPTION\n"
+	    "    Sets NODE's availability to drain: its schedd (this node's\n"
+	    "    directly, another's through the local gossipd's relay)\n"
+	    "    records it in n/<node> and refuses every new reservation\n"
+	    "    (\"node is draining\"); placement leaves the node out and the\n"
+	    "    owners move its tasks elsewhere. It lasts, across restarts,\n"
+	    "    until `node activate`. NODE: its name, id or a unique id\n"
+	    "    prefix.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl node drain n2\n" },
+	{ "pause", cmd_node_pause, "NODE",
+	    "take no new tasks on a node, keep its tasks",
+	    "DESCRIPTION\n"
+	    "    Sets NODE's availability to pause: no new task is placed on\n"
+	    "    it (\"node is paused\"), the tasks it runs stay.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl node pause n2\n" },
+	{ "activate", cmd_node_activate, "NODE",
+	    "let a drained or paused node take new tasks again",
+	    "DESCRIPTION\n"
+	    "    Sets NODE's availability back to active. Tasks moved away\n"
+	    "    by a drain do not come back by themselves.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl node activate n2\n" },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const struct mtsctl_group mtsctl_group_cluster = { "cluster",
 	"create, join and leave the cluster", cluster_cmds };
 const struct mtsctl_group mtsctl_group_node = { "node",
-	"list, inspect, label and remove cluster members", node_cmds };
+	"list, inspect, label, drain and remove cluster members", node_cmds };

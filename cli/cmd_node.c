@@ -1,4 +1,4 @@
-/* cmd_node.c: `mtsctl node inspect|label` — a node's slot ledger from its schedd (the local one, or another node's through the local gossipd's relay) and the operator's nl/<node>/<key> label records. */
+/* cmd_node.c: `mtsctl node inspect|label|drain|pause|activate` — a node's slot ledger and availability from its schedd (the local one, or another node's through the local gossipd's relay), the operator's nl/<node>/<key> label records, and the n/<node> records `node ls` shows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "ipc.h"
 #include "mtserr.h"
 #include "nodectl.h"
+#include "nodeinfo.h"
 #include "schedd.pb-c.h"
 #include "shimctl.h"
 #include "statestore.pb-c.h"
@@ -16,13 +17,12 @@
 
 #define RELAY_TIMEOUT_MS 3000
 
-/* The Ledger request to the target's schedd; *rep on 0. */
+/* A request to the target's schedd (local, or relayed); *rep on 0. */
 static int
-ledger_call(struct mtsctl *ctx, const struct shimctl_target *t,
-    Mts__Schedd__Reply **rep)
+schedd_call(struct mtsctl *ctx, const struct shimctl_target *t,
+    Mts__Schedd__Request *reqp, Mts__Schedd__Reply **rep)
 {
-	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
-	Mts__Schedd__LedgerReq lr = MTS__SCHEDD__LEDGER_REQ__INIT;
+	Mts__Schedd__Request req = *reqp;
 	Mts__Gossipd__Request greq = MTS__GOSSIPD__REQUEST__INIT;
 	Mts__Gossipd__RelayReq rr = MTS__GOSSIPD__RELAY_REQ__INIT;
 	Mts__Gossipd__Reply *grep = NULL;
@@ -30,8 +30,6 @@ ledger_call(struct mtsctl *ctx, const struct shimctl_target *t,
 	uint8_t *buf;
 	int rc, saved = ctx->timeout_ms;
 
-	req.body_case = MTS__SCHEDD__REQUEST__BODY_LEDGER;
-	req.ledger = &lr;
 	if (!t->remote)
 		return mtsctl_call(ctx, "schedd", &req.base,
 		    &mts__schedd__reply__descriptor, (ProtobufCMessage **)rep);
@@ -84,6 +82,18 @@ ledger_call(struct mtsctl *ctx, const struct shimctl_target *t,
 		return mtsctl_exit_for(rc);
 	}
 	return 0;
+}
+
+static int
+ledger_call(struct mtsctl *ctx, const struct shimctl_target *t,
+    Mts__Schedd__Reply **rep)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__LedgerReq lr = MTS__SCHEDD__LEDGER_REQ__INIT;
+
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_LEDGER;
+	req.ledger = &lr;
+	return schedd_call(ctx, t, &req, rep);
 }
 
 /* "1.5" for 1500 millicores. */
@@ -171,7 +181,8 @@ print_table(const Mts__Schedd__LedgerRep *l, json_t *obj)
 	static const struct mtsctl_col cols[] = { { "node", "Node:" },
 		{ "capacity_text", "Capacity:" },
 		{ "reserved_text", "Reserved:" }, { "free_text", "Free:" },
-		{ "reserve_text", "Kept back:" }, { "tasks", "Tasks:" },
+		{ "reserve_text", "Kept back:" },
+		{ "availability", "Availability:" }, { "tasks", "Tasks:" },
 		{ "leases", "Leases:" }, { NULL, NULL } };
 	const struct mtsctl ctx = { .fmt = MTSCTL_FMT_TABLE };
 	char c[32], m[32];
@@ -239,6 +250,9 @@ cmd_node_inspect(struct mtsctl *ctx, int argc, char **argv)
 	    (json_int_t)l->reserve_cpu_millis, "memory",
 	    (json_int_t)l->reserve_memory, "tasks", (json_int_t)d->tasks,
 	    "leases", (json_int_t)d->leases, "draining", d->draining);
+	json_object_set_new(obj, "availability",
+	    json_string(l->availability && *l->availability ? l->availability
+	                                                    : "active"));
 	if (ctx->fmt == MTSCTL_FMT_JSON) {
 		json_object_set_new(obj, "task_list", tasks_json(l));
 		json_object_set_new(obj, "lease_list", leases_json(l));
@@ -339,4 +353,121 @@ cmd_node_label(struct mtsctl *ctx, int argc, char **argv)
 	else
 		printf("%s: label %.*s removed\n", t.label, (int)klen, argv[3]);
 	return MTSCTL_OK;
+}
+
+/* node drain|pause|activate NODE: the command names the availability. */
+static int
+set_availability(struct mtsctl *ctx, int argc, char **argv, const char *want)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__AvailabilityReq ar = MTS__SCHEDD__AVAILABILITY_REQ__INIT;
+	Mts__Schedd__Reply *rep;
+	struct shimctl_target t;
+	char hex[MTS_NODE_HEX_LEN + 1];
+	int rc;
+
+	if (argc != 2)
+		return mtsctl_usage(ctx);
+	if ((rc = shimctl_locate(ctx, NULL, argv[1], &t)) != 0)
+		return rc;
+	ar.availability = (char *)want;
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_AVAILABILITY;
+	req.availability = &ar;
+	if ((rc = schedd_call(ctx, &t, &req, &rep)) != 0)
+		return rc;
+	if (rep->body_case != MTS__SCHEDD__REPLY__BODY_AVAILABILITY) {
+		mtsctl_err("node %s: its schedd sent an unexpected reply",
+		    t.label);
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return MTSCTL_EFAIL;
+	}
+	mts_hex(hex, t.node, 16);
+	if (ctx->fmt == MTSCTL_FMT_JSON)
+		mtsctl_print_obj(ctx,
+		    json_pack("{ss ss ss}", "node", hex, "availability",
+		        rep->availability->availability, "previous",
+		        rep->availability->previous),
+		    NULL);
+	else
+		printf("%s: availability %s (was %s)\n", t.label,
+		    rep->availability->availability,
+		    rep->availability->previous);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return MTSCTL_OK;
+}
+
+int
+cmd_node_drain(struct mtsctl *ctx, int argc, char **argv)
+{
+	return set_availability(ctx, argc, argv, "drain");
+}
+
+int
+cmd_node_pause(struct mtsctl *ctx, int argc, char **argv)
+{
+	return set_availability(ctx, argc, argv, "pause");
+}
+
+int
+cmd_node_activate(struct mtsctl *ctx, int argc, char **argv)
+{
+	return set_availability(ctx, argc, argv, "active");
+}
+
+/* Every n/<node> record of the local replica into *out (node id hex ->
+ * availability), for node ls; 0, or -1 when the statestore cannot say
+ * (printed as "-"). */
+int
+mtsctl_node_infos(struct mtsctl *ctx, struct mtsctl_node_info **out, size_t *n)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__ScanReq sc = MTS__STATESTORE__SCAN_REQ__INIT;
+	Mts__Statestore__Reply *rep;
+	char after[MTS_NODEINFO_KEY_LEN + 1] = "";
+	char err[256];
+	size_t i, cap = 0;
+	int more = 1;
+
+	*out = NULL;
+	*n = 0;
+	while (more) {
+		sc.prefix.data = (uint8_t *)MTS_NODEINFO_PREFIX;
+		sc.prefix.len = strlen(MTS_NODEINFO_PREFIX);
+		sc.start_after.data = (uint8_t *)after;
+		sc.start_after.len = strlen(after);
+		req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
+		req.scan = &sc;
+		if (mtsctl_try_call(ctx, "statestore", &req.base,
+		        &mts__statestore__reply__descriptor,
+		        (ProtobufCMessage **)&rep, err, sizeof(err)) != 0)
+			return -1;
+		more = rep->scan && rep->scan->more && rep->scan->n_items > 0;
+		for (i = 0; rep->scan && i < rep->scan->n_items; i++) {
+			const Mts__KeyRecord *kr = rep->scan->items[i];
+			struct mts_nodeinfo ni;
+			char hex[MTS_NODE_HEX_LEN + 1];
+
+			if (kr->key.len < sizeof(after)) {
+				memcpy(after, kr->key.data, kr->key.len);
+				after[kr->key.len] = '\0';
+			}
+			if (kr->record == NULL || kr->record->tombstone ||
+			    mts_nodeinfo_key_node(kr->key.data, kr->key.len,
+			        hex) < 0 ||
+			    mts_nodeinfo_decode(kr->record->value.data,
+			        kr->record->value.len, &ni) < 0)
+				continue;
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 16;
+				*out = xreallocarray(*out, cap, sizeof(**out));
+			}
+			snprintf((*out)[*n].id, sizeof((*out)[*n].id), "%s",
+			    hex);
+			(*out)[*n].availability =
+			    mts_availability_str(ni.availability);
+			(*n)++;
+		}
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	return 0;
 }

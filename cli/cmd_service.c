@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gossipd.pb-c.h"
 #include "hash.h"
@@ -9,6 +10,7 @@
 #include "rendezvous.h"
 #include "shim.pb-c.h"
 #include "svc_spec.h"
+#include "svcrec.h"
 #include "xmalloc.h"
 
 /* --- members and owners ------------------------------------------------------------ */
@@ -175,7 +177,28 @@ struct ps {
 	const char *stack;
 	const struct members *m;
 	json_t *rows;
+	const uint8_t *digest; /* service ps: the record's spec digest */
 };
+
+/* "4", or "3 (old)" for a task whose spec is not the record's. */
+static json_t *
+version_of(const struct ps *p, const Mts__Shim__TaskStatus *t, int *current)
+{
+	char v[48];
+	const Mts__Shim__TaskSpec *s = t->spec;
+
+	*current = p->digest && s &&
+	    s->spec_digest.len == MTS_SPEC_DIGEST_LEN &&
+	    memcmp(s->spec_digest.data, p->digest, MTS_SPEC_DIGEST_LEN) == 0;
+	if (s == NULL || s->service_version == 0)
+		snprintf(v, sizeof(v), "%s",
+		    p->digest && !*current ? "(old)" : "");
+	else
+		snprintf(v, sizeof(v), "%llu%s",
+		    (unsigned long long)s->service_version,
+		    p->digest && !*current ? " (old)" : "");
+	return json_string(v);
+}
 
 static void
 ps_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
@@ -183,6 +206,8 @@ ps_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 	struct ps *p = arg;
 	const char *svc = t->spec ? t->spec->service : "";
 	char age[32] = "";
+	json_t *row;
+	int current = 0;
 	size_t sl = p->stack ? strlen(p->stack) : 0;
 
 	if (p->service ? strcmp(svc, p->service) != 0
@@ -191,23 +216,32 @@ ps_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 	if (t->started_at)
 		mtsctl_fmt_duration(age, sizeof(age),
 		    mts_wall_ms() - t->started_at);
-	json_array_append_new(p->rows,
-	    json_pack("{ss ss ss ss ss ss ss ss sI ss}", "task", t->id,
-	        "service", svc, "node", node, "node_name",
-	        member_name(p->m, node), "desired_state", t->desired, "state",
-	        t->state, "health", t->health, "error", t->error, "exit_code",
-	        (json_int_t)t->exit_code, "age", age));
+	row = json_pack("{ss ss ss ss ss ss ss ss sI ss}", "task", t->id,
+	    "service", svc, "node", node, "node_name", member_name(p->m, node),
+	    "desired_state", t->desired, "state", t->state, "health", t->health,
+	    "error", t->error, "exit_code", (json_int_t)t->exit_code, "age",
+	    age);
+	json_object_set_new(row, "version_label", version_of(p, t, &current));
+	json_object_set_new(row, "version",
+	    json_integer(t->spec ? (json_int_t)t->spec->service_version : 0));
+	if (p->digest)
+		json_object_set_new(row, "current", json_boolean(current));
+	json_array_append_new(p->rows, row);
 }
 
+/* The tasks of service (with digest: its record's spec digest, to tell
+ * old from current) or of stack. */
 static int
-list_tasks(struct mtsctl *ctx, const char *service, const char *stack)
+list_tasks(struct mtsctl *ctx, const char *service, const char *stack,
+    const uint8_t *digest)
 {
 	static const struct mtsctl_col cols[] = { { "task", "TASK" },
-		{ "node_name", "NODE" }, { "desired_state", "DESIRED" },
-		{ "state", "STATE" }, { "health", "HEALTH" }, { "age", "AGE" },
-		{ "error", "ERROR" }, { NULL, NULL } };
+		{ "version_label", "VERSION" }, { "node_name", "NODE" },
+		{ "desired_state", "DESIRED" }, { "state", "STATE" },
+		{ "health", "HEALTH" }, { "age", "AGE" }, { "error", "ERROR" },
+		{ NULL, NULL } };
 	struct members m;
-	struct ps p = { service, stack, &m, json_array() };
+	struct ps p = { service, stack, &m, json_array(), digest };
 	int rc;
 
 	members_load(ctx, &m);
@@ -230,45 +264,77 @@ cmd_ls(struct mtsctl *ctx, int argc, char **argv)
 }
 
 static int
-need_service(struct mtsctl *ctx, const char *name, struct svc_rec *r)
-{
-	int rc = mtsctl_svc_get(ctx, name, r);
-
-	if (rc == 0 && r->rec == NULL) {
-		mtsctl_err("%s: no such service", name);
-		rc = MTSCTL_ENOTFOUND;
-	}
-	if (rc != 0)
-		mtsctl_svc_rec_clear(r);
-	return rc;
-}
-
-static int
 cmd_ps(struct mtsctl *ctx, int argc, char **argv)
 {
+	uint8_t digest[MTS_SPEC_DIGEST_LEN];
 	struct svc_rec r;
 	int rc;
 
 	if (argc != 2)
 		return mtsctl_usage(ctx);
-	if ((rc = need_service(ctx, argv[1], &r)) != 0)
+	if ((rc = mtsctl_svc_need(ctx, argv[1], &r)) != 0)
 		return rc;
+	mts_spec_digest(r.rec->spec, digest);
 	mtsctl_svc_rec_clear(&r);
-	return list_tasks(ctx, argv[1], NULL);
+	return list_tasks(ctx, argv[1], NULL, digest);
+}
+
+/* "2026-12-01T12:30:05Z" for Unix ms, "" for 0. */
+static json_t *
+iso_time(uint64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	char b[32] = "";
+
+	if (ms && gmtime_r(&t, &tm))
+		strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_string(b);
+}
+
+/* The update status u/<service> for inspect: the record's fields plus
+ * what people read first (batch n/m, started, ended). */
+static json_t *
+update_json(const Mts__Service__UpdateStatus *u)
+{
+	json_t *o = mtsctl_pb_json(&u->base);
+	char b[48];
+
+	snprintf(b, sizeof(b), "%u/%u", u->batch, u->batches);
+	json_object_set_new(o, "progress", json_string(b));
+	json_object_set_new(o, "started", iso_time(u->started_at_ms));
+	json_object_set_new(o, "ended", iso_time(u->ended_at_ms));
+	json_object_set_new(o, "owner",
+	    mtsctl_json_hex(u->owner.data, u->owner.len));
+	return o;
 }
 
 static int
 cmd_inspect(struct mtsctl *ctx, int argc, char **argv)
 {
+	uint8_t digest[MTS_SPEC_DIGEST_LEN];
+	Mts__Service__UpdateStatus *u;
 	struct svc_rec r;
 	json_t *o;
 	int rc;
 
 	if (argc != 2)
 		return mtsctl_usage(ctx);
-	if ((rc = need_service(ctx, argv[1], &r)) != 0)
+	if ((rc = mtsctl_svc_need(ctx, argv[1], &r)) != 0)
 		return rc;
 	o = mtsctl_pb_json(&r.rec->base);
+	mts_spec_digest(r.rec->spec, digest);
+	json_object_set_new(o, "spec_digest",
+	    mtsctl_json_hex(digest, sizeof(digest)));
+	if ((rc = mtsctl_upd_get(ctx, argv[1], &u)) != 0) {
+		json_decref(o);
+		mtsctl_svc_rec_clear(&r);
+		return rc;
+	}
+	if (u) {
+		json_object_set_new(o, "update_status", update_json(u));
+		protobuf_c_message_free_unpacked(&u->base, NULL);
+	}
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(o);
@@ -296,7 +362,7 @@ scale_one(struct mtsctl *ctx, const char *arg, json_t *done)
 	}
 	name = xmemdup(arg, (size_t)(eq - arg) + 1);
 	name[eq - arg] = '\0';
-	if ((rc = need_service(ctx, name, &r)) != 0)
+	if ((rc = mtsctl_svc_need(ctx, name, &r)) != 0)
 		goto out;
 	now = r.rec->spec;
 	if (strncmp(now->mode, "global", 6) == 0) {
@@ -356,7 +422,7 @@ cmd_rm(struct mtsctl *ctx, int argc, char **argv)
 	int i, rc = 0;
 
 	for (i = 1; i < argc && rc == 0; i++) {
-		if ((rc = need_service(ctx, argv[i], &r)) != 0)
+		if ((rc = mtsctl_svc_need(ctx, argv[i], &r)) != 0)
 			break;
 		mtsctl_svc_rec_clear(&r);
 		if ((rc = mtsctl_svc_delete(ctx, argv[i])) == 0)
@@ -424,7 +490,7 @@ mtsctl_cmd_stack_ps(struct mtsctl *ctx, int argc, char **argv)
 {
 	if (argc != 2)
 		return mtsctl_usage(ctx);
-	return list_tasks(ctx, NULL, argv[1]);
+	return list_tasks(ctx, NULL, argv[1], NULL);
 }
 
 int
@@ -487,6 +553,18 @@ static const struct mtsctl_cmd service_cmds[] = {
 	    "    the previous spec kept). Global services cannot be scaled.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl service scale shop_web=9 shop_worker=3\n" },
+	{ "update", mtsctl_cmd_service_update,
+	    "SERVICE [--image IMG] [--env-add K=V]... [--replicas N] | "
+	    "SERVICE --pause|--resume",
+	    "change a service (a rolling update), or pause or resume its "
+	    "update",
+	    mtsctl_help_service_update },
+	{ "rollback", mtsctl_cmd_service_rollback, "SERVICE",
+	    "roll a service back to its previous spec",
+	    mtsctl_help_service_rollback },
+	{ "promote", mtsctl_cmd_service_promote, "SERVICE",
+	    "promote the canaries of a service's update",
+	    mtsctl_help_service_promote },
 	{ "rm", cmd_rm, "SERVICE...", "remove services",
 	    "DESCRIPTION\n"
 	    "    Deletes the service records; every node's reconciled then\n"

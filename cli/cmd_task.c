@@ -62,8 +62,11 @@ task_json(const Mts__Shim__TaskStatus *t)
 		    strv_json(sp->command, sp->n_command));
 		json_object_set_new(o, "entrypoint",
 		    strv_json(sp->entrypoint, sp->n_entrypoint));
+		json_object_set_new(o, "service", json_string(sp->service));
 		json_object_set_new(o, "memory_limit",
 		    json_integer((json_int_t)sp->memory_limit));
+		json_object_set_new(o, "cpu_millis",
+		    json_integer((json_int_t)sp->cpu_millis));
 		json_object_set_new(o, "read_only",
 		    json_boolean(sp->read_only));
 		/* Values only from the node running the task; elsewhere (a

@@ -6,5 +6,16 @@
 
 int cmd_node_inspect(struct mtsctl *, int argc, char **argv);
 int cmd_node_label(struct mtsctl *, int argc, char **argv);
+int cmd_node_drain(struct mtsctl *, int argc, char **argv);
+int cmd_node_pause(struct mtsctl *, int argc, char **argv);
+int cmd_node_activate(struct mtsctl *, int argc, char **argv);
+
+/* A node's n/ record as node ls shows it. */
+struct mtsctl_node_info {
+	char id[33];
+	const char *availability; /* static string */
+};
+int mtsctl_node_infos(struct mtsctl *, struct mtsctl_node_info **out,
+    size_t *n);
 
 #endif

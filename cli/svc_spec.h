@@ -26,6 +26,13 @@ int mtsctl_svc_get(struct mtsctl *, const char *name, struct svc_rec *out);
 int mtsctl_svc_put(struct mtsctl *, const char *name,
     const Mts__Service__ServiceRecord *rec, const struct svc_rec *cur);
 int mtsctl_svc_delete(struct mtsctl *, const char *name);
+/* mtsctl_svc_get that says "no such service" (exit 5) when it is absent;
+ * r is cleared on failure. */
+int mtsctl_svc_need(struct mtsctl *, const char *name, struct svc_rec *r);
+/* The rolling update status u/<name> (NULL: none yet, or undecodable;
+ * free with protobuf_c_message_free_unpacked). An exit status. */
+int mtsctl_upd_get(struct mtsctl *, const char *name,
+    Mts__Service__UpdateStatus **out);
 /* Every live service record, in name order (*out: n entries, free with
  * mtsctl_svc_list_free). */
 int mtsctl_svc_list(struct mtsctl *, struct svc_rec **out, size_t *n);
@@ -38,6 +45,13 @@ struct Mts__Shim__TaskStatus;
 typedef void (*mtsctl_task_fn)(void *arg, const char *node,
     const struct Mts__Shim__TaskStatus *);
 int mtsctl_task_scan(struct mtsctl *, mtsctl_task_fn fn, void *arg);
+
+/* service update, rollback and promote (cmd_update.c). */
+int mtsctl_cmd_service_update(struct mtsctl *, int argc, char **argv);
+int mtsctl_cmd_service_rollback(struct mtsctl *, int argc, char **argv);
+int mtsctl_cmd_service_promote(struct mtsctl *, int argc, char **argv);
+extern const char mtsctl_help_service_update[], mtsctl_help_service_rollback[],
+    mtsctl_help_service_promote[];
 
 /* The stack group's record commands (cmd_service.c). */
 int mtsctl_cmd_stack_ls(struct mtsctl *, int argc, char **argv);

@@ -1,4 +1,4 @@
-/* svc_store.c: the service records s/<stack>_<service> through the local statestore — read, compare-and-set write, delete and list — for mtsctl's deploy, plan, service and stack commands. */
+/* svc_store.c: the service records s/<stack>_<service> through the local statestore — read, compare-and-set write, delete and list — and their rolling update status u/<stack>_<service>, for mtsctl's deploy, plan, service and stack commands. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "xmalloc.h"
 
 #define SVC_PREFIX "s/"
+#define UPD_PREFIX "u/" /* UpdateStatus, written by the owner */
 #define SCAN_PAGE 1000
 
 static int
@@ -116,6 +117,50 @@ mtsctl_svc_delete(struct mtsctl *ctx, const char *name)
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_DELETE;
 	req.delete_ = &d;
 	rc = ss(ctx, &req, &rep);
+	if (rep)
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	free(key);
+	return rc;
+}
+
+int
+mtsctl_svc_need(struct mtsctl *ctx, const char *name, struct svc_rec *r)
+{
+	int rc = mtsctl_svc_get(ctx, name, r);
+
+	if (rc == 0 && r->rec == NULL) {
+		mtsctl_err("%s: no such service", name);
+		rc = MTSCTL_ENOTFOUND;
+	}
+	if (rc != 0)
+		mtsctl_svc_rec_clear(r);
+	return rc;
+}
+
+int
+mtsctl_upd_get(struct mtsctl *ctx, const char *name,
+    Mts__Service__UpdateStatus **out)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__GetReq g = MTS__STATESTORE__GET_REQ__INIT;
+	Mts__Statestore__Reply *rep = NULL;
+	char *key = xasprintf(UPD_PREFIX "%s", name);
+	const Mts__Record *r;
+	int rc;
+
+	*out = NULL;
+	g.key.data = (uint8_t *)key;
+	g.key.len = strlen(key);
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
+	req.get = &g;
+	rc = ss(ctx, &req, &rep);
+	if (rc == 0 && rep->get && rep->get->found &&
+	    (r = rep->get->record) != NULL && !r->tombstone &&
+	    (*out = mts__service__update_status__unpack(NULL, r->value.len,
+	         r->value.data)) == NULL)
+		mtsctl_err("warning: u/%s does not hold an update status "
+		           "(ignored)",
+		    name);
 	if (rep)
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 	free(key);

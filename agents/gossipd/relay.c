@@ -33,12 +33,15 @@ static const uint32_t shim_types[] = {
 	MTS__SHIM__REQUEST__BODY_EXEC_IO,
 };
 
-/* Owners on other nodes reserve slots here (docs/scheduling.md). */
+/* Owners on other nodes reserve slots here, and `mtsctl node drain|pause|
+ * activate` on any node sets this one's availability
+ * (docs/scheduling.md). */
 static const uint32_t schedd_types[] = {
 	MTS__SCHEDD__REQUEST__BODY_PREPARE,
 	MTS__SCHEDD__REQUEST__BODY_COMMIT,
 	MTS__SCHEDD__REQUEST__BODY_ABORT,
 	MTS__SCHEDD__REQUEST__BODY_LEDGER,
+	MTS__SCHEDD__REQUEST__BODY_AVAILABILITY,
 };
 
 static const struct relay_agent {

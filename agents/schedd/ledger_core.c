@@ -108,6 +108,8 @@ fits(const struct mts_ledger *l, const struct lease_req *r)
 
 	if (l->draining)
 		return LEDGER_DRAINING;
+	if (l->paused)
+		return LEDGER_PAUSED;
 #ifdef MTS_INJECT_NOCAP /* the injected bug of tests/sim's mts-sim-nocap */
 	(void)u;
 #else
@@ -404,6 +406,7 @@ mts_ledger_why_str(enum mts_ledger_why w)
 		[LEDGER_ENDED] = "lease expired or aborted",
 		[LEDGER_CONFLICT] = "lease id reused with other terms",
 		[LEDGER_FULL] = "ledger full",
+		[LEDGER_PAUSED] = "node is paused",
 	};
 
 	return (size_t)w < sizeof(s) / sizeof(s[0]) && s[w] ? s[w] : "?";

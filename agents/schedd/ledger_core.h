@@ -45,6 +45,7 @@ enum mts_ledger_why {
 	LEDGER_ENDED,        /* commit of an aborted or expired lease */
 	LEDGER_CONFLICT,     /* the same lease id with other terms */
 	LEDGER_FULL,         /* too many leases or tasks tracked */
+	LEDGER_PAUSED,       /* availability pause: no new tasks */
 };
 
 struct mts_lease {
@@ -67,7 +68,7 @@ struct mts_ledger_task {
 
 struct mts_ledger {
 	struct mts_res capacity; /* after the configured reserve */
-	int draining;
+	int draining, paused;    /* availability drain, pause: no new leases */
 	struct mts_lease *leases;
 	size_t nleases, capleases;
 	struct mts_ledger_task *tasks;

@@ -1,4 +1,4 @@
-/* schedd.c: mts-schedd's main — the config and capacity, the ledger rebuilt from the node's own t/ records before the socket opens, the loop with its expiry, digest and rescan timers, the sandbox, readiness. */
+/* schedd.c: mts-schedd's main — the config and capacity, the ledger rebuilt from the node's own t/ records and its availability from n/<self> before the socket opens, the loop with its expiry, digest, n/ and rescan timers, the sandbox, readiness. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +9,7 @@
 
 #define STORE_TIMEOUT_MS 5000
 #define START_TRIES 10 /* the first scan, STORE_TIMEOUT_MS each */
+#define GOSSIP_TIMEOUT_MS 2000
 
 static void
 on_expire(void *arg, mts_time_t now)
@@ -50,6 +51,8 @@ setup(struct schedd *s, struct mts_agent *a)
 		return -1;
 	}
 	mts_hex(s->self, s->self_id, sizeof(s->self_id));
+	s->agent = a;
+	schedd_node_platform(s);
 	if (schedd_conf_load(&s->cfg, a->cfg) < 0)
 		return -1;
 	if (mts_acl_table_load(&s->cfg.acl, schedd_service.acl, a->cfg,
@@ -64,7 +67,26 @@ setup(struct schedd *s, struct mts_agent *a)
 	mts_timer_init(&s->expire_timer, "expire", on_expire, s);
 	mts_timer_init(&s->digest_timer, "digest", schedd_on_digest, s);
 	mts_timer_init(&s->scan_timer, "scan", schedd_on_scan, s);
+	mts_timer_init(&s->nodeinfo_timer, "nodeinfo", schedd_on_nodeinfo, s);
 	return 0;
+}
+
+/* The availability n/<self> holds, before any prepare is answered. */
+static int
+restore_blocking(struct schedd *s, const char *path)
+{
+	struct mts_ipc_client *c;
+	char err[256];
+	int rc;
+
+	if ((c = mts_ipc_client_open(path, STORE_TIMEOUT_MS, err,
+	         sizeof(err))) == NULL) {
+		log_warnx("statestore: %s", err);
+		return -1;
+	}
+	rc = schedd_node_restore(s, c);
+	mts_ipc_client_close(c);
+	return rc;
 }
 
 /* After the sandbox: the ledger from t/<self>/, then the socket. */
@@ -77,12 +99,21 @@ serve(struct schedd *s, struct mts_agent *a)
 	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, "statestore",
 	        NULL) < 0)
 		return -1;
-	for (i = 0; schedd_scan_blocking(s, path, STORE_TIMEOUT_MS) < 0; i++)
+	for (i = 0; schedd_scan_blocking(s, path, STORE_TIMEOUT_MS) < 0 ||
+	     restore_blocking(s, path) < 0;
+	     i++)
 		if (i + 1 == START_TRIES || mts_loop_stopped(s->loop))
 			return -1;
 	if ((s->store = mts_ipc_async_open(s->loop, path, STORE_TIMEOUT_MS, err,
 	         sizeof(err))) == NULL) {
 		log_warnx("statestore: %s", err);
+		return -1;
+	}
+	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, "gossipd", NULL) <
+	        0 ||
+	    (s->gossip = mts_ipc_async_open(s->loop, path, GOSSIP_TIMEOUT_MS,
+	         err, sizeof(err))) == NULL) {
+		log_warnx("gossipd: %s", err);
 		return -1;
 	}
 	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, a->name, NULL) <
@@ -99,11 +130,12 @@ serve(struct schedd *s, struct mts_agent *a)
 	if (mts_loop_add_server(s->loop, s->srv) < 0)
 		return -1;
 	log_info("ready on %s: %u millicores, %llu bytes (reserve %u, %llu), "
-	         "%zu tasks found",
+	         "%zu tasks found, availability %s",
 	    path, s->cfg.capacity.cpu_millis,
 	    (unsigned long long)s->cfg.capacity.memory,
 	    s->cfg.reserve.cpu_millis,
-	    (unsigned long long)s->cfg.reserve.memory, s->ledger.ntasks);
+	    (unsigned long long)s->cfg.reserve.memory, s->ledger.ntasks,
+	    mts_availability_str(s->avail));
 	return 0;
 }
 
@@ -114,6 +146,8 @@ cleanup(struct schedd *s, struct mts_agent *a)
 	 * (canceled) while their server is still open */
 	if (s->store != NULL)
 		mts_ipc_async_close(s->store);
+	if (s->gossip != NULL)
+		mts_ipc_async_close(s->gossip);
 	if (s->srv != NULL) {
 		mts_loop_remove_server(s->loop, s->srv);
 		mts_ipc_server_close(s->srv);
@@ -122,6 +156,7 @@ cleanup(struct schedd *s, struct mts_agent *a)
 		mts_timer_disarm(s->loop, &s->expire_timer);
 		mts_timer_disarm(s->loop, &s->digest_timer);
 		mts_timer_disarm(s->loop, &s->scan_timer);
+		mts_timer_disarm(s->loop, &s->nodeinfo_timer);
 	}
 	mts_loop_free(s->loop);
 	mts_acl_table_free(&s->cfg.acl);
@@ -148,6 +183,7 @@ main(int argc, char **argv)
 		goto out;
 	mts_agent_ready(&a);
 	schedd_changed(&s);
+	schedd_node_changed(&s);
 	mts_timer_arm(s.loop, &s.scan_timer, mts_now() + SCHEDD_SCAN_MS);
 	if (mts_loop_run(s.loop) == 0)
 		rc = MTS_EXIT_OK;

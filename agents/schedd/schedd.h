@@ -8,6 +8,7 @@
 #include "ipc.h"
 #include "ledger_core.h"
 #include "loop.h"
+#include "nodeinfo.h"
 #include "schedd.pb-c.h"
 #include "statestore.pb-c.h"
 
@@ -38,6 +39,15 @@ struct schedd {
 	mts_time_t digest_last;
 	int scan_busy;
 	char scan_after[512];
+	/* n/<self>: what this node says of itself (schedd_node.c) */
+	char hostname[256], os[65], arch[65];
+	enum mts_availability avail;
+	uint64_t avail_at_ms;
+	int written_avail; /* the availability d/<self> last said */
+	struct mts_timer nodeinfo_timer;
+	int nodeinfo_busy, nodeinfo_dirty;
+	/* gossipd.sock: membership, for Place */
+	struct mts_ipc_async *gossip;
 };
 
 extern const struct mts_ipc_service schedd_service;
@@ -56,6 +66,19 @@ void schedd_digest_fill(const struct schedd *, Mts__Schedd__Digest *);
 /* Applies one t/<self>/<task> record to the ledger (schedd_tasks.c). */
 void schedd_task_record(struct schedd *, const char *key, size_t klen,
     const Mts__Record *rec);
+
+/* schedd_node.c: the platform (uname) and node name, read before the
+ * sandbox; the availability kept in n/<self>, read back at start
+ * (blocking, before the socket opens: 0 or -1); n/<self> rewritten when
+ * a field of schedd's changed (availability, capacity, version). */
+void schedd_node_platform(struct schedd *);
+int schedd_node_restore(struct schedd *, struct mts_ipc_client *);
+void schedd_node_changed(struct schedd *);
+void schedd_on_nodeinfo(void *, mts_time_t);
+/* Sets the availability (the ledger refuses new prepares unless
+ * active) and answers call once n/<self> says so. */
+void schedd_set_availability(struct schedd *, enum mts_availability,
+    struct mts_ipc_call *);
 
 /* The Place dry-run (schedd_place.c): answers call once the statestore
  * gave the service record, the d/ digests and the nl/ labels. */

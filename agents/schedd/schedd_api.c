@@ -222,6 +222,7 @@ h_ledger(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	lr.n_tasks = l->ntasks;
 	lr.reserve_cpu_millis = s->cfg.reserve.cpu_millis;
 	lr.reserve_memory = s->cfg.reserve.memory;
+	lr.availability = (char *)mts_availability_str(s->avail);
 	rep.body_case = MTS__SCHEDD__REPLY__BODY_LEDGER;
 	rep.ledger = &lr;
 	mts_ipc_reply(call, &rep.base);
@@ -237,12 +238,29 @@ h_place(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	schedd_place(ctx, ((const Mts__Schedd__Request *)m)->place, call);
 }
 
+static void
+h_availability(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Schedd__AvailabilityReq *a =
+	    ((const Mts__Schedd__Request *)m)->availability;
+	enum mts_availability want;
+
+	if (a->availability == NULL || *a->availability == '\0' ||
+	    mts_availability_parse(a->availability, &want) < 0) {
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "availability: active, pause or drain");
+		return;
+	}
+	schedd_set_availability(ctx, want, call);
+}
+
 #define READ MTS_CALLER_READ
 #define WRITE MTS_CALLER_WRITE
 #define REMOTE MTS_CALLER_REMOTE
 
-/* Owners on other nodes reserve here through the relay: every call but
- * the placement dry-run (local: it reads the local replica) is open to a
+/* Owners on other nodes reserve here through the relay, and `mtsctl node
+ * drain` on any node reaches this one's availability: every call but the
+ * placement dry-run (local: it reads the local replica) is open to a
  * relayed caller. */
 static const struct mts_ipc_route routes[] = {
 	{ MTS__SCHEDD__REQUEST__BODY_PREPARE, "prepare", WRITE | REMOTE,
@@ -253,6 +271,8 @@ static const struct mts_ipc_route routes[] = {
 	{ MTS__SCHEDD__REQUEST__BODY_LEDGER, "ledger", READ | REMOTE,
 	    h_ledger },
 	{ MTS__SCHEDD__REQUEST__BODY_PLACE, "place", READ, h_place },
+	{ MTS__SCHEDD__REQUEST__BODY_AVAILABILITY, "availability",
+	    WRITE | REMOTE, h_availability },
 };
 
 /* [schedd] acl: everything (the node's reconciled, root's mtsctl);

@@ -25,7 +25,8 @@ static const struct mts_cfg_schema keys[] = {
 	    "mtsctl)" },
 	{ "schedd", "acl_relay", MTS_CFG_LIST, "",
 	    "users allowed the calls other nodes make through the relay "
-	    "(prepare, commit, abort, ledger): the node's gossipd" },
+	    "(prepare, commit, abort, ledger, availability): the node's "
+	    "gossipd" },
 	{ NULL, NULL, 0, NULL, NULL },
 };
 

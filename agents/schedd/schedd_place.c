@@ -1,10 +1,11 @@
-/* schedd_place.c: the Place dry-run — a service record (s/<name>) or a spec from the request, the nodes' d/ digests and nl/ labels read from the local statestore asynchronously, and place_core's answer "N of M placeable: why". */
+/* schedd_place.c: the Place dry-run — a service record (s/<name>) or a spec from the request, the membership from gossipd, the nodes' d/ digests, n/ records and nl/ labels read from the local statestore asynchronously, and place_core's answer "N of M placeable: why". */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "constraint.h"
+#include "gossipd.pb-c.h"
 #include "log.h"
 #include "mtserr.h"
 #include "place_core.h"
@@ -17,13 +18,24 @@
 #define PLACE_MAX_LABELS 100000
 #define PLACE_PAGE 1000
 
-enum place_stage { PS_SERVICE, PS_DIGESTS, PS_LABELS };
+enum place_stage { PS_SERVICE, PS_MEMBERS, PS_DIGESTS, PS_NODES, PS_LABELS };
 
 struct place_node {
 	char id[MTS_NODE_HEX_LEN + 1];
 	struct mts_res capacity, free;
 	uint32_t tasks;
-	int draining;
+	int draining; /* the digest's: takes no new tasks */
+	int alive;    /* gossipd: alive or suspect */
+	/* from n/<node>, when there is one */
+	char hostname[256], os[65], arch[65];
+	enum mts_availability avail;
+	int have_info;
+};
+
+/* A member as gossipd sees it. */
+struct place_member {
+	char id[MTS_NODE_HEX_LEN + 1];
+	int alive;
 };
 
 struct place_label {
@@ -50,6 +62,8 @@ struct place_job {
 	size_t nnodes, capnodes;
 	struct place_label *labels;
 	size_t nlabels, caplabels;
+	struct place_member *members;
+	size_t nmembers;
 	char after[512];
 };
 
@@ -78,6 +92,7 @@ job_free(struct place_job *j)
 	free(j->cons);
 	free(j->nodes);
 	free(j->labels);
+	free(j->members);
 	free(j);
 }
 
@@ -123,6 +138,7 @@ take_placement(struct place_job *j, char **cons, size_t ncons, char **spread,
 }
 
 static void next_page(struct place_job *);
+static void ask_members(struct place_job *);
 
 static void
 answer(struct place_job *j)
@@ -151,8 +167,13 @@ answer(struct place_job *j)
 				nl++;
 				pn[k].a.nlabels++;
 			}
-		pn[k].alive = 1;
-		pn[k].active = !j->nodes[k].draining;
+		pn[k].a.hostname = j->nodes[k].hostname;
+		pn[k].a.os = j->nodes[k].os;
+		pn[k].a.arch = j->nodes[k].arch;
+		pn[k].alive = j->nodes[k].alive;
+		pn[k].active = j->nodes[k].have_info
+		    ? j->nodes[k].avail == MTS_AVAIL_ACTIVE
+		    : !j->nodes[k].draining;
 		pn[k].capacity = j->nodes[k].capacity;
 		pn[k].free = j->nodes[k].free;
 		pn[k].tasks = j->nodes[k].tasks;
@@ -195,16 +216,89 @@ answer(struct place_job *j)
 	job_free(j);
 }
 
+/* The member with that id (32 hex digits at p), NULL if none. */
+static const struct place_member *
+find_member(const struct place_job *j, const char *p)
+{
+	size_t i;
+
+	for (i = 0; i < j->nmembers; i++)
+		if (memcmp(j->members[i].id, p, MTS_NODE_HEX_LEN) == 0)
+			return &j->members[i];
+	return NULL;
+}
+
+static struct place_node *
+find_node(struct place_job *j, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < j->nnodes; i++)
+		if (strcmp(j->nodes[i].id, id) == 0)
+			return &j->nodes[i];
+	return NULL;
+}
+
+/* Every member gossipd knows but the removed and those that left; dead
+ * ones count as down. */
+static void
+take_members(struct place_job *j, const Mts__Gossipd__MembersRep *mr)
+{
+	size_t i;
+
+	j->members = xcalloc(mr->n_nodes + 1, sizeof(*j->members));
+	for (i = 0; i < mr->n_nodes && j->nmembers < PLACE_MAX_NODES; i++) {
+		const Mts__Gossipd__NodeInfo *n = mr->nodes[i];
+		struct place_member *m = &j->members[j->nmembers];
+
+		if (n->node.len != MTS_NODE_ID_LEN || n->removed ||
+		    n->state == NULL || strcmp(n->state, "left") == 0 ||
+		    strcmp(n->state, "removed") == 0)
+			continue;
+		mts_hex(m->id, n->node.data, MTS_NODE_ID_LEN);
+		m->alive = strcmp(n->state, "alive") == 0 ||
+		    strcmp(n->state, "suspect") == 0;
+		j->nmembers++;
+	}
+}
+
+/* n/<node>: hostname, platform, availability of a node with a digest. */
+static void
+add_info(struct place_job *j, const Mts__KeyRecord *kr)
+{
+	char hex[MTS_NODE_HEX_LEN + 1];
+	struct mts_nodeinfo ni;
+	struct place_node *n;
+
+	if (kr->record == NULL || kr->record->tombstone ||
+	    mts_nodeinfo_key_node(kr->key.data, kr->key.len, hex) < 0 ||
+	    (n = find_node(j, hex)) == NULL)
+		return;
+	if (mts_nodeinfo_decode(kr->record->value.data, kr->record->value.len,
+	        &ni) < 0) {
+		log_warnx("n/%s: not a NodeInfo record", hex);
+		return;
+	}
+	snprintf(n->hostname, sizeof(n->hostname), "%s", ni.hostname);
+	snprintf(n->os, sizeof(n->os), "%s", ni.os);
+	snprintf(n->arch, sizeof(n->arch), "%s", ni.arch);
+	n->avail = ni.availability;
+	n->have_info = 1;
+}
+
 /* d/<node>: one digest. */
 static void
 add_node(struct place_job *j, const Mts__KeyRecord *kr)
 {
+	const struct place_member *m;
 	Mts__Schedd__Digest *d;
 	struct place_node *n;
 
 	if (kr->key.len != 2 + MTS_NODE_HEX_LEN || kr->record == NULL ||
 	    kr->record->tombstone || j->nnodes >= PLACE_MAX_NODES)
 		return;
+	if ((m = find_member(j, (const char *)kr->key.data + 2)) == NULL)
+		return; /* removed, left, or never a member */
 	if ((d = mts__schedd__digest__unpack(NULL, kr->record->value.len,
 	         kr->record->value.data)) == NULL)
 		return;
@@ -214,8 +308,9 @@ add_node(struct place_job *j, const Mts__KeyRecord *kr)
 		    xreallocarray(j->nodes, j->capnodes, sizeof(*j->nodes));
 	}
 	n = &j->nodes[j->nnodes++];
-	memcpy(n->id, kr->key.data + 2, MTS_NODE_HEX_LEN);
-	n->id[MTS_NODE_HEX_LEN] = '\0';
+	memset(n, 0, sizeof(*n));
+	memcpy(n->id, m->id, sizeof(n->id));
+	n->alive = m->alive;
 	n->capacity.cpu_millis = d->cpu_millis;
 	n->capacity.memory = d->memory;
 	n->free.cpu_millis = d->free_cpu_millis;
@@ -298,9 +393,7 @@ take_service(struct place_job *j, const Mts__Statestore__GetRep *g)
 		    j->service);
 		return;
 	}
-	j->stage = PS_DIGESTS;
-	j->after[0] = '\0';
-	next_page(j);
+	ask_members(j);
 }
 
 static void
@@ -331,6 +424,8 @@ on_page(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 
 		if (j->stage == PS_DIGESTS)
 			add_node(j, kr);
+		else if (j->stage == PS_NODES)
+			add_info(j, kr);
 		else
 			add_label(j, kr);
 		if (kr->key.len < sizeof(j->after)) {
@@ -340,13 +435,46 @@ on_page(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 	}
 	if (sc->more && sc->n_items > 0) {
 		next_page(j);
-	} else if (j->stage == PS_DIGESTS) {
-		j->stage = PS_LABELS;
+	} else if (j->stage == PS_DIGESTS || j->stage == PS_NODES) {
+		j->stage = j->stage == PS_DIGESTS ? PS_NODES : PS_LABELS;
 		j->after[0] = '\0';
 		next_page(j);
 	} else {
 		answer(j);
 	}
+}
+
+static void
+on_members(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct place_job *j = arg;
+	const Mts__Gossipd__Reply *rep = (const Mts__Gossipd__Reply *)m;
+
+	if (rc < 0 || rep->members == NULL) {
+		fail(j, MTS_ERR_IO, "gossipd (the membership): %s",
+		    rc < 0 ? err : "no members in the reply");
+		return;
+	}
+	take_members(j, rep->members);
+	j->stage = PS_DIGESTS;
+	j->after[0] = '\0';
+	next_page(j);
+}
+
+/* Only nodes gossipd sees alive are placed on. */
+static void
+ask_members(struct place_job *j)
+{
+	Mts__Gossipd__Request req = MTS__GOSSIPD__REQUEST__INIT;
+	Mts__Gossipd__MembersReq mr = MTS__GOSSIPD__MEMBERS_REQ__INIT;
+
+	j->stage = PS_MEMBERS;
+	req.body_case = MTS__GOSSIPD__REQUEST__BODY_MEMBERS;
+	req.members = &mr;
+	if (j->s->gossip == NULL ||
+	    mts_ipc_async_call(j->s->gossip, &req.base,
+	        &mts__gossipd__reply__descriptor, 0, on_members, j) == NULL)
+		fail(j, MTS_ERR_IO, "%s", "gossipd client closing");
 }
 
 static void
@@ -364,9 +492,12 @@ next_page(struct place_job *j)
 		req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
 		req.get = &g;
 	} else {
-		sc.prefix.data =
-		    (uint8_t *)(j->stage == PS_DIGESTS ? "d/" : "nl/");
-		sc.prefix.len = j->stage == PS_DIGESTS ? 2 : 3;
+		const char *prefix = j->stage == PS_DIGESTS ? "d/"
+		    : j->stage == PS_NODES ? MTS_NODEINFO_PREFIX
+		                           : "nl/";
+
+		sc.prefix.data = (uint8_t *)prefix;
+		sc.prefix.len = strlen(prefix);
 		sc.start_after.data = (uint8_t *)j->after;
 		sc.start_after.len = strlen(j->after);
 		sc.limit = PLACE_PAGE;
@@ -412,6 +543,5 @@ schedd_place(struct schedd *s, const Mts__Schedd__PlaceReq *p,
 	if (take_placement(j, p->constraints, p->n_constraints, p->spread,
 	        p->n_spread) < 0)
 		return;
-	j->stage = PS_DIGESTS;
-	next_page(j);
+	ask_members(j);
 }

@@ -188,7 +188,7 @@ schedd_digest_fill(const struct schedd *s, Mts__Schedd__Digest *d)
 	d->free_memory = g.free.memory;
 	d->tasks = g.tasks;
 	d->leases = g.leases;
-	d->draining = s->ledger.draining;
+	d->draining = s->ledger.draining || s->ledger.paused;
 	d->updated_at_ms = mts_wall_ms();
 }
 
@@ -232,7 +232,8 @@ schedd_on_digest(void *arg, mts_time_t now)
 
 	mts_ledger_digest(&s->ledger, &cur);
 	if (s->digest_busy ||
-	    (s->have_written && digest_same(&cur, &s->written)))
+	    (s->have_written && digest_same(&cur, &s->written) &&
+	        s->written_avail == (int)s->avail))
 		return;
 	schedd_digest_fill(s, &d);
 	len = mts__schedd__digest__get_packed_size(&d);
@@ -250,6 +251,7 @@ schedd_on_digest(void *arg, mts_time_t now)
 	        s) != NULL) {
 		s->digest_busy = 1;
 		s->written = cur;
+		s->written_avail = (int)s->avail;
 		s->have_written = 1;
 		s->digest_last = now;
 	}

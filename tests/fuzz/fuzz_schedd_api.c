@@ -1,4 +1,4 @@
-/* fuzz_schedd_api.c: libFuzzer target that drives the real mts-schedd — its dispatch table and handlers over its own schedd.sock on its loop, with the real ledger — with well-formed prepare/commit/abort/ledger requests built from the input (colliding lease ids, odd sizes, short ttls, bad owners and over-long strings), and checks every reply and that the ledger never holds more than its capacity. */
+/* fuzz_schedd_api.c: libFuzzer target that drives the real mts-schedd — its dispatch table and handlers over its own schedd.sock on its loop, with the real ledger — with well-formed prepare/commit/abort/ledger/availability requests built from the input (colliding lease ids, odd sizes, short ttls, bad owners and over-long strings, unknown availabilities), and checks every reply, that the ledger never holds more than its capacity, that a node not active grants no new lease, and that n/<self> (in a stand-in statestore that honours compare-and-set, with another agent's writes in between) always ends with the availability asked for and the other agent's field intact. */
 #define main schedd_main
 #include "fuzz_input.h"
 #include "agents/schedd/schedd.c"
@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "mtserr.h"
+#include "node.pb-c.h"
 #include "xmalloc.h"
 
 #define MAX_REQS 24
@@ -19,6 +20,83 @@ static char tdir[64];
 static struct schedd fz;
 static struct mts_agent fz_agent;
 static struct mts_ipc_async *cli;
+
+/* --- a stand-in statestore on schedd's loop: n/<self> with CAS ------------ */
+
+static struct {
+	uint8_t *v;
+	size_t len;
+	uint64_t hlc;    /* 0: no record */
+	char subnet[32]; /* what "netd" last wrote */
+} nrec;
+static const uint8_t other_origin[16] = { 1 };
+
+static int
+is_nkey(const ProtobufCBinaryData *k)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "n/%s", fz.self);
+	return k->len == strlen(key) && memcmp(k->data, key, k->len) == 0;
+}
+
+static void
+h_store(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__Request *req = (const void *)m;
+	Mts__Statestore__Reply rep = MTS__STATESTORE__REPLY__INIT;
+	Mts__Statestore__GetRep get = MTS__STATESTORE__GET_REP__INIT;
+	Mts__Statestore__PutRep put = MTS__STATESTORE__PUT_REP__INIT;
+	Mts__Statestore__ScanRep scan = MTS__STATESTORE__SCAN_REP__INIT;
+	Mts__Record r = MTS__RECORD__INIT;
+	const Mts__Statestore__PutReq *p = req->put;
+
+	rep.body_case = (Mts__Statestore__Reply__BodyCase)req->body_case;
+	if (req->body_case == MTS__STATESTORE__REQUEST__BODY_GET) {
+		if (is_nkey(&req->get->key) && nrec.hlc) {
+			r.hlc = nrec.hlc;
+			r.origin.data = (uint8_t *)other_origin;
+			r.origin.len = sizeof(other_origin);
+			r.value.data = nrec.v;
+			r.value.len = nrec.len;
+			get.found = 1;
+			get.record = &r;
+		}
+		rep.get = &get;
+	} else if (req->body_case == MTS__STATESTORE__REQUEST__BODY_PUT) {
+		if (is_nkey(&p->key)) {
+			if (p->has_expected && p->expected_hlc != nrec.hlc) {
+				mts_ipc_reply_error(call, MTS_ERR_CONFLICT,
+				    "%s", "stale");
+				return;
+			}
+			free(nrec.v);
+			nrec.v = xmalloc(p->value.len + 1);
+			memcpy(nrec.v, p->value.data, p->value.len);
+			nrec.len = p->value.len;
+			nrec.hlc++;
+		}
+		rep.put = &put;
+	} else {
+		rep.body_case = MTS__STATESTORE__REPLY__BODY_SCAN;
+		rep.scan = &scan;
+	}
+	mts_ipc_reply(call, &rep.base);
+}
+
+static const struct mts_ipc_route store_routes[] = {
+	{ MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, h_store },
+	{ MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_IPC_ANY, h_store },
+	{ MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", MTS_IPC_ANY, h_store },
+};
+
+static const struct mts_ipc_service store_svc = {
+	.name = "fuzz-statestore",
+	.request = &mts__statestore__request__descriptor,
+	.reply = &mts__statestore__reply__descriptor,
+	.routes = store_routes,
+	.nroutes = sizeof(store_routes) / sizeof(store_routes[0]),
+};
 
 static int
 rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
@@ -34,11 +112,12 @@ rm_tdir(void)
 }
 
 /* main() of schedd.c without init, the sandbox and the statestore: the
- * digest writes go to a socket nobody serves (they time out quietly). */
+ * stand-in statestore (on schedd's loop) takes the digest and n/ writes. */
 static void
 start(void)
 {
 	char conf[128], sock[160], err[512];
+	struct mts_ipc_server *store;
 	FILE *f;
 
 	snprintf(tdir, sizeof(tdir), "/tmp/mts-fuzz-sd.XXXXXX");
@@ -62,8 +141,12 @@ start(void)
 	}
 	if (setup(&fz, &fz_agent) < 0)
 		abort();
-	snprintf(sock, sizeof(sock), "%s/nostore.sock", tdir);
-	if ((fz.store = mts_ipc_async_open(fz.loop, sock, 200, err,
+	snprintf(sock, sizeof(sock), "%s/store.sock", tdir);
+	if ((store = mts_ipc_server_open(sock, &store_svc, NULL, err,
+	         sizeof(err))) == NULL ||
+	    mts_loop_add_server(fz.loop, store) < 0)
+		abort();
+	if ((fz.store = mts_ipc_async_open(fz.loop, sock, 1000, err,
 	         sizeof(err))) == NULL)
 		abort();
 	snprintf(sock, sizeof(sock), "%s/schedd.sock", tdir);
@@ -222,7 +305,7 @@ do_prepare(struct in *in)
 	Mts__Schedd__Reply *rep;
 	static const uint64_t mems[] = { 0, 1, 100 << 20, 512 << 20, CAP_MEM,
 		CAP_MEM + 1, UINT64_MAX };
-	int code, valid;
+	int code, valid, existed;
 
 	p.lease = (char *)take_name(in, leases, 6);
 	p.owner = (char *)owners[take(in, 5)];
@@ -235,7 +318,13 @@ do_prepare(struct in *in)
 	req.prepare = &p;
 	valid = valid_str(p.lease, MTS_LEASE_ID_MAX) && valid_owner(p.owner) &&
 	    valid_str(p.service, MTS_SERVICE_MAX);
+	existed = valid && lease_of(p.lease) != NULL;
 	code = call(&req, &rep);
+	/* a node that is not active grants no new lease */
+	if (code == 0 && !existed && fz.avail != MTS_AVAIL_ACTIVE &&
+	    rep->prepare->result_case ==
+	        MTS__SCHEDD__PREPARE_REP__RESULT_GRANTED)
+		abort();
 	if (!valid) {
 		if (code != MTS_ERR_INVAL)
 			abort();
@@ -351,6 +440,58 @@ do_task_gone(struct in *in)
 	schedd_changed(&fz);
 }
 
+/* drain, pause, activate (or a bad name): answered once n/<self> says
+ * so, with the other agent's field intact. */
+static void
+do_avail(struct in *in)
+{
+	static const char *const names[] = { "active", "pause", "drain",
+		"drained", "" };
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__AvailabilityReq ar = MTS__SCHEDD__AVAILABILITY_REQ__INIT;
+	Mts__Schedd__Reply *rep;
+	struct mts_nodeinfo ni;
+	unsigned k = take(in, 5);
+	int code;
+
+	ar.availability = (char *)names[k];
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_AVAILABILITY;
+	req.availability = &ar;
+	code = call(&req, &rep);
+	if (k >= 3) {
+		if (code != MTS_ERR_INVAL)
+			abort();
+	} else if (code != 0 ||
+	    rep->body_case != MTS__SCHEDD__REPLY__BODY_AVAILABILITY ||
+	    strcmp(rep->availability->availability, names[k]) != 0 ||
+	    (int)fz.avail != (int)k ||
+	    mts_nodeinfo_decode(nrec.v, nrec.len, &ni) < 0 ||
+	    (int)ni.availability != (int)k ||
+	    strcmp(ni.overlay_subnet, nrec.subnet) != 0 ||
+	    strcmp(ni.hostname, fz.hostname) != 0) {
+		abort();
+	}
+	if (rep)
+		mts__schedd__reply__free_unpacked(rep, NULL);
+}
+
+/* Another agent of the node (netd) rewrites n/<self> with its subnet. */
+static void
+do_netd(struct in *in)
+{
+	struct mts_nodeinfo ni;
+
+	memset(&ni, 0, sizeof(ni));
+	if (nrec.hlc && mts_nodeinfo_decode(nrec.v, nrec.len, &ni) < 0)
+		abort();
+	snprintf(nrec.subnet, sizeof(nrec.subnet), "10.%u.0.0/24", take(in, 0));
+	snprintf(ni.overlay_subnet, sizeof(ni.overlay_subnet), "%s",
+	    nrec.subnet);
+	free(nrec.v);
+	nrec.v = mts_nodeinfo_encode(&ni, &nrec.len);
+	nrec.hlc++;
+}
+
 static void (*const ops[])(struct in *) = {
 	do_prepare,
 	do_prepare,
@@ -360,6 +501,8 @@ static void (*const ops[])(struct in *) = {
 	do_abort,
 	do_ledger,
 	do_task_gone,
+	do_avail,
+	do_netd,
 };
 
 int
@@ -373,9 +516,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ops[take(&in, sizeof(ops) / sizeof(ops[0]))](&in);
 		check_capacity();
 	}
-	/* the next input starts from an empty ledger */
+	/* the next input starts from an empty ledger, an active node */
 	mts_ledger_free(&fz.ledger);
 	mts_ledger_init(&fz.ledger, fz.cfg.capacity, 0);
+	fz.avail = MTS_AVAIL_ACTIVE;
 	schedd_changed(&fz);
 	return 0;
 }

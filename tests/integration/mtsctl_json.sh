@@ -70,6 +70,14 @@ jcheck "node label" 1 node label add n2 zone=a
 check "node label add: the nl/ key and value" jq_ 'j["key"] == "nl/" + sys.argv[3] + "/zone" and j["value"] == "a"' "$(g_id 2)"
 jcheck "node label" 1 node label rm n2 zone
 check "node label rm: removed" jq_ 'j["removed"] is True'
+jcheck "node drain" 1 node drain n2
+check "node drain: node 2 drained, was active" jq_ 'j["node"] == sys.argv[3] and j["availability"] == "drain" and j["previous"] == "active"' "$(g_id 2)"
+jcheck "node pause" 1 node pause n2
+check "node pause: was drain" jq_ 'j["availability"] == "pause" and j["previous"] == "drain"'
+jcheck "node activate" 1 node activate n2
+check "node activate: active again" jq_ 'j["availability"] == "active" and j["previous"] == "pause"'
+jcheck "node inspect" 1 node inspect n2
+check "node inspect: the availability" jq_ 'j["availability"] == "active"'
 
 # --- stack config: the loaded stack as JSON ---
 printf 'services:\n  web:\n    image: nginx\n    deploy: {replicas: 2}\n' >"$T_DIR/stack.yml"
@@ -85,6 +93,13 @@ check "service ls: name, mode, running, desired, image, owner" jq_ 'all(set(["na
 jcheck "service ps" 1 service ps demo_web
 jcheck "service inspect" 1 service inspect demo_web
 jcheck "service scale" 1 service scale demo_web=3
+jcheck "service update" 1 service update demo_web --image nginx:2
+check "service update: service, version, change" jq_ 'j["service"] == "demo_web" and j["version"] == 3 and j["change"] == "updated"'
+jcheck "service rollback" 1 service rollback demo_web
+check "service rollback: a new version" jq_ 'j["version"] == 4'
+J 1 service promote demo_web >/dev/null 2>&1
+check "service promote of a service with no canaries exits 1" test $? -eq 1
+COVERED["service promote"]=1 # its JSON: tests/integration/service_update.sh
 jcheck "stack ls" 1 stack ls
 jcheck "stack services" 1 stack services demo
 jcheck "stack ps" 1 stack ps demo

@@ -139,5 +139,64 @@ check "place of the deployed service st_web: its replicas and reservation ($out)
 out=$("$ST" "$r1" - place st_nosuch 0 0 0 0 -)
 check "place of an unknown service: NOT_FOUND ($out)" bash -c "[[ '$out' == 'error 2 '* ]]"
 
+# n/<node>: what each node's schedd says of itself
+arch=$(uname -m)
+ok=1
+for i in 1 2 3; do
+	wait_for 5 bash -c "'$ST' '$r1' - nodeinfo $(g_id $i) | grep -q '^hostname n$i os linux arch $arch cpu 1000 mem $((1024 * MB)) availability active subnet - schedd [0-9]'" || ok=0
+done
+check "n/ of all 3 nodes on node 1: hostname, platform, capacity, active, schedd's version" [ $ok = 1 ]
+out=$("$ST" "$r1" - place - 1 50 $MB 0 'node.hostname == n2')
+check "place by node.hostname (from n/): 1 of 1 ($out)" [ "$out" = "1 of 1 placeable" ]
+
+# availability: drain from node 1 reaches node 2's schedd through the
+# relay; another agent's field of n/<n2> (the overlay subnet, written as
+# netd would) survives schedd's write
+out=$("$ST" "$r2" - setsubnet "$n2" 10.1.2.0/24)
+check "another agent sets n/<n2>'s overlay subnet under compare-and-set ($out)" [ "$out" = "ok 1" ]
+out=$(ctl1 node drain n2)
+check "node drain n2 from node 1 ($out)" bash -c "[[ '$out' == 'n2 ('*'): availability drain (was active)' ]]"
+check "n/<n2> says drain and keeps the subnet" bash -c "'$ST' '$r2' - nodeinfo $n2 | grep -q 'availability drain subnet 10.1.2.0/24 '"
+out=$(st "$n2" prepare d1 "$n1" s_web 100 $MB 0 20000)
+check "a drained node refuses new prepares ($out)" bash -c "[[ '$out' == 'rejected node is draining;'* ]]"
+check "node ls on node 3 shows n2 drained" \
+	wait_for 5 bash -c "'$BIN/mtsctl' -r '$(g_run 3)' -o json node ls | python3 -c 'import json,sys; sys.exit(0 if [n[\"availability\"] for n in json.load(sys.stdin) if n[\"name\"] == \"n2\"] == [\"drain\"] else 1)'"
+check "node ls has an AVAILABILITY column" bash -c "'$BIN/mtsctl' -r '$r1' node ls | head -1 | grep -q AVAILABILITY"
+check "node inspect n2 shows the availability" bash -c "'$BIN/mtsctl' -r '$r1' node inspect n2 | grep -q '^Availability: *drain'"
+out=$("$ST" "$r1" - place - 1 50 $MB 0 'node.hostname == n2')
+check "place leaves the drained node out ($out)" bash -c "[[ '$out' == '0 of 1 placeable: of 3 nodes, 0 down, 1 not active, 2 fail a constraint'* ]]"
+g_ctl 2 agent restart schedd >/dev/null
+check "node 2's schedd restarted while drained" wait_for 10 test -S "$r2/schedd/schedd.sock"
+out=$(wait_for 10 st "$n2" ledger >/dev/null; st "$n2" prepare d2 "$n1" s_web 100 $MB 0 20000)
+check "after a restart it is still draining ($out)" bash -c "[[ '$out' == 'rejected node is draining;'* ]]"
+out=$(ctl1 node pause n3)
+out2=$(st "$n3" prepare p1 "$n1" s_web 50 $MB 0 20000)
+check "node pause n3: new prepares refused as paused ($out; $out2)" \
+	bash -c "[[ '$out' == 'n3 ('*'): availability pause (was active)' && '$out2' == 'rejected node is paused;'* ]]"
+ctl1 node activate n3 >/dev/null
+out=$(ctl1 node activate n2)
+out2=$(st "$n2" prepare d3 "$n1" s_web 100 $MB 0 20000)
+check "node activate n2: prepares granted again ($out; $out2)" \
+	bash -c "[[ '$out' == 'n2 ('*'): availability active (was drain)' && '$out2' == granted* ]]"
+check "node drain of an unknown node: exit 5" bash -c "'$BIN/mtsctl' -r '$r1' node drain nosuch 2>/dev/null; [ \$? -eq 5 ]"
+
+# two writers of n/<n2> at once (pause/activate through schedd, the subnet
+# as netd would): no update is lost
+(for k in 1 2 3 4 5 6 7 8; do "$ST" "$r2" - setsubnet "$n2" "10.9.$k.0/24"; done >"$T_DIR/subnets") &
+for k in 1 2 3 4 5 6 7 8; do
+	if [ $((k % 2)) = 1 ]; then ctl1 node pause n2; else ctl1 node activate n2; fi
+done >/dev/null
+wait
+check "concurrent writers: 8 subnet updates ok ($(tr "\n" " " <"$T_DIR/subnets"))" [ "$(grep -c '^ok' "$T_DIR/subnets")" -eq 8 ]
+check "concurrent writers: n/<n2> has the last of each (active, 10.9.8.0/24)" \
+	bash -c "'$ST' '$r2' - nodeinfo $n2 | grep -q 'availability active subnet 10.9.8.0/24 '"
+
+# Place counts only the nodes gossipd sees alive
+"$GOSSIP_CLUSTER" kill 3 >/dev/null 2>&1
+n3_dead() { [ "$(g_state_of 1 "$n3")" = dead ]; }
+check "node 1 sees node 3 dead" wait_for 20 n3_dead
+out=$("$ST" "$r1" - place - 1 50 $MB 0 "node.id == $n3")
+check "place leaves the dead node out ($out)" bash -c "[[ '$out' == '0 of 1 placeable: of 3 nodes, 1 down,'* ]]"
+
 check "no schedd died of SIGSYS" bash -c "! grep -E 'schedd.*(SIGSYS|signal 31)' '$MTS_CLUSTER_DIR'/n*/log/init.log"
 t_done

@@ -1,4 +1,4 @@
-/* schedtool.c: test helper — sends one schedd.proto request to the local mts-schedd or, through the local gossipd relay, to another node's, and prints the answer on one line; also decodes a node's d/ digest from the local statestore. */
+/* schedtool.c: test helper — sends one schedd.proto request to the local mts-schedd or, through the local gossipd relay, to another node's, and prints the answer on one line; also decodes a node's d/ digest and n/ record from the local statestore, and updates n/<node>'s overlay subnet as another agent of the node would (common/nodeinfo.c's compare-and-set). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,10 @@
 #include "gossipd.pb-c.h"
 #include "hash.h"
 #include "ipc.h"
+#include "loop.h"
+#include "mtserr.h"
 #include "mtstime.h"
+#include "nodeinfo.h"
 #include "schedd.pb-c.h"
 #include "shim.pb-c.h"
 #include "statestore.pb-c.h"
@@ -22,6 +25,11 @@ usage(void)
 	    "       schedtool RUNDIR NODE commit LEASE TASK\n"
 	    "       schedtool RUNDIR NODE abort LEASE\n"
 	    "       schedtool RUNDIR NODE ledger\n"
+	    "       schedtool RUNDIR NODE avail active|pause|drain\n"
+	    "       schedtool RUNDIR - nodeinfo NODE (n/NODE from the local "
+	    "statestore)\n"
+	    "       schedtool RUNDIR - setsubnet NODE SUBNET (n/NODE's "
+	    "overlay_subnet, compare-and-set)\n"
 	    "       schedtool RUNDIR - place SERVICE|- COUNT CPU MEM MAXPN "
 	    "CONSTRAINT|-\n"
 	    "       schedtool RUNDIR - digest NODE   (d/NODE from the local "
@@ -57,6 +65,7 @@ pack_req(int argc, char **argv, size_t *len)
 	Mts__Schedd__AbortReq a = MTS__SCHEDD__ABORT_REQ__INIT;
 	Mts__Schedd__LedgerReq l = MTS__SCHEDD__LEDGER_REQ__INIT;
 	Mts__Schedd__PlaceReq pl = MTS__SCHEDD__PLACE_REQ__INIT;
+	Mts__Schedd__AvailabilityReq av = MTS__SCHEDD__AVAILABILITY_REQ__INIT;
 	const char *op = argv[3];
 	uint8_t *buf;
 
@@ -92,6 +101,10 @@ pack_req(int argc, char **argv, size_t *len)
 		}
 		req.body_case = MTS__SCHEDD__REQUEST__BODY_PLACE;
 		req.place = &pl;
+	} else if (strcmp(op, "avail") == 0 && argc == 5) {
+		av.availability = argv[4];
+		req.body_case = MTS__SCHEDD__REQUEST__BODY_AVAILABILITY;
+		req.availability = &av;
 	} else if (strcmp(op, "ledger") == 0 && argc == 4) {
 		req.body_case = MTS__SCHEDD__REQUEST__BODY_LEDGER;
 		req.ledger = &l;
@@ -132,6 +145,9 @@ print_reply(const uint8_t *data, size_t len)
 		printf("%s\n", r->place->explain);
 	} else if (r->body_case == MTS__SCHEDD__REPLY__BODY_LEDGER) {
 		print_digest(r->ledger->digest);
+	} else if (r->body_case == MTS__SCHEDD__REPLY__BODY_AVAILABILITY) {
+		printf("%s (was %s)\n", r->availability->availability,
+		    r->availability->previous);
 	} else if (r->body_case == MTS__SCHEDD__REPLY__BODY_COMMIT ||
 	    r->body_case == MTS__SCHEDD__REPLY__BODY_ABORT) {
 		printf("ok\n");
@@ -241,6 +257,91 @@ puttask(const char *rundir, char **a)
 	return 0;
 }
 
+static int
+nodeinfo(const char *rundir, const char *node)
+{
+	struct mts_ipc_client *c;
+	struct mts_nodeinfo ni;
+	char path[512], err[256];
+	const char *v;
+	int rc;
+
+	mts_ipc_sock_path(path, sizeof(path), rundir, "statestore", NULL);
+	if ((c = mts_ipc_client_open(path, 20000, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "schedtool: %s\n", err);
+		return 1;
+	}
+	rc = mts_nodeinfo_get(c, node, &ni, err, sizeof(err));
+	mts_ipc_client_close(c);
+	if (rc <= 0) {
+		printf(rc == 0 ? "no nodeinfo\n" : "error %d %s\n", -rc, err);
+		return 1;
+	}
+	v = mts_nodeinfo_version(&ni, "schedd");
+	printf("hostname %s os %s arch %s cpu %u mem %llu availability %s "
+	       "subnet %s schedd %s\n",
+	    ni.hostname, ni.os, ni.arch, ni.cpu_millis,
+	    (unsigned long long)ni.memory,
+	    mts_availability_str(ni.availability),
+	    ni.overlay_subnet[0] ? ni.overlay_subnet : "-", v ? v : "-");
+	return 0;
+}
+
+struct subnet_edit {
+	const char *subnet;
+	struct mts_loop *loop;
+	int rc, edits;
+};
+
+static int
+subnet_edit(struct mts_nodeinfo *ni, void *arg)
+{
+	struct subnet_edit *e = arg;
+
+	e->edits++;
+	if (strcmp(ni->overlay_subnet, e->subnet) == 0)
+		return 0;
+	snprintf(ni->overlay_subnet, sizeof(ni->overlay_subnet), "%s",
+	    e->subnet);
+	return 1;
+}
+
+static void
+subnet_done(void *arg, int rc, const struct mts_nodeinfo *now, const char *err)
+{
+	struct subnet_edit *e = arg;
+
+	e->rc = rc;
+	if (rc < 0)
+		printf("error %d %s\n", -rc, err);
+	else
+		printf("ok %d\n", e->edits);
+	mts_loop_stop(e->loop);
+}
+
+/* As netd would: only overlay_subnet, under compare-and-set. */
+static int
+setsubnet(const char *rundir, const char *node, const char *subnet)
+{
+	struct subnet_edit e = { .subnet = subnet, .rc = -1 };
+	struct mts_ipc_async *store;
+	char path[512], err[256];
+
+	mts_ipc_sock_path(path, sizeof(path), rundir, "statestore", NULL);
+	if ((e.loop = mts_loop_new()) == NULL ||
+	    (store = mts_ipc_async_open(e.loop, path, 5000, err,
+	         sizeof(err))) == NULL) {
+		fprintf(stderr, "schedtool: %s\n", err);
+		return 1;
+	}
+	if (mts_nodeinfo_update(store, node, subnet_edit, &e, subnet_done,
+	        &e) == 0)
+		mts_loop_run(e.loop);
+	mts_ipc_async_close(store);
+	mts_loop_free(e.loop);
+	return e.rc == 0 ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -258,6 +359,10 @@ main(int argc, char **argv)
 		return digest(argv[1], argv[4]);
 	if (strcmp(argv[3], "puttask") == 0 && argc == 10)
 		return puttask(argv[1], argv + 4);
+	if (strcmp(argv[3], "nodeinfo") == 0 && argc == 5)
+		return nodeinfo(argv[1], argv[4]);
+	if (strcmp(argv[3], "setsubnet") == 0 && argc == 6)
+		return setsubnet(argv[1], argv[4], argv[5]);
 	payload = pack_req(argc, argv, &len);
 	if (strcmp(argv[2], "-") == 0) {
 		Mts__Schedd__Request *sreq =

@@ -1,6 +1,7 @@
 # tests/unit/module.mk: unit suites of common/ (agent suites live in their agents' module.mk).
 $(eval $(call unittest,test_common,tests/unit/test_common.c $(MTS_CONF_SRCS)))
 $(eval $(call unittest,test_record,tests/unit/test_record.c))
+$(eval $(call unittest,test_nodeinfo,tests/unit/test_nodeinfo.c))
 $(eval $(call unittest,test_fsutil,tests/unit/test_fsutil.c))
 $(eval $(call unittest,test_acl,tests/unit/test_acl.c))
 $(eval $(call fuzzer,fuzz_mst_page,tests/fuzz/fuzz_mst_page.c))

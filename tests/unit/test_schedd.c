@@ -116,6 +116,18 @@ test_ledger_limits(void **state)
 	assert_int_equal(mts_ledger_prepare(&l, "c", OWNER, "db", res(1, 1), 0,
 	                     1000, 0),
 	    LEDGER_DRAINING);
+	l.draining = 0;
+	l.paused = 1;
+	assert_int_equal(mts_ledger_prepare(&l, "c", OWNER, "db", res(1, 1), 0,
+	                     1000, 0),
+	    LEDGER_PAUSED);
+	assert_string_equal(mts_ledger_why_str(LEDGER_PAUSED),
+	    "node is paused");
+	/* a resent prepare of a lease granted before the pause still
+	 * answers as the first one did */
+	assert_int_equal(mts_ledger_prepare(&l, "b", OWNER, "db", res(1, 1), 2,
+	                     1000, 0),
+	    LEDGER_OK);
 	assert_string_equal(mts_ledger_why_str(LEDGER_NO_MEMORY),
 	    "insufficient memory");
 	mts_ledger_free(&l);
