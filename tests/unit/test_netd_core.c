@@ -1,0 +1,304 @@
+/* test_netd_core.c: unit tests of mts-netd's core (agents/netd/netd_core.c) — the cluster CIDR, /24 claims converging to distinct subnets from forced collisions (seeded, printed), task host numbers and their persisted form, the WireGuard peer set and its UAPI diff. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agents/netd/netd_core.h"
+#include "mtserr.h"
+
+struct cidr_case {
+	const char *text;
+	int ok;
+	uint32_t count;
+};
+
+static const struct cidr_case cidrs[] = {
+	{ "10.210.0.0/16", 1, 255 },
+	{ "10.0.0.0/8", 1, 65535 },
+	{ "192.168.4.0/22", 1, 3 },
+	{ "10.210.0.0/24", 0, 0 }, /* room for no node */
+	{ "10.210.1.0/16", 0, 0 }, /* host bits set */
+	{ "10.210.0.0", 0, 0 },
+	{ "10.210.0.0/", 0, 0 },
+	{ "10.210.0.0/16x", 0, 0 },
+	{ "10.256.0.0/16", 0, 0 },
+	{ "10.210.0.0/7", 0, 0 },
+};
+
+static void
+test_cidr(void **state)
+{
+	struct netd_cidr c;
+	char ip[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(cidrs) / sizeof(cidrs[0]); i++) {
+		int rc = netd_cidr_parse(cidrs[i].text, &c);
+
+		assert_int_equal(rc == 0, cidrs[i].ok);
+		if (rc == 0)
+			assert_int_equal(netd_subnet_count(&c), cidrs[i].count);
+	}
+	assert_int_equal(netd_cidr_parse("10.210.0.0/16", &c), 0);
+	netd_ip_str(ip, sizeof(ip), netd_subnet_net(&c, 7));
+	assert_string_equal(ip, "10.210.7.0");
+	assert_int_equal(netd_subnet_index(&c, netd_subnet_net(&c, 7)), 7);
+	assert_int_equal(netd_subnet_index(&c, 0x0ad20701), -1);
+	assert_int_equal(netd_subnet_index(&c, 0x0ad30000), -1);
+}
+
+static void
+rand_id(uint8_t id[MTS_NODE_ID_LEN], unsigned *seed)
+{
+	for (size_t i = 0; i < MTS_NODE_ID_LEN; i++)
+		id[i] = (uint8_t)rand_r(seed);
+}
+
+/* Each round every node (in an order given by the seed) looks at the
+ * others' claims and re-chooses; views may be stale by one round for half
+ * the nodes (they act on the previous round's claims). Returns the rounds
+ * until nothing changes. */
+static int
+converge(struct netd_claim *c, size_t n, uint32_t space, unsigned *seed)
+{
+	struct netd_claim *prev = calloc(n, sizeof(*prev));
+	size_t *order = calloc(n, sizeof(*order)), k, j, x;
+	int round, changed;
+
+	for (k = 0; k < n; k++)
+		order[k] = k;
+	for (round = 0; round < 100; round++) {
+		memcpy(prev, c, n * sizeof(*c));
+		changed = 0;
+		for (k = n - 1; k > 0; k--) { /* every node once, shuffled */
+			j = (size_t)rand_r(seed) % (k + 1);
+			x = order[k];
+			order[k] = order[j];
+			order[j] = x;
+		}
+		for (k = 0; k < n; k++) {
+			size_t i = order[k];
+			const struct netd_claim *view =
+			    rand_r(seed) % 2 ? prev : c;
+			int32_t s = netd_subnet_choose(c[i].node, c[i].subnet,
+			    view, n, space);
+
+			changed |= s != c[i].subnet;
+			c[i].subnet = s;
+		}
+		if (!changed)
+			break;
+	}
+	free(order);
+	free(prev);
+	return round;
+}
+
+/* Forced collisions: every node starts on the same /24 (the test hook of
+ * the acceptance test does the same through the config); after
+ * convergence no two nodes share one, and the lowest id kept it. */
+static void
+test_subnets_converge(void **state)
+{
+	unsigned seed0 = (unsigned)(getenv("SEED") ? atoi(getenv("SEED")) : 1);
+
+	for (unsigned t = 0; t < 200; t++) {
+		unsigned seed = seed0 + t;
+		size_t n = 2 + (size_t)(rand_r(&seed) % 40), i, j, low = 0;
+		uint32_t space = (uint32_t)n + (uint32_t)(rand_r(&seed) % 8);
+		struct netd_claim *c = calloc(n, sizeof(*c));
+
+		for (i = 0; i < n; i++) {
+			rand_id(c[i].node, &seed);
+			c[i].subnet = 3 % space;
+			if (memcmp(c[i].node, c[low].node, MTS_NODE_ID_LEN) < 0)
+				low = i;
+		}
+		assert_true(converge(c, n, space, &seed) < 100);
+		for (i = 0; i < n; i++) {
+			assert_true(c[i].subnet >= 0);
+			for (j = i + 1; j < n; j++)
+				if (c[i].subnet == c[j].subnet) {
+					print_error("seed %u: nodes %zu and %zu "
+					            "share %d\n",
+					    seed0 + t, i, j, c[i].subnet);
+					fail();
+				}
+		}
+		assert_int_equal(c[low].subnet, 3 % space);
+		free(c);
+	}
+}
+
+/* A node keeps its claim against higher ids, yields to a lower one, and
+ * a full space is reported. */
+static void
+test_subnet_rules(void **state)
+{
+	struct netd_claim o[2];
+	uint8_t self[MTS_NODE_ID_LEN];
+	int32_t s;
+
+	memset(self, 0x50, sizeof(self));
+	memset(o[0].node, 0x60, sizeof(o[0].node));
+	o[0].subnet = 5;
+	assert_int_equal(netd_subnet_choose(self, 5, o, 1, 10), 5);
+	memset(o[0].node, 0x40, sizeof(o[0].node));
+	s = netd_subnet_choose(self, 5, o, 1, 10);
+	assert_true(s >= 0 && s != 5);
+	/* no claim yet: the first candidate nobody holds */
+	s = netd_subnet_choose(self, -1, o, 0, 10);
+	assert_int_equal(s, (int32_t)netd_candidate(self, 0, 10));
+	/* the only two /24s are held by others */
+	o[0].subnet = 0;
+	memset(o[1].node, 0x70, sizeof(o[1].node));
+	o[1].subnet = 1;
+	assert_int_equal(netd_subnet_choose(self, -1, o, 2, 2), -1);
+	/* one left */
+	assert_int_equal(netd_subnet_choose(self, -1, o, 1, 2), 1);
+	/* candidates differ between nodes and are in range */
+	for (uint32_t k = 0; k < 100; k++)
+		assert_true(netd_candidate(self, k, 7) < 7);
+}
+
+static void
+test_attachments(void **state)
+{
+	struct netd_attachments s, back;
+	const struct netd_attach *a;
+	char task[16], *text;
+	int created;
+
+	netd_att_init(&s);
+	netd_att_init(&back);
+	a = netd_att_add(&s, "web.1", &created);
+	assert_non_null(a);
+	assert_int_equal(created, 1);
+	assert_int_equal(a->host, NETD_HOST_FIRST);
+	a = netd_att_add(&s, "web.1", &created); /* idempotent */
+	assert_int_equal(created, 0);
+	assert_int_equal(a->host, NETD_HOST_FIRST);
+	assert_null(netd_att_add(&s, "", &created));
+	assert_null(netd_att_add(&s, "a/b", &created));
+	assert_non_null(netd_att_add(&s, "db.1", &created));
+	assert_int_equal(netd_att_remove(&s, "web.1"), 1);
+	assert_int_equal(netd_att_remove(&s, "web.1"), 0);
+	/* the freed host number is reused */
+	a = netd_att_add(&s, "api.1", &created);
+	assert_int_equal(a->host, NETD_HOST_FIRST);
+	/* persisted and read back */
+	text = netd_att_format(&s);
+	assert_string_equal(text, "api.1 2\ndb.1 3\n");
+	assert_int_equal(netd_att_parse(&back, text), 0);
+	assert_int_equal(back.n, 2);
+	assert_int_equal(netd_att_find(&back, "db.1")->host, 3);
+	free(text);
+	assert_int_equal(netd_att_parse(&back, "x 2\ny 2\n"), -MTS_ERR_INVAL);
+	assert_int_equal(back.n, 0);
+	assert_int_equal(netd_att_parse(&back, "x 1\n"), -MTS_ERR_INVAL);
+	assert_int_equal(netd_att_parse(&back, "x 2"), -MTS_ERR_INVAL);
+	assert_int_equal(netd_att_parse(&back, "x 2 3\n"), -MTS_ERR_INVAL);
+	assert_int_equal(netd_att_parse(&back, ""), 0);
+	/* a full /24 */
+	for (int i = 0; i < 300; i++) {
+		snprintf(task, sizeof(task), "t%d", i);
+		a = netd_att_add(&s, task, &created);
+		if (a == NULL)
+			break;
+	}
+	assert_int_equal(s.n, NETD_HOST_LAST - NETD_HOST_FIRST + 1);
+	netd_att_free(&s);
+	netd_att_free(&back);
+}
+
+static void
+node(struct netd_node *x, uint8_t id, int alive, int32_t subnet)
+{
+	memset(x, 0, sizeof(*x));
+	memset(x->node, id, sizeof(x->node));
+	memset(x->key, id ^ 0xff, sizeof(x->key));
+	x->has_key = 1;
+	x->alive = alive;
+	snprintf(x->host, sizeof(x->host), "10.99.0.%u", id);
+	x->subnet = subnet;
+}
+
+static void
+test_peers(void **state)
+{
+	struct netd_node nodes[5];
+	struct netd_peers have, want;
+	struct netd_cidr c;
+	uint8_t self[MTS_NODE_ID_LEN];
+	char *d;
+
+	assert_int_equal(netd_cidr_parse("10.210.0.0/16", &c), 0);
+	netd_peers_init(&have);
+	netd_peers_init(&want);
+	memset(self, 1, sizeof(self));
+	node(&nodes[0], 1, 1, 1); /* self */
+	node(&nodes[1], 2, 1, 2);
+	node(&nodes[2], 3, 0, 3); /* dead */
+	node(&nodes[3], 4, 1, 2); /* contested by node 2, which wins */
+	node(&nodes[4], 5, 1, -1);
+	netd_peers_want(&want, self, nodes, 5, &c, 51820);
+	assert_int_equal(want.n, 1);
+	assert_string_equal(want.p[0].endpoint, "10.99.0.2:51820");
+	d = netd_peers_diff(&have, &want);
+	assert_string_equal(d,
+	    "public_key="
+	    "fdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfd\n"
+	    "endpoint=10.99.0.2:51820\nreplace_allowed_ips=true\n"
+	    "allowed_ip=10.210.2.0/24\n");
+	free(d);
+	netd_peers_copy(&have, &want);
+	d = netd_peers_diff(&have, &want);
+	assert_string_equal(d, "");
+	free(d);
+	/* node 2 is removed: its peer goes; node 5 got a /24: it comes */
+	nodes[1].alive = 0;
+	nodes[4].subnet = 9;
+	netd_peers_want(&want, self, nodes, 5, &c, 51820);
+	d = netd_peers_diff(&have, &want);
+	assert_non_null(strstr(d,
+	    "public_key="
+	    "fdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfd\n"
+	    "remove=true\n"));
+	/* node 4 still shares node 2's claim (a removed node's record stays
+	 * until its tombstone): no route to it until it moved */
+	assert_null(strstr(d, "allowed_ip=10.210.2.0/24\n"));
+	assert_non_null(strstr(d, "allowed_ip=10.210.9.0/24\n"));
+	free(d);
+	/* an endpoint change is one update */
+	netd_peers_copy(&have, &want);
+	snprintf(nodes[4].host, sizeof(nodes[4].host), "fd00::5");
+	netd_peers_want(&want, self, nodes, 5, &c, 7);
+	d = netd_peers_diff(&have, &want);
+	assert_non_null(strstr(d, "endpoint=[fd00::5]:7\n"));
+	assert_null(strstr(d, "remove"));
+	free(d);
+	netd_peers_free(&have);
+	netd_peers_free(&want);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cidr),
+		cmocka_unit_test(test_subnets_converge),
+		cmocka_unit_test(test_subnet_rules),
+		cmocka_unit_test(test_attachments),
+		cmocka_unit_test(test_peers),
+	};
+
+	if (mts_crypto_init() < 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
