@@ -17,6 +17,7 @@ extern const struct mtsctl_group mtsctl_group_stack;
 extern const struct mtsctl_group mtsctl_group_deploy;
 extern const struct mtsctl_group mtsctl_group_plan;
 extern const struct mtsctl_group mtsctl_group_service;
+extern const struct mtsctl_group mtsctl_group_overlay;
 
 const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_version,
@@ -33,6 +34,7 @@ const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_plan,
 	&mtsctl_group_service,
 	&mtsctl_group_stack,
+	&mtsctl_group_overlay,
 	NULL,
 };
 

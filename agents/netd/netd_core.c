@@ -422,7 +422,9 @@ netd_peers_diff(const struct netd_peers *have, const struct netd_peers *want)
 
 	mts_buf_init(&b);
 	while (i < have->n || j < want->n) {
-		c = i == have->n ? 1 : j == want->n ? -1 : peer_cmp(&have->p[i], &want->p[j]);
+		c = i == have->n   ? 1
+		    : j == want->n ? -1
+		                   : peer_cmp(&have->p[i], &want->p[j]);
 		if (c < 0) {
 			put_key(&b, have->p[i++].key);
 			put_str(&b, "remove=true\n");

@@ -51,9 +51,8 @@ uint32_t netd_candidate(const uint8_t node[MTS_NODE_ID_LEN], uint32_t k,
  * id keeping the /24 and the others moving, and once every node sees the
  * same claims no two keep the same one. -1 when every /24 is taken.
  */
-int32_t netd_subnet_choose(const uint8_t self[MTS_NODE_ID_LEN],
-    int32_t current, const struct netd_claim *others, size_t nothers,
-    uint32_t n);
+int32_t netd_subnet_choose(const uint8_t self[MTS_NODE_ID_LEN], int32_t current,
+    const struct netd_claim *others, size_t nothers, uint32_t n);
 
 /* --- task attachments ------------------------------------------------------ */
 
@@ -119,9 +118,9 @@ void netd_peers_init(struct netd_peers *);
 void netd_peers_free(struct netd_peers *);
 /* The peers WireGuard should have: every live other node with a key, an
  * address and a /24 that no lower node id claims too, sorted by key. */
-void netd_peers_want(struct netd_peers *out, const uint8_t self[MTS_NODE_ID_LEN],
-    const struct netd_node *nodes, size_t n, const struct netd_cidr *cidr,
-    unsigned port);
+void netd_peers_want(struct netd_peers *out,
+    const uint8_t self[MTS_NODE_ID_LEN], const struct netd_node *nodes,
+    size_t n, const struct netd_cidr *cidr, unsigned port);
 /* The UAPI "set" lines that turn peers `have` into `want` (both sorted by
  * key), in key order: a removal for each peer gone, and each new or changed
  * peer with its endpoint and one

@@ -1,0 +1,129 @@
+/* netd.h: private to mts-netd — its configuration and state, shared by its main (netd.c), the netlink helpers (netd_nl.c), WireGuard (netd_wg.c), the cluster view (netd_sync.c), attachments (netd_attach.c) and the API (netd_api.c). */
+#ifndef NETD_H
+#define NETD_H
+
+#include <stdint.h>
+
+#include "acl.h"
+#include "agent.h"
+#include "ipc.h"
+#include "loop.h"
+#include "netd_core.h"
+
+#define NETD_SECTION "netd"
+#define NETD_WG_IF "mts0"
+#define NETD_BRIDGE "mtsbr0"
+#define NETD_VETH_PREFIX "mtsv" /* + host number: mtsv2 .. mtsv254 */
+#define NETD_TASK_IF "eth0"
+#define NETD_POLL_MS 250  /* gossipd's members */
+#define NETD_SCAN_MS 1000 /* m/ and ov/ records */
+#define NETD_CLAIM_PREFIX "ov/"  /* + node id: SubnetClaim */
+#define NETD_MEMBER_PREFIX "m/" /* + node id: MemberRecord */
+
+struct netd_conf {
+	struct netd_cidr cidr;
+	char cidr_text[32];
+	unsigned listen_port;
+	unsigned mtu; /* 0: the underlay's lowest MTU - NETD_WG_OVERHEAD */
+	const char *wireguard_go;
+	int32_t subnet_force; /* test hook: the /24 number claimed first */
+	struct mts_acl_table acl;
+};
+
+/* What netd knows of every node: gossipd's members (alive, address,
+ * name), the m/ records (keys) and the ov/ records (claims), each record
+ * kept only when the last full scan saw it (gen). */
+struct netd_ventry {
+	struct netd_node node;
+	char name[64];
+	unsigned key_gen, claim_gen;
+};
+
+struct netd_view {
+	struct netd_ventry *e;
+	size_t len, cap;
+	unsigned gen; /* of the scan under way */
+};
+
+struct netd {
+	struct mts_agent *agent;
+	struct netd_conf cfg;
+	uint8_t self_id[MTS_NODE_ID_LEN];
+	char self[MTS_NODE_HEX_LEN + 1];
+	uint8_t priv[NETD_KEY_LEN], pub[NETD_KEY_LEN];
+	struct mts_loop *loop;
+	struct mts_ipc_server *srv;
+	struct mts_ipc_async *store, *gossip;
+	struct netd_view view;
+	int scanned;       /* the records were read once */
+	int32_t subnet;    /* the /24 number claimed, -1: none */
+	int32_t applied;   /* the /24 the bridge and tasks carry, -1: none */
+	int claim_busy;    /* a claim write in flight */
+	int32_t claim_put; /* the /24 the last written claim says */
+	struct netd_peers have, want;
+	struct netd_attachments att;
+	struct mnl_socket *nl;
+	int hostns; /* this netd's own network namespace */
+	unsigned mtu;
+	char nsdir[256];  /* <rundir>/netd/ns: the tasks' namespaces */
+	char wgdir[256];  /* mounted on /run for wireguard-go */
+	char wgsock[300]; /* its UAPI socket */
+	char attfile[300];
+	struct mts_timer poll_timer, scan_timer;
+	int poll_busy, scan_busy;
+	char scan_after[512];
+	const char *scan_prefix; /* NETD_MEMBER_PREFIX, then the claims' */
+	int failed;              /* stop with MTS_EXIT_FAILURE */
+};
+
+/* netd_nl.c: rtnetlink through libmnl; every call is one request and its
+ * acknowledgement on nl. 0 or -errno. */
+struct mnl_socket *netd_nl_open(void);
+int netd_nl_ifindex(struct mnl_socket *, const char *name, unsigned *mtu);
+int netd_nl_bridge(struct mnl_socket *, const char *name, unsigned mtu);
+int netd_nl_veth(struct mnl_socket *, const char *host, const char *peer,
+    int netns_fd, unsigned mtu);
+int netd_nl_set(struct mnl_socket *, const char *name, int up,
+    const char *master, unsigned mtu);
+int netd_nl_addr(struct mnl_socket *, const char *name, uint32_t addr,
+    unsigned plen, int add);
+/* Removes every IPv4 address of name inside cidr but keep/plen. */
+int netd_nl_addr_prune(struct mnl_socket *, const char *name,
+    const struct netd_cidr *, uint32_t keep);
+int netd_nl_route(struct mnl_socket *, uint32_t dst, unsigned plen,
+    uint32_t gw, const char *dev);
+int netd_nl_del(struct mnl_socket *, const char *name);
+/* The lowest MTU of the up interfaces that are not loopback and not
+ * netd's own; 1500 when there is none. */
+unsigned netd_nl_underlay_mtu(struct mnl_socket *);
+
+/* netd_wg.c: mts0 on wireguard-go, configured through its UAPI. */
+int netd_wg_start(struct netd *);
+int netd_wg_set(struct netd *, const char *lines);
+/* The UAPI "get" answer (malloc'd; caller frees), NULL on failure. */
+char *netd_wg_get(struct netd *);
+
+/* netd_sync.c: the cluster view (gossipd's members, m/ and ov/ records),
+ * the claim, the peers. */
+void netd_on_poll(void *arg, mts_time_t now);
+void netd_on_scan(void *arg, mts_time_t now);
+/* Recomputes the peers and hands the difference to WireGuard. */
+void netd_peers_update(struct netd *);
+void netd_view_free(struct netd_view *);
+const char *netd_view_name(const struct netd *, const uint8_t node[16]);
+
+/* netd_attach.c: the bridge, the tasks' namespaces and veths. */
+int netd_bridge_apply(struct netd *);
+int netd_attach(struct netd *, const char *task,
+    const struct netd_attach **out);
+int netd_detach(struct netd *, const char *task, int *found);
+/* Reads the persisted attachments back and repairs what the kernel lost. */
+int netd_attach_restore(struct netd *);
+void netd_attach_path(const struct netd *, const char *task, char *out,
+    size_t outlen);
+void netd_veth_name(unsigned host, char *out, size_t outlen);
+
+/* netd_api.c */
+extern const struct mts_ipc_service netd_service;
+
+#endif

@@ -1,0 +1,230 @@
+/* netd_api.c: mts-netd's requests — its access table, the dispatch table of {type, name, caller classes, handler}, and the handlers of netd.proto (status with WireGuard's peer counters, attach, detach). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "mtserr.h"
+#include "netd.h"
+#include "netd.pb-c.h"
+#include "xmalloc.h"
+
+/* Counters of one peer from a UAPI get answer. */
+struct wg_stat {
+	uint64_t hs_sec, rx, tx;
+};
+
+static void
+wg_stat_of(const char *get, const uint8_t key[NETD_KEY_LEN],
+    struct wg_stat *st)
+{
+	char hex[2 * NETD_KEY_LEN + 1], pat[2 * NETD_KEY_LEN + 16];
+	const char *p, *end, *v;
+
+	memset(st, 0, sizeof(*st));
+	mts_hex(hex, key, NETD_KEY_LEN);
+	snprintf(pat, sizeof(pat), "public_key=%s\n", hex);
+	if (get == NULL || (p = strstr(get, pat)) == NULL)
+		return;
+	p += strlen(pat);
+	end = strstr(p, "public_key=");
+	if (end == NULL)
+		end = p + strlen(p);
+	if ((v = strstr(p, "last_handshake_time_sec=")) != NULL && v < end)
+		st->hs_sec = strtoull(v + 24, NULL, 10);
+	if ((v = strstr(p, "rx_bytes=")) != NULL && v < end)
+		st->rx = strtoull(v + 9, NULL, 10);
+	if ((v = strstr(p, "tx_bytes=")) != NULL && v < end)
+		st->tx = strtoull(v + 9, NULL, 10);
+}
+
+static void
+fill_attachment(const struct netd *n, const struct netd_attach *a,
+    Mts__Netd__Attachment *out, char *path, size_t plen, char *addr,
+    size_t alen, char *veth, size_t vlen)
+{
+	char ip[16];
+
+	netd_attach_path(n, a->task, path, plen);
+	netd_veth_name(a->host, veth, vlen);
+	netd_ip_str(ip, sizeof(ip),
+	    n->subnet >= 0
+	        ? netd_subnet_net(&n->cfg.cidr, (uint32_t)n->subnet) | a->host
+	        : 0);
+	snprintf(addr, alen, "%s/24", ip);
+	out->task = (char *)a->task;
+	out->netns = path;
+	out->address = addr;
+	out->veth = veth;
+}
+
+/* The peers' part of the status (strings in one block freed by the
+ * caller: *blk). */
+static void
+status_peers(struct netd *n, Mts__Netd__StatusRep *s, char **blk)
+{
+	char *get = netd_wg_get(n), ip[16];
+	Mts__Netd__Peer *pp = xcalloc(n->have.n + 1, sizeof(*pp));
+	char(*allowed)[24] = xcalloc(n->have.n + 1, sizeof(*allowed));
+	time_t now = time(NULL);
+	size_t i;
+
+	s->peers = xcalloc(n->have.n + 1, sizeof(*s->peers));
+	for (i = 0; i < n->have.n; i++) {
+		const struct netd_peer *p = &n->have.p[i];
+		struct wg_stat st;
+
+		mts__netd__peer__init(&pp[i]);
+		wg_stat_of(get, p->key, &st);
+		netd_ip_str(ip, sizeof(ip), p->net);
+		snprintf(allowed[i], sizeof(allowed[i]), "%s/24", ip);
+		pp[i].node.data = (uint8_t *)p->node;
+		pp[i].node.len = MTS_NODE_ID_LEN;
+		pp[i].name = (char *)netd_view_name(n, p->node);
+		pp[i].endpoint = (char *)p->endpoint;
+		pp[i].allowed_ips = allowed[i];
+		if (st.hs_sec > 0)
+			pp[i].latest_handshake_ms =
+			    (uint64_t)(now > (time_t)st.hs_sec
+			                   ? now - (time_t)st.hs_sec
+			                   : 0) *
+			        1000 +
+			    1;
+		pp[i].rx_bytes = st.rx;
+		pp[i].tx_bytes = st.tx;
+		s->peers[i] = &pp[i];
+	}
+	s->n_peers = n->have.n;
+	free(get);
+	blk[0] = (char *)pp;
+	blk[1] = (char *)allowed;
+}
+
+static void
+h_status(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	struct netd *n = ctx;
+	Mts__Netd__Reply rep = MTS__NETD__REPLY__INIT;
+	Mts__Netd__StatusRep s = MTS__NETD__STATUS_REP__INIT;
+	Mts__Netd__Attachment *aa = xcalloc(n->att.n + 1, sizeof(*aa));
+	char(*strs)[3][512] = xcalloc(n->att.n + 1, sizeof(*strs));
+	char subnet[32] = "", ip[16], *blk[2];
+	size_t i;
+
+	if (n->subnet >= 0) {
+		netd_ip_str(ip, sizeof(ip),
+		    netd_subnet_net(&n->cfg.cidr, (uint32_t)n->subnet));
+		snprintf(subnet, sizeof(subnet), "%s/24", ip);
+	}
+	s.subnet = subnet;
+	s.cluster_cidr = n->cfg.cidr_text;
+	s.backend = "wireguard-go";
+	s.listen_port = n->cfg.listen_port;
+	s.mtu = n->mtu;
+	s.public_key.data = n->pub;
+	s.public_key.len = sizeof(n->pub);
+	status_peers(n, &s, blk);
+	s.attachments = xcalloc(n->att.n + 1, sizeof(*s.attachments));
+	for (i = 0; i < n->att.n; i++) {
+		mts__netd__attachment__init(&aa[i]);
+		fill_attachment(n, &n->att.a[i], &aa[i], strs[i][0], 512,
+		    strs[i][1], 512, strs[i][2], 512);
+		s.attachments[i] = &aa[i];
+	}
+	s.n_attachments = n->att.n;
+	rep.body_case = MTS__NETD__REPLY__BODY_STATUS;
+	rep.status = &s;
+	mts_ipc_reply(call, &rep.base);
+	free(s.attachments);
+	free(s.peers);
+	free(blk[0]);
+	free(blk[1]);
+	free(strs);
+	free(aa);
+}
+
+static void
+h_attach(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Netd__AttachReq *q = ((const Mts__Netd__Request *)m)->attach;
+	struct netd *n = ctx;
+	Mts__Netd__Reply rep = MTS__NETD__REPLY__INIT;
+	Mts__Netd__AttachRep ar = MTS__NETD__ATTACH_REP__INIT;
+	Mts__Netd__Attachment at = MTS__NETD__ATTACHMENT__INIT;
+	const struct netd_attach *a;
+	char path[512], addr[32], veth[16], gw[16];
+	int rc = netd_attach(n, q->task, &a);
+
+	if (rc == -MTS_ERR_STATE) {
+		mts_ipc_reply_error(call, MTS_ERR_STATE,
+		    "this node has no /24 of %s yet", n->cfg.cidr_text);
+		return;
+	}
+	if (rc < 0) {
+		mts_ipc_reply_error(call, -rc, "attaching task '%s': %s",
+		    q->task,
+		    rc == -MTS_ERR_INVAL    ? "not a task id ([A-Za-z0-9_.-])"
+		        : rc == -MTS_ERR_TOOBIG ? "the node's /24 is full"
+		                                : "see netd's log");
+		return;
+	}
+	fill_attachment(n, a, &at, path, sizeof(path), addr, sizeof(addr),
+	    veth, sizeof(veth));
+	netd_ip_str(gw, sizeof(gw),
+	    netd_subnet_net(&n->cfg.cidr, (uint32_t)n->subnet) | 1);
+	ar.attachment = &at;
+	ar.gateway = gw;
+	ar.mtu = n->mtu;
+	log_info("task %s attached: %s in %s", a->task, addr, path);
+	rep.body_case = MTS__NETD__REPLY__BODY_ATTACH;
+	rep.attach = &ar;
+	mts_ipc_reply(call, &rep.base);
+}
+
+static void
+h_detach(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Netd__DetachReq *q = ((const Mts__Netd__Request *)m)->detach;
+	Mts__Netd__Reply rep = MTS__NETD__REPLY__INIT;
+	Mts__Netd__DetachRep dr = MTS__NETD__DETACH_REP__INIT;
+	int found = 0;
+
+	if (netd_detach(ctx, q->task, &found) < 0) {
+		mts_ipc_reply_error(call, MTS_ERR_IO,
+		    "detaching task '%s': see netd's log", q->task);
+		return;
+	}
+	if (found)
+		log_info("task %s detached", q->task);
+	dr.found = found;
+	rep.body_case = MTS__NETD__REPLY__BODY_DETACH;
+	rep.detach = &dr;
+	mts_ipc_reply(call, &rep.base);
+}
+
+#define READ MTS_CALLER_READ
+#define WRITE MTS_CALLER_WRITE
+
+static const struct mts_ipc_route routes[] = {
+	{ MTS__NETD__REQUEST__BODY_STATUS, "status", READ, h_status },
+	{ MTS__NETD__REQUEST__BODY_ATTACH, "attach", WRITE, h_attach },
+	{ MTS__NETD__REQUEST__BODY_DETACH, "detach", WRITE, h_detach },
+};
+
+/* [netd] acl (root, the node's reconciled) attach and detach; anyone who
+ * reaches the socket (the admin group) may look. */
+static const struct mts_acl_rule acl_rules[] = {
+	{ READ | WRITE, MTS_ACL_USERS, "acl" },
+	{ READ, MTS_ACL_ANYONE, NULL },
+	{ 0, 0, NULL },
+};
+
+const struct mts_ipc_service netd_service = {
+	.name = "netd",
+	.request = &mts__netd__request__descriptor,
+	.reply = &mts__netd__reply__descriptor,
+	.routes = routes,
+	.nroutes = sizeof(routes) / sizeof(routes[0]),
+	.acl = acl_rules,
+};

@@ -1,0 +1,384 @@
+/* netd_sync.c: mts-netd's view of the cluster — gossipd's members polled every 250 ms, the m/ (keys) and ov/ (subnet claims) records scanned every second — and what follows from it: the node's own claim written as ov/<self>, the bridge's address, WireGuard's peers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gossip.pb-c.h"
+#include "gossipd.pb-c.h"
+#include "log.h"
+#include "mtserr.h"
+#include "netd.h"
+#include "netd.pb-c.h"
+#include "statestore.pb-c.h"
+#include "xmalloc.h"
+
+#define SCAN_PAGE 500
+
+/* --- the view -------------------------------------------------------------------- */
+
+static struct netd_ventry *
+view_get(struct netd_view *v, const uint8_t node[MTS_NODE_ID_LEN])
+{
+	struct netd_ventry *e;
+	size_t i;
+
+	for (i = 0; i < v->len; i++)
+		if (memcmp(v->e[i].node.node, node, MTS_NODE_ID_LEN) == 0)
+			return &v->e[i];
+	if (v->len == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 16;
+		v->e = xreallocarray(v->e, v->cap, sizeof(*v->e));
+	}
+	e = &v->e[v->len++];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->node.node, node, MTS_NODE_ID_LEN);
+	e->node.subnet = -1;
+	return e;
+}
+
+void
+netd_view_free(struct netd_view *v)
+{
+	free(v->e);
+	memset(v, 0, sizeof(*v));
+}
+
+const char *
+netd_view_name(const struct netd *n, const uint8_t node[16])
+{
+	size_t i;
+
+	for (i = 0; i < n->view.len; i++)
+		if (memcmp(n->view.e[i].node.node, node, MTS_NODE_ID_LEN) == 0)
+			return n->view.e[i].name;
+	return "";
+}
+
+/* "host:port" or "[v6]:port" -> host. */
+static void
+addr_host(const char *addr, char *out, size_t outlen)
+{
+	const char *end;
+
+	if (addr[0] == '[' && (end = strchr(addr, ']')) != NULL) {
+		snprintf(out, outlen, "%.*s", (int)(end - addr - 1), addr + 1);
+		return;
+	}
+	end = strrchr(addr, ':');
+	snprintf(out, outlen, "%.*s", end ? (int)(end - addr) : (int)strlen(addr),
+	    addr);
+}
+
+/* --- peers ---------------------------------------------------------------------------- */
+
+void
+netd_peers_update(struct netd *n)
+{
+	struct netd_node *nodes = xcalloc(n->view.len + 1, sizeof(*nodes));
+	char *diff;
+	size_t i;
+
+	for (i = 0; i < n->view.len; i++) {
+		nodes[i] = n->view.e[i].node;
+		if (memcmp(nodes[i].node, n->self_id, MTS_NODE_ID_LEN) == 0)
+			nodes[i].subnet = n->subnet;
+	}
+	netd_peers_want(&n->want, n->self_id, nodes, n->view.len,
+	    &n->cfg.cidr, n->cfg.listen_port);
+	free(nodes);
+	diff = netd_peers_diff(&n->have, &n->want);
+	if (diff[0] != '\0') {
+		if (netd_wg_set(n, diff) == 0) {
+			log_info("wireguard: %zu peers (was %zu)", n->want.n,
+			    n->have.n);
+			netd_peers_copy(&n->have, &n->want);
+		} else if (netd_nl_ifindex(n->nl, NETD_WG_IF, NULL) < 0) {
+			log_warnx("%s is gone (wireguard-go died): stopping",
+			    NETD_WG_IF);
+			n->failed = 1;
+			mts_loop_stop(n->loop);
+		}
+	}
+	free(diff);
+}
+
+/* --- gossipd's members ------------------------------------------------------------ */
+
+static void
+members_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct netd *n = arg;
+	const Mts__Gossipd__Reply *rep = (const Mts__Gossipd__Reply *)m;
+	size_t i;
+
+	n->poll_busy = 0;
+	if (rc == -MTS_ERR_CANCELED)
+		return;
+	if (rc < 0 || rep->members == NULL) {
+		log_debug("gossipd members: %s", rc < 0 ? err : "no answer");
+		return;
+	}
+	for (i = 0; i < n->view.len; i++)
+		n->view.e[i].node.alive = 0;
+	for (i = 0; i < rep->members->n_nodes; i++) {
+		const Mts__Gossipd__NodeInfo *x = rep->members->nodes[i];
+		struct netd_ventry *e;
+
+		if (x->node.len != MTS_NODE_ID_LEN)
+			continue;
+		e = view_get(&n->view, x->node.data);
+		e->node.alive = !x->removed && (strcmp(x->state, "alive") == 0 ||
+		                                   strcmp(x->state, "suspect") == 0);
+		addr_host(x->addr, e->node.host, sizeof(e->node.host));
+		snprintf(e->name, sizeof(e->name), "%s", x->name);
+	}
+	if (n->scanned)
+		netd_peers_update(n);
+}
+
+void
+netd_on_poll(void *arg, mts_time_t now)
+{
+	struct netd *n = arg;
+	Mts__Gossipd__Request req = MTS__GOSSIPD__REQUEST__INIT;
+	Mts__Gossipd__MembersReq mr = MTS__GOSSIPD__MEMBERS_REQ__INIT;
+
+	mts_timer_arm(n->loop, &n->poll_timer, now + NETD_POLL_MS);
+	if (n->poll_busy)
+		return;
+	req.body_case = MTS__GOSSIPD__REQUEST__BODY_MEMBERS;
+	req.members = &mr;
+	if (mts_ipc_async_call(n->gossip, &req.base,
+	        &mts__gossipd__reply__descriptor, NETD_POLL_MS * 4,
+	        members_done, n) != NULL)
+		n->poll_busy = 1;
+}
+
+/* --- the claim --------------------------------------------------------------------- */
+
+static void
+claim_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct netd *n = arg;
+
+	n->claim_busy = 0;
+	if (rc == -MTS_ERR_CANCELED)
+		return;
+	if (rc < 0)
+		log_warnx("writing %s%s: %s", NETD_CLAIM_PREFIX, n->self, err);
+}
+
+static void
+claim_write(struct netd *n)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
+	Mts__Netd__SubnetClaim c = MTS__NETD__SUBNET_CLAIM__INIT;
+	char key[64], ip[16], text[32];
+	uint8_t *buf;
+
+	netd_ip_str(ip, sizeof(ip),
+	    netd_subnet_net(&n->cfg.cidr, (uint32_t)n->subnet));
+	snprintf(text, sizeof(text), "%s/24", ip);
+	snprintf(key, sizeof(key), NETD_CLAIM_PREFIX "%s", n->self);
+	c.subnet = text;
+	buf = xmalloc(mts__netd__subnet_claim__get_packed_size(&c) + 1);
+	put.value.len = mts__netd__subnet_claim__pack(&c, buf);
+	put.value.data = buf;
+	put.key.data = (uint8_t *)key;
+	put.key.len = strlen(key);
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
+	req.put = &put;
+	if (mts_ipc_async_call(n->store, &req.base,
+	        &mts__statestore__reply__descriptor, 0, claim_done, n) != NULL) {
+		n->claim_busy = 1;
+		n->claim_put = n->subnet;
+	}
+	free(buf);
+}
+
+/* After a full scan: the /24 to keep or take, written when it changed,
+ * then the bridge and the peers. */
+static void
+decide(struct netd *n)
+{
+	struct netd_claim *c = xcalloc(n->view.len + 1, sizeof(*c));
+	int32_t cur = n->subnet, pick;
+	size_t i, k = 0;
+
+	if (cur < 0 && n->cfg.subnet_force >= 0)
+		cur = n->cfg.subnet_force;
+	for (i = 0; i < n->view.len; i++) {
+		const struct netd_node *x = &n->view.e[i].node;
+
+		/* a removed node's claim is void (its m/ record is gone) */
+		if (!x->has_key || x->subnet < 0)
+			continue;
+		memcpy(c[k].node, x->node, MTS_NODE_ID_LEN);
+		c[k++].subnet = x->subnet;
+	}
+	pick = netd_subnet_choose(n->self_id, cur, c, k,
+	    netd_subnet_count(&n->cfg.cidr));
+	free(c);
+	if (pick < 0 && n->subnet >= 0)
+		log_warnx("no free /24 in %s", n->cfg.cidr_text);
+	if (pick != n->subnet) {
+		if (n->subnet >= 0)
+			log_info("/24 number %d is claimed by a lower node id: "
+			         "moving to %d",
+			    n->subnet, pick);
+		n->subnet = pick;
+	}
+	if (n->subnet >= 0 && n->claim_put != n->subnet && !n->claim_busy)
+		claim_write(n);
+	netd_bridge_apply(n);
+	netd_peers_update(n);
+}
+
+/* --- the records ------------------------------------------------------------------------ */
+
+static void
+member_record(struct netd *n, struct netd_ventry *e, const Mts__Record *r)
+{
+	Mts__Gossip__MemberRecord *m = mts__gossip__member_record__unpack(
+	    NULL, r->value.len, r->value.data);
+
+	if (m == NULL)
+		return;
+	if (m->pubkey.len == NETD_KEY_LEN) {
+		memcpy(e->node.key, m->pubkey.data, NETD_KEY_LEN);
+		e->key_gen = n->view.gen;
+	}
+	mts__gossip__member_record__free_unpacked(m, NULL);
+}
+
+static void
+claim_record(struct netd *n, struct netd_ventry *e, const Mts__Record *r)
+{
+	Mts__Netd__SubnetClaim *c = mts__netd__subnet_claim__unpack(NULL,
+	    r->value.len, r->value.data);
+	char ip[32];
+	uint32_t net;
+	int32_t idx;
+
+	if (c == NULL)
+		return;
+	snprintf(ip, sizeof(ip), "%.*s", (int)strcspn(c->subnet, "/"),
+	    c->subnet);
+	if (netd_ip_parse(ip, &net) == 0 &&
+	    (idx = netd_subnet_index(&n->cfg.cidr, net)) >= 0 &&
+	    (uint32_t)idx < netd_subnet_count(&n->cfg.cidr)) {
+		e->node.subnet = idx;
+		e->claim_gen = n->view.gen;
+		if (memcmp(e->node.node, n->self_id, MTS_NODE_ID_LEN) == 0 &&
+		    n->claim_put < 0) {
+			n->claim_put = idx; /* what the store holds already */
+			if (n->subnet < 0)
+				n->subnet = idx; /* a restart keeps the /24 */
+		}
+	}
+	mts__netd__subnet_claim__free_unpacked(c, NULL);
+}
+
+static void
+record(struct netd *n, const Mts__KeyRecord *kr)
+{
+	size_t plen = strlen(n->scan_prefix);
+	uint8_t id[MTS_NODE_ID_LEN];
+
+	if (kr->record == NULL || kr->record->tombstone ||
+	    kr->key.len != plen + MTS_NODE_HEX_LEN ||
+	    mts_unhex(id, sizeof(id), (const char *)kr->key.data + plen,
+	        MTS_NODE_HEX_LEN) < 0)
+		return;
+	if (n->scan_prefix[0] == 'm')
+		member_record(n, view_get(&n->view, id), kr->record);
+	else
+		claim_record(n, view_get(&n->view, id), kr->record);
+}
+
+/* The end of a full scan: records not seen in it are gone. */
+static void
+scan_end(struct netd *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->view.len; i++) {
+		struct netd_ventry *e = &n->view.e[i];
+
+		e->node.has_key = e->key_gen == n->view.gen;
+		if (e->claim_gen != n->view.gen)
+			e->node.subnet = -1;
+	}
+	n->scanned = 1;
+	decide(n);
+}
+
+static void scan_next(struct netd *);
+
+static void
+scan_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct netd *n = arg;
+	const Mts__Statestore__Reply *rep = (const Mts__Statestore__Reply *)m;
+	size_t i;
+
+	n->scan_busy = 0;
+	if (rc == -MTS_ERR_CANCELED)
+		return;
+	if (rc < 0 || rep->scan == NULL) {
+		log_warnx("statestore scan of %s: %s", n->scan_prefix,
+		    rc < 0 ? err : "no scan in the reply");
+		return;
+	}
+	for (i = 0; i < rep->scan->n_items; i++) {
+		const Mts__KeyRecord *kr = rep->scan->items[i];
+
+		record(n, kr);
+		if (kr->key.len < sizeof(n->scan_after)) {
+			memcpy(n->scan_after, kr->key.data, kr->key.len);
+			n->scan_after[kr->key.len] = '\0';
+		}
+	}
+	if (rep->scan->more && rep->scan->n_items > 0) {
+		scan_next(n);
+	} else if (n->scan_prefix[0] == 'm') {
+		n->scan_prefix = NETD_CLAIM_PREFIX;
+		n->scan_after[0] = '\0';
+		scan_next(n);
+	} else {
+		scan_end(n);
+	}
+}
+
+static void
+scan_next(struct netd *n)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__ScanReq sc = MTS__STATESTORE__SCAN_REQ__INIT;
+
+	sc.prefix.data = (uint8_t *)n->scan_prefix;
+	sc.prefix.len = strlen(n->scan_prefix);
+	sc.start_after.data = (uint8_t *)n->scan_after;
+	sc.start_after.len = strlen(n->scan_after);
+	sc.limit = SCAN_PAGE;
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
+	req.scan = &sc;
+	if (mts_ipc_async_call(n->store, &req.base,
+	        &mts__statestore__reply__descriptor, 0, scan_done, n) != NULL)
+		n->scan_busy = 1;
+}
+
+void
+netd_on_scan(void *arg, mts_time_t now)
+{
+	struct netd *n = arg;
+
+	mts_timer_arm(n->loop, &n->scan_timer, now + NETD_SCAN_MS);
+	if (n->scan_busy)
+		return;
+	n->view.gen++;
+	n->scan_prefix = NETD_MEMBER_PREFIX;
+	n->scan_after[0] = '\0';
+	scan_next(n);
+}
