@@ -25,10 +25,10 @@ peer_row(const Mts__Netd__Peer *p)
 	}
 	return json_pack("{s:o s:s s:s s:s s:s s:I s:I s:I}", "node",
 	    mtsctl_json_hex(p->node.data, p->node.len), "name", p->name,
-	    "endpoint", p->endpoint, "allowed_ips", p->allowed_ips,
-	    "handshake", hs, "latest_handshake_ms",
-	    (json_int_t)p->latest_handshake_ms, "rx_bytes",
-	    (json_int_t)p->rx_bytes, "tx_bytes", (json_int_t)p->tx_bytes);
+	    "endpoint", p->endpoint, "allowed_ips", p->allowed_ips, "handshake",
+	    hs, "latest_handshake_ms", (json_int_t)p->latest_handshake_ms,
+	    "rx_bytes", (json_int_t)p->rx_bytes, "tx_bytes",
+	    (json_int_t)p->tx_bytes);
 }
 
 static json_t *

@@ -54,7 +54,6 @@ netd_conf_load(struct netd_conf *c, const struct mts_cfg *cfg)
 	return 0;
 }
 
-
 /* The config, the node id and key, the loop and its timers. */
 static int
 setup(struct netd *n, struct mts_agent *a)
@@ -141,10 +140,10 @@ serve(struct netd *n, struct mts_agent *a)
 	    (n->store = mts_ipc_async_open(n->loop, path, CALL_TIMEOUT_MS, err,
 	         sizeof(err))) == NULL)
 		goto fail;
-	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, "gossipd",
-	        NULL) < 0 ||
-	    (n->gossip = mts_ipc_async_open(n->loop, path, CALL_TIMEOUT_MS,
-	         err, sizeof(err))) == NULL)
+	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, "gossipd", NULL) <
+	        0 ||
+	    (n->gossip = mts_ipc_async_open(n->loop, path, CALL_TIMEOUT_MS, err,
+	         sizeof(err))) == NULL)
 		goto fail;
 	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, a->name, NULL) <
 	        0 ||
@@ -152,7 +151,7 @@ serve(struct netd *n, struct mts_agent *a)
 	         sizeof(err))) == NULL)
 		goto fail;
 	mts_ipc_server_set_acl(n->srv, &n->cfg.acl);
-	if (mts_loop_add_server(n->loop, n->srv) < 0)
+	if (mts_loop_add_server(n->loop, n->srv) < 0 || netd_feeds_open(n) < 0)
 		return -1;
 	log_info("ready on %s: %s, port %u, mtu %u, %zu attachments", path,
 	    n->cfg.cidr_text, n->cfg.listen_port, n->mtu, n->att.n);
@@ -165,6 +164,7 @@ fail:
 static void
 cleanup(struct netd *n, struct mts_agent *a)
 {
+	netd_feeds_close(n);
 	if (n->store != NULL)
 		mts_ipc_async_close(n->store);
 	if (n->gossip != NULL)

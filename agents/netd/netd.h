@@ -15,9 +15,9 @@
 #define NETD_BRIDGE "mtsbr0"
 #define NETD_VETH_PREFIX "mtsv" /* + host number: mtsv2 .. mtsv254 */
 #define NETD_TASK_IF "eth0"
-#define NETD_POLL_MS 250  /* gossipd's members */
-#define NETD_SCAN_MS 1000 /* m/ and ov/ records */
-#define NETD_CLAIM_PREFIX "ov/"  /* + node id: SubnetClaim */
+#define NETD_POLL_MS 250        /* gossipd's members */
+#define NETD_SCAN_MS 1000       /* m/ and ov/ records */
+#define NETD_CLAIM_PREFIX "ov/" /* + node id: SubnetClaim */
 #define NETD_MEMBER_PREFIX "m/" /* + node id: MemberRecord */
 
 struct netd_conf {
@@ -74,6 +74,12 @@ struct netd {
 	char scan_after[512];
 	const char *scan_prefix; /* NETD_MEMBER_PREFIX, then the claims' */
 	int failed;              /* stop with MTS_EXIT_FAILURE */
+	int rescan, repoll;      /* a feed said so while a read was under way */
+	/* the feeds that make the view follow at once: statestore.pub (m/,
+	 * ov/) and gossipd.pub (member events) */
+	nng_socket store_sub, gossip_sub;
+	struct mts_watch *store_w, *gossip_w;
+	int store_open, gossip_open;
 };
 
 /* netd_nl.c: rtnetlink through libmnl; every call is one request and its
@@ -90,8 +96,8 @@ int netd_nl_addr(struct mnl_socket *, const char *name, uint32_t addr,
 /* Removes every IPv4 address of name inside cidr but keep/plen. */
 int netd_nl_addr_prune(struct mnl_socket *, const char *name,
     const struct netd_cidr *, uint32_t keep);
-int netd_nl_route(struct mnl_socket *, uint32_t dst, unsigned plen,
-    uint32_t gw, const char *dev);
+int netd_nl_route(struct mnl_socket *, uint32_t dst, unsigned plen, uint32_t gw,
+    const char *dev);
 int netd_nl_del(struct mnl_socket *, const char *name);
 /* The lowest MTU of the up interfaces that are not loopback and not
  * netd's own; 1500 when there is none. */
@@ -107,6 +113,9 @@ char *netd_wg_get(struct netd *);
  * the claim, the peers. */
 void netd_on_poll(void *arg, mts_time_t now);
 void netd_on_scan(void *arg, mts_time_t now);
+/* Subscribes to both feeds; 0 or -1 (logged). */
+int netd_feeds_open(struct netd *);
+void netd_feeds_close(struct netd *);
 /* Recomputes the peers and hands the difference to WireGuard. */
 void netd_peers_update(struct netd *);
 void netd_view_free(struct netd_view *);

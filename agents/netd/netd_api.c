@@ -16,8 +16,7 @@ struct wg_stat {
 };
 
 static void
-wg_stat_of(const char *get, const uint8_t key[NETD_KEY_LEN],
-    struct wg_stat *st)
+wg_stat_of(const char *get, const uint8_t key[NETD_KEY_LEN], struct wg_stat *st)
 {
 	char hex[2 * NETD_KEY_LEN + 1], pat[2 * NETD_KEY_LEN + 16];
 	const char *p, *end, *v;
@@ -87,8 +86,8 @@ status_peers(struct netd *n, Mts__Netd__StatusRep *s, char **blk)
 		if (st.hs_sec > 0)
 			pp[i].latest_handshake_ms =
 			    (uint64_t)(now > (time_t)st.hs_sec
-			                   ? now - (time_t)st.hs_sec
-			                   : 0) *
+			            ? now - (time_t)st.hs_sec
+			            : 0) *
 			        1000 +
 			    1;
 		pp[i].rx_bytes = st.rx;
@@ -164,13 +163,13 @@ h_attach(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	if (rc < 0) {
 		mts_ipc_reply_error(call, -rc, "attaching task '%s': %s",
 		    q->task,
-		    rc == -MTS_ERR_INVAL    ? "not a task id ([A-Za-z0-9_.-])"
+		    rc == -MTS_ERR_INVAL ? "not a task id ([A-Za-z0-9_.-])"
 		        : rc == -MTS_ERR_TOOBIG ? "the node's /24 is full"
 		                                : "see netd's log");
 		return;
 	}
-	fill_attachment(n, a, &at, path, sizeof(path), addr, sizeof(addr),
-	    veth, sizeof(veth));
+	fill_attachment(n, a, &at, path, sizeof(path), addr, sizeof(addr), veth,
+	    sizeof(veth));
 	netd_ip_str(gw, sizeof(gw),
 	    netd_subnet_net(&n->cfg.cidr, (uint32_t)n->subnet) | 1);
 	ar.attachment = &at;

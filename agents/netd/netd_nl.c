@@ -85,8 +85,7 @@ link_attr(const struct nlattr *a, void *data)
 		li->mtu = mnl_attr_get_u32(a);
 	else if (mnl_attr_get_type(a) == IFLA_IFNAME &&
 	    mnl_attr_validate(a, MNL_TYPE_STRING) >= 0)
-		snprintf(li->name, sizeof(li->name), "%s",
-		    mnl_attr_get_str(a));
+		snprintf(li->name, sizeof(li->name), "%s", mnl_attr_get_str(a));
 	return MNL_CB_OK;
 }
 
@@ -176,8 +175,8 @@ netd_nl_veth(struct mnl_socket *nl, const char *host, const char *peer,
 }
 
 int
-netd_nl_set(struct mnl_socket *nl, const char *name, int up,
-    const char *master, unsigned mtu)
+netd_nl_set(struct mnl_socket *nl, const char *name, int up, const char *master,
+    unsigned mtu)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct ifinfomsg *ifm;

@@ -10,6 +10,7 @@
 #include "netd.h"
 #include "netd.pb-c.h"
 #include "statestore.pb-c.h"
+#include <nng/protocol/pubsub0/sub.h>
 #include "xmalloc.h"
 
 #define SCAN_PAGE 500
@@ -65,8 +66,8 @@ addr_host(const char *addr, char *out, size_t outlen)
 		return;
 	}
 	end = strrchr(addr, ':');
-	snprintf(out, outlen, "%.*s", end ? (int)(end - addr) : (int)strlen(addr),
-	    addr);
+	snprintf(out, outlen, "%.*s",
+	    end ? (int)(end - addr) : (int)strlen(addr), addr);
 }
 
 /* --- peers ---------------------------------------------------------------------------- */
@@ -83,8 +84,8 @@ netd_peers_update(struct netd *n)
 		if (memcmp(nodes[i].node, n->self_id, MTS_NODE_ID_LEN) == 0)
 			nodes[i].subnet = n->subnet;
 	}
-	netd_peers_want(&n->want, n->self_id, nodes, n->view.len,
-	    &n->cfg.cidr, n->cfg.listen_port);
+	netd_peers_want(&n->want, n->self_id, nodes, n->view.len, &n->cfg.cidr,
+	    n->cfg.listen_port);
 	free(nodes);
 	diff = netd_peers_diff(&n->have, &n->want);
 	if (diff[0] != '\0') {
@@ -114,6 +115,10 @@ members_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 	n->poll_busy = 0;
 	if (rc == -MTS_ERR_CANCELED)
 		return;
+	if (n->repoll) {
+		n->repoll = 0;
+		netd_on_poll(n, 0);
+	}
 	if (rc < 0 || rep->members == NULL) {
 		log_debug("gossipd members: %s", rc < 0 ? err : "no answer");
 		return;
@@ -127,8 +132,9 @@ members_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 		if (x->node.len != MTS_NODE_ID_LEN)
 			continue;
 		e = view_get(&n->view, x->node.data);
-		e->node.alive = !x->removed && (strcmp(x->state, "alive") == 0 ||
-		                                   strcmp(x->state, "suspect") == 0);
+		e->node.alive = !x->removed &&
+		    (strcmp(x->state, "alive") == 0 ||
+		        strcmp(x->state, "suspect") == 0);
 		addr_host(x->addr, e->node.host, sizeof(e->node.host));
 		snprintf(e->name, sizeof(e->name), "%s", x->name);
 	}
@@ -143,9 +149,12 @@ netd_on_poll(void *arg, mts_time_t now)
 	Mts__Gossipd__Request req = MTS__GOSSIPD__REQUEST__INIT;
 	Mts__Gossipd__MembersReq mr = MTS__GOSSIPD__MEMBERS_REQ__INIT;
 
-	mts_timer_arm(n->loop, &n->poll_timer, now + NETD_POLL_MS);
-	if (n->poll_busy)
+	if (now != 0)
+		mts_timer_arm(n->loop, &n->poll_timer, now + NETD_POLL_MS);
+	if (n->poll_busy) {
+		n->repoll = now == 0;
 		return;
+	}
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_MEMBERS;
 	req.members = &mr;
 	if (mts_ipc_async_call(n->gossip, &req.base,
@@ -190,7 +199,8 @@ claim_write(struct netd *n)
 	req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
 	req.put = &put;
 	if (mts_ipc_async_call(n->store, &req.base,
-	        &mts__statestore__reply__descriptor, 0, claim_done, n) != NULL) {
+	        &mts__statestore__reply__descriptor, 0, claim_done,
+	        n) != NULL) {
 		n->claim_busy = 1;
 		n->claim_put = n->subnet;
 	}
@@ -240,8 +250,8 @@ decide(struct netd *n)
 static void
 member_record(struct netd *n, struct netd_ventry *e, const Mts__Record *r)
 {
-	Mts__Gossip__MemberRecord *m = mts__gossip__member_record__unpack(
-	    NULL, r->value.len, r->value.data);
+	Mts__Gossip__MemberRecord *m = mts__gossip__member_record__unpack(NULL,
+	    r->value.len, r->value.data);
 
 	if (m == NULL)
 		return;
@@ -255,8 +265,8 @@ member_record(struct netd *n, struct netd_ventry *e, const Mts__Record *r)
 static void
 claim_record(struct netd *n, struct netd_ventry *e, const Mts__Record *r)
 {
-	Mts__Netd__SubnetClaim *c = mts__netd__subnet_claim__unpack(NULL,
-	    r->value.len, r->value.data);
+	Mts__Netd__SubnetClaim *c =
+	    mts__netd__subnet_claim__unpack(NULL, r->value.len, r->value.data);
 	char ip[32];
 	uint32_t net;
 	int32_t idx;
@@ -312,6 +322,10 @@ scan_end(struct netd *n)
 	}
 	n->scanned = 1;
 	decide(n);
+	if (n->rescan) {
+		n->rescan = 0;
+		netd_on_scan(n, 0);
+	}
 }
 
 static void scan_next(struct netd *);
@@ -374,11 +388,100 @@ netd_on_scan(void *arg, mts_time_t now)
 {
 	struct netd *n = arg;
 
-	mts_timer_arm(n->loop, &n->scan_timer, now + NETD_SCAN_MS);
-	if (n->scan_busy)
+	if (now != 0)
+		mts_timer_arm(n->loop, &n->scan_timer, now + NETD_SCAN_MS);
+	if (n->scan_busy) {
+		n->rescan = now == 0;
 		return;
+	}
 	n->view.gen++;
 	n->scan_prefix = NETD_MEMBER_PREFIX;
 	n->scan_after[0] = '\0';
 	scan_next(n);
+}
+
+/* --- the feeds ------------------------------------------------------------------------ */
+
+/* Drops what came (the view is read again as a whole) and reports
+ * whether anything did. */
+static int
+drain(nng_socket s)
+{
+	nng_msg *m;
+	int any = 0;
+
+	while (nng_recvmsg(s, &m, NNG_FLAG_NONBLOCK) == 0) {
+		nng_msg_free(m);
+		any = 1;
+	}
+	return any;
+}
+
+static void
+on_store_feed(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct netd *n = arg;
+
+	if (drain(n->store_sub))
+		netd_on_scan(n, 0);
+}
+
+static void
+on_gossip_feed(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct netd *n = arg;
+
+	if (drain(n->gossip_sub))
+		netd_on_poll(n, 0);
+}
+
+static int
+feed_open(struct netd *n, const char *agent, const char *file,
+    const char *prefix, nng_socket *s, int *open_, struct mts_watch **w,
+    mts_watch_fn fn)
+{
+	char path[512], err[256];
+	int fd;
+
+	if (mts_ipc_sock_path(path, sizeof(path), n->agent->rundir, agent,
+	        file) < 0 ||
+	    mts_sub_open(path, prefix, strlen(prefix), s, err, sizeof(err)) <
+	        0) {
+		log_warnx("%s: %s", file, err);
+		return -1;
+	}
+	*open_ = 1;
+	if (mts_ipc_recv_fd(*s, &fd) < 0 ||
+	    (*w = mts_loop_watch(n->loop, fd, MTS_LOOP_IN, file, fn, n)) ==
+	        NULL) {
+		log_warnx("%s: no receive descriptor", file);
+		return -1;
+	}
+	return 0;
+}
+
+int
+netd_feeds_open(struct netd *n)
+{
+	if (feed_open(n, "statestore", "statestore.pub", NETD_MEMBER_PREFIX,
+	        &n->store_sub, &n->store_open, &n->store_w,
+	        on_store_feed) < 0 ||
+	    nng_socket_set(n->store_sub, NNG_OPT_SUB_SUBSCRIBE,
+	        NETD_CLAIM_PREFIX, strlen(NETD_CLAIM_PREFIX)) != 0)
+		return -1;
+	return feed_open(n, "gossipd", "gossipd.pub", "", &n->gossip_sub,
+	    &n->gossip_open, &n->gossip_w, on_gossip_feed);
+}
+
+void
+netd_feeds_close(struct netd *n)
+{
+	mts_watch_free(n->store_w);
+	mts_watch_free(n->gossip_w);
+	n->store_w = n->gossip_w = NULL;
+	if (n->store_open)
+		nng_close(n->store_sub);
+	if (n->gossip_open)
+		nng_close(n->gossip_sub);
+	n->store_open = n->gossip_open = 0;
 }

@@ -215,6 +215,12 @@ netd_wg_start(struct netd *n)
 	if ((get = uapi(n, "get=1\n\n")) != NULL) {
 		log_info("wireguard-go already runs mts0: kept");
 	} else {
+		if (access("/dev/net/tun", R_OK | W_OK) < 0) {
+			log_warn(
+			    "wireguard-go runs as netd's user, which cannot "
+			    "open /dev/net/tun (udev makes it mode 0666)");
+			return -1;
+		}
 		if (wg_spawn(n) < 0) {
 			log_warn("starting wireguard-go");
 			return -1;
