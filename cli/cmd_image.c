@@ -82,18 +82,22 @@ cmd_import(struct mtsctl *ctx, int argc, char **argv)
 static int
 cmd_pull(struct mtsctl *ctx, int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "insecure", no_argument, NULL, 'k' }, { NULL, 0, NULL, 0 }
-	};
+	static const struct option lo[] = { { "insecure", no_argument, NULL,
+		                                'k' },
+		{ "from-peers", no_argument, NULL, 'P' },
+		{ "no-peers", no_argument, NULL, 'R' }, { NULL, 0, NULL, 0 } };
 	Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
 	Mts__Shim__ImagePullReq pl = MTS__SHIM__IMAGE_PULL_REQ__INIT;
 	Mts__Shim__Reply *rep;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "k", lo, NULL)) != -1) {
-		if (c != 'k')
+		if (c == 'k')
+			pl.insecure = 1;
+		else if (c == 'P' || c == 'R')
+			pl.source = c == 'P' ? "peers" : "registry";
+		else
 			return mtsctl_usage(ctx);
-		pl.insecure = 1;
 	}
 	if (argc - optind != 1)
 		return mtsctl_usage(ctx);
@@ -174,12 +178,18 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    nothing is stored when anything is wrong. The name comes from\n"
 	    "    the image (io.containerd.image.name, ref.name or RepoTags)\n"
 	    "    unless --name gives one.\n" },
-	{ "pull", cmd_pull, "[--insecure] REF",
-	    "pull an image from an OCI distribution registry",
+	{ "pull", cmd_pull, "[--insecure] [--from-peers|--no-peers] REF",
+	    "pull an image from its registry, else from a node that has it",
 	    "DESCRIPTION\n"
 	    "    Fetches REF ([REGISTRY/]REPO[:TAG][@DIGEST]) for linux/amd64\n"
 	    "    over HTTPS (--insecure: plain HTTP), answering bearer-token\n"
-	    "    challenges, and verifies every blob before storing it.\n" },
+	    "    challenges, and verifies every blob before storing it. When\n"
+	    "    the registry fails, the image is fetched from another node of\n"
+	    "    the cluster that holds it (through gossipd, every blob\n"
+	    "    verified by its digest).\n\n"
+	    "OPTIONS\n"
+	    "    --from-peers   only from other nodes, never a registry\n"
+	    "    --no-peers     only from the registry\n" },
 	{ "ls", cmd_ls, "", "list the images of this node",
 	    "DESCRIPTION\n    Lists stored images with their size and users.\n" },
 	{ "rm", cmd_rm, "[-f] NAME", "remove an image",

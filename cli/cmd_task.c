@@ -430,8 +430,10 @@ cmd_run(struct mtsctl *ctx, int argc, char **argv)
 	run.spec = &o.sp;
 	req.body_case = MTS__SHIM__REQUEST__BODY_RUN;
 	req.run = &run;
+	/* the shim fetches an image it lacks first (from its registry or
+	 * from other nodes) */
 	if ((rc = shimctl_call(ctx, &req, &rep, MTS__SHIM__REPLY__BODY_RUN,
-	         60000)) != 0)
+	         10 * 60000)) != 0)
 		goto out;
 	if (ctx->fmt == MTSCTL_FMT_JSON)
 		mtsctl_print_obj(ctx, task_json(rep->run->task), inspect_cols);

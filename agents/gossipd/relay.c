@@ -22,7 +22,8 @@
  * Everything else is refused at once, before any socket is opened, so a
  * relay cannot reach gossipd itself, the statestore (replication has its
  * own path) or init. The shim's list is the one docs/containers.md
- * promises: task list and inspect, logs, exec (one-shot and sessions).
+ * promises: task list and inspect, logs, exec (one-shot and sessions),
+ * and the blobs of its stored images (nodes fetching an image they lack).
  */
 static const uint32_t shim_types[] = {
 	MTS__SHIM__REQUEST__BODY_LIST,
@@ -31,6 +32,13 @@ static const uint32_t shim_types[] = {
 	MTS__SHIM__REQUEST__BODY_EXEC,
 	MTS__SHIM__REQUEST__BODY_EXEC_START,
 	MTS__SHIM__REQUEST__BODY_EXEC_IO,
+	MTS__SHIM__REQUEST__BODY_IMAGE_BLOB,
+};
+
+/* Reads whose replies are not remembered for retries: a retry reads again,
+ * and a reply can be 1 MiB (an image chunk). */
+static const uint32_t shim_fresh[] = {
+	MTS__SHIM__REQUEST__BODY_IMAGE_BLOB,
 };
 
 /* Owners on other nodes reserve slots here, and `mtsctl node drain|pause|
@@ -49,12 +57,16 @@ static const struct relay_agent {
 	const ProtobufCMessageDescriptor *request; /* for relay_allow names */
 	const uint32_t *types;
 	size_t ntypes;
+	const uint32_t *fresh; /* of types, the ones never remembered */
+	size_t nfresh;
 } relay_agents[] = {
 	{ "shim", &mts__shim__request__descriptor, shim_types,
-	    sizeof(shim_types) / sizeof(shim_types[0]) },
-	{ "statestore", &mts__statestore__request__descriptor, NULL, 0 },
+	    sizeof(shim_types) / sizeof(shim_types[0]), shim_fresh,
+	    sizeof(shim_fresh) / sizeof(shim_fresh[0]) },
+	{ "statestore", &mts__statestore__request__descriptor, NULL, 0, NULL,
+	    0 },
 	{ "schedd", &mts__schedd__request__descriptor, schedd_types,
-	    sizeof(schedd_types) / sizeof(schedd_types[0]) },
+	    sizeof(schedd_types) / sizeof(schedd_types[0]), NULL, 0 },
 };
 
 #define NAGENTS (sizeof(relay_agents) / sizeof(relay_agents[0]))
@@ -70,6 +82,7 @@ struct relay_serving {
 	struct gossipd *g;
 	uint8_t from[MTS_NODE_ID_LEN];
 	uint64_t id;
+	int fresh; /* its reply is not remembered */
 	struct relay_serving *next;
 };
 
@@ -188,6 +201,19 @@ allowed(struct gossipd *g, const char *agent, uint32_t type)
 	for (i = 0; i < g->nrelay_extra; i++)
 		if (g->relay_extra[i].type == type &&
 		    strcmp(g->relay_extra[i].agent, agent) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 if the replies to agent's requests of this type are not remembered. */
+static int
+fresh(const char *agent, uint32_t type)
+{
+	const struct relay_agent *ra = agent_row(agent);
+	size_t i;
+
+	for (i = 0; ra && i < ra->nfresh; i++)
+		if (ra->fresh[i] == type)
 			return 1;
 	return 0;
 }
@@ -374,7 +400,9 @@ agent_answered(void *arg, int rc, const uint8_t *body, size_t len,
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%s", rc < 0 ? err : "");
-	done_add(g, rs->from, rs->id, code, body, len, mts_loop_now(g->loop));
+	if (!rs->fresh)
+		done_add(g, rs->from, rs->id, code, body, len,
+		    mts_loop_now(g->loop));
 	send_rep(g, rs->from, rs->id, code, body, len, msg);
 	free(rs);
 }
@@ -461,7 +489,7 @@ gd_relay_serve(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN],
 	struct relay_serving *rs;
 	struct relay_done *d;
 	struct mts_ipc_async *c;
-	uint32_t code, tmo;
+	uint32_t code, tmo, type;
 	char err[256] = "";
 	int dup;
 
@@ -486,6 +514,9 @@ gd_relay_serve(struct gossipd *g, const uint8_t from[MTS_NODE_ID_LEN],
 	rs->g = g;
 	memcpy(rs->from, from, MTS_NODE_ID_LEN);
 	rs->id = rq->id;
+	if (gd_relay_request_type(rq->payload.data, rq->payload.len, &type) ==
+	    0)
+		rs->fresh = fresh(rq->agent, type);
 	rs->next = g->serving;
 	g->serving = rs;
 	if (mts_ipc_async_call_raw(c, rq->payload.data, rq->payload.len,

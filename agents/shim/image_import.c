@@ -594,6 +594,7 @@ import_docker(struct mts_stage *sg, const struct imgdir *d, const char *name,
 	struct mts_docker_manifest dm;
 	struct mts_image_info in;
 	char dg[MTS_DIGEST_LEN + 1], *buf = NULL;
+	char(*ldg)[MTS_DIGEST_LEN + 1] = NULL;
 	size_t len, i;
 	int rc;
 
@@ -621,15 +622,21 @@ import_docker(struct mts_stage *sg, const struct imgdir *d, const char *name,
 		    dm.nlayers);
 		goto out;
 	}
+	ldg = xcalloc(dm.nlayers + 1, sizeof(*ldg));
 	for (i = 0; i < dm.nlayers; i++) {
-		char ldg[MTS_DIGEST_LEN + 1], sp[PATHMAX];
-		if ((rc = docker_stage(sg, d->fd, dm.layers[i], ldg, err,
+		char sp[PATHMAX];
+		if ((rc = docker_stage(sg, d->fd, dm.layers[i], ldg[i], err,
 		         errlen)) ||
-		    (rc = mts_stage_blob_path(sg, ldg, sp, sizeof(sp))) ||
+		    (rc = mts_stage_blob_path(sg, ldg[i], sp, sizeof(sp))) ||
 		    (rc = stage_unpack(sg, sp, in.cfg.diff_ids[i], err,
 		         errlen)))
 			goto out;
 	}
+	/* An OCI manifest of the config and layers, so the image can be
+	 * fetched by other nodes like any other (image_peer.c). */
+	if ((rc = mts_stage_make_manifest(sg, dg, ldg, dm.nlayers, in.manifest,
+	         err, errlen)) != 0)
+		goto out;
 	in.name = xstrdup(name_out);
 	snprintf(in.id, sizeof(in.id), "%s", dg);
 	in.layers = xcalloc(dm.nlayers + 1, sizeof(char *));
@@ -642,6 +649,7 @@ import_docker(struct mts_stage *sg, const struct imgdir *d, const char *name,
 	rc = mts_img_stage_commit(sg, &in, err, errlen);
 out:
 	free(buf);
+	free(ldg);
 	mts_docker_manifest_free(&dm);
 	mts_image_info_free(&in);
 	return rc;

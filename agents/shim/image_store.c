@@ -612,6 +612,74 @@ mts_img_load_config(struct mts_stage *sg, const char *digest,
 	return rc;
 }
 
+/* The OCI media type of a staged layer blob: gzip by its magic bytes, a
+ * plain tar otherwise. */
+static const char *
+layer_media_type(const char *path)
+{
+	uint8_t m[2];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int gz = fd >= 0 && read(fd, m, 2) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+
+	if (fd >= 0)
+		close(fd);
+	return gz ? "application/vnd.oci.image.layer.v1.tar+gzip"
+	          : "application/vnd.oci.image.layer.v1.tar";
+}
+
+/* A descriptor of a staged blob; NULL when it is not staged. */
+static json_t *
+staged_desc(struct mts_stage *sg, const char *digest, const char *media)
+{
+	char path[PATHMAX];
+	struct stat sb;
+
+	if (mts_stage_blob_path(sg, digest, path, sizeof(path)) != 0 ||
+	    stat(path, &sb) != 0)
+		return NULL;
+	return json_pack("{s:s, s:s, s:I}", "mediaType",
+	    media ? media : layer_media_type(path), "digest", digest, "size",
+	    (json_int_t)sb.st_size);
+}
+
+int
+mts_stage_make_manifest(struct mts_stage *sg, const char *config,
+    const char (*layers)[MTS_DIGEST_LEN + 1], size_t nlayers, char *digest_out,
+    char *err, size_t errlen)
+{
+	json_t *j, *ls = json_array(), *d;
+	uint8_t sha[32];
+	char *txt = NULL;
+	size_t i;
+	int rc = -MTS_ERR_IO;
+
+	for (i = 0; i < nlayers; i++) {
+		if ((d = staged_desc(sg, layers[i], NULL)) == NULL)
+			break;
+		json_array_append_new(ls, d);
+	}
+	d = staged_desc(sg, config, "application/vnd.oci.image.config.v1+json");
+	j = json_pack("{s:i, s:s, s:o*, s:o}", "schemaVersion", 2, "mediaType",
+	    "application/vnd.oci.image.manifest.v1+json", "config", d, "layers",
+	    ls);
+	if (j == NULL || d == NULL || i < nlayers) {
+		snprintf(err, errlen, "manifest: a blob is not staged");
+		json_decref(j);
+		return -MTS_ERR_INVAL;
+	}
+	txt = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	crypto_hash_sha256(sha, (const uint8_t *)txt, strlen(txt));
+	mts_digest_format(digest_out, sha);
+	if (mts_write_atomic(sg->incoming, txt, strlen(txt), 0644, 0) == 0)
+		rc = mts_stage_add_blob(sg, sg->incoming, digest_out,
+		    (int64_t)strlen(txt), err, errlen);
+	else
+		snprintf(err, errlen, "manifest: %s", strerror(errno));
+	free(txt);
+	return rc;
+}
+
 int64_t
 mts_img_staged_size(struct mts_stage *sg)
 {
@@ -638,6 +706,52 @@ mts_img_info_blobs(struct mts_stage *sg, struct mts_image_info *in)
 	for (i = 0; i < sg->n; i++)
 		if (!sg->items[i].layer)
 			in->blobs[in->nblobs++] = xstrdup(sg->items[i].digest);
+}
+
+int
+mts_store_read_blob(struct mts_image_store *st, const char *digest,
+    uint64_t off, size_t max, uint8_t **buf, size_t *len, uint64_t *size)
+{
+	struct mts_image_info *all;
+	char path[PATHMAX];
+	struct stat sb;
+	size_t n, i;
+	ssize_t r;
+	int fd, known, rc = -MTS_ERR_IO;
+
+	*buf = NULL;
+	*len = 0;
+	if (mts_digest_valid(digest) || mts_store_list(st, &all, &n))
+		return -MTS_ERR_NOTFOUND;
+	known = referenced(all, n, digest, 0);
+	for (i = 0; i < n; i++)
+		mts_image_info_free(&all[i]);
+	free(all);
+	if (!known ||
+	    mts_img_path(path, sizeof(path), "%s/blobs/sha256/%s", st->root,
+	        mts_img_hex(digest)) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -MTS_ERR_NOTFOUND;
+	if (fstat(fd, &sb) < 0)
+		goto out;
+	*size = (uint64_t)sb.st_size;
+	if (off > *size) {
+		rc = -MTS_ERR_INVAL;
+		goto out;
+	}
+	if (max > *size - off)
+		max = (size_t)(*size - off);
+	*buf = xmalloc(max + 1);
+	if ((r = pread(fd, *buf, max, (off_t)off)) == (ssize_t)max) {
+		*len = max;
+		rc = 0;
+	} else {
+		free(*buf);
+		*buf = NULL;
+	}
+out:
+	close(fd);
+	return rc;
 }
 
 int

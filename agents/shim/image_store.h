@@ -14,7 +14,8 @@ struct mts_image_store;
 struct mts_image_info {
 	char *name;                        /* "busybox:latest" */
 	char id[MTS_DIGEST_LEN + 1];       /* config digest */
-	char manifest[MTS_DIGEST_LEN + 1]; /* "" for docker-save imports */
+	char manifest[MTS_DIGEST_LEN + 1]; /* "" for docker-save imports
+					    * made before manifests were kept */
 	char **layers;                     /* diff ids, bottom first */
 	size_t nlayers;
 	char **blobs; /* every blob digest the image holds */
@@ -60,6 +61,29 @@ int mts_store_pull(struct mts_image_store *, const char *ref, int insecure,
     const struct mts_pull_limits *lim, char *name_out, size_t name_outlen,
     char *err, size_t errlen);
 
+/* What a fetch from other nodes may cost and where it asks (image_peer.c). */
+struct mts_peer_opts {
+	const char *rundir; /* the node's: statestore and gossipd sockets */
+	const char *self;   /* this node's id (32 hex digits) */
+	int64_t rate;       /* bytes/s received, at most (0: unlimited) */
+	int64_t chunk_timeout_ms; /* one relayed chunk */
+	int64_t deadline_ms;      /* the whole fetch */
+	int64_t max_blob;         /* largest layer accepted */
+};
+
+/* Fetches name from the peers that hold it (their i/<node> records),
+ * every blob verified by digest; the stored name goes to name_out.
+ * -MTS_ERR_NOTFOUND when no alive peer holds it. */
+int mts_store_fetch_peers(struct mts_image_store *, const char *name,
+    const struct mts_peer_opts *, char *name_out, size_t name_outlen, char *err,
+    size_t errlen);
+
+/* Reads up to max bytes at off of a blob that a stored image references
+ * (into *buf, malloc'd, the caller frees), and its whole size.
+ * -MTS_ERR_NOTFOUND for any other digest. */
+int mts_store_read_blob(struct mts_image_store *, const char *digest,
+    uint64_t off, size_t max, uint8_t **buf, size_t *len, uint64_t *size);
+
 /* Loads the record of name (also accepts an id prefix "sha256:..." of at
  * least 12 hex digits). -MTS_ERR_NOTFOUND when absent. */
 int mts_store_get(struct mts_image_store *, const char *name,
@@ -104,6 +128,12 @@ int mts_stage_blob_path(struct mts_stage *, const char *digest, char *out,
 /* Reads a staged blob fully (at most MTS_IMAGE_MAX_JSON bytes). */
 int mts_stage_read_blob(struct mts_stage *, const char *digest, char **buf,
     size_t *len, char *err, size_t errlen);
+/* Writes and stages an OCI image manifest naming the staged config and
+ * layer blobs (their sizes from the stage), for images imported without
+ * one (docker-save); its digest goes to digest_out. */
+int mts_stage_make_manifest(struct mts_stage *, const char *config,
+    const char (*layers)[MTS_DIGEST_LEN + 1], size_t nlayers, char *digest_out,
+    char *err, size_t errlen);
 /* Verifies config + layers of an OCI manifest already staged as blobs,
  * unpacks the layers and commits everything under name. */
 int mts_stage_commit_oci(struct mts_stage *, const char *name,

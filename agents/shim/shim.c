@@ -200,6 +200,17 @@ config_limits(struct shim_cfg *c, struct mts_cfg *cfg)
 		          "positive");
 		return -1;
 	}
+	c->peer_rate = mts_cfg_int(cfg, SEC, "peer_fetch_rate");
+	c->peer_chunk_timeout = mts_cfg_int(cfg, SEC, "peer_chunk_timeout");
+	c->test_corrupt = mts_cfg_int(cfg, SEC, "test_corrupt_chunks");
+	if (c->peer_chunk_timeout < 100 || c->peer_chunk_timeout > 60000) {
+		log_warnx("[shim] peer_chunk_timeout: expected 100ms to 60s");
+		return -1;
+	}
+	if (c->test_corrupt > 0)
+		log_warnx("[shim] test_corrupt_chunks = %lld: a test hook "
+		          "spoils image chunks sent to other nodes",
+		    (long long)c->test_corrupt);
 	return 0;
 }
 
@@ -329,6 +340,7 @@ setup(struct shim *s)
 		log_warnx("%s", err);
 		return -1;
 	}
+	s->images_dirty = 1; /* i/<node>, by the statestore timer */
 	return 0;
 }
 
@@ -369,6 +381,7 @@ main(int argc, char **argv)
 	if (mts_loop_run(s.loop) != 0)
 		fatalx("the loop failed");
 	shim_exec_free_all(&s);
+	shim_waits_free(&s);
 	mts_loop_remove_server(s.loop, s.srv);
 	mts_ipc_server_close(s.srv);
 	if (s.ss != NULL)

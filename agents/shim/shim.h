@@ -39,6 +39,17 @@ struct shim_cfg {
 	int64_t exec_idle;        /* an exec session without a client ends */
 	uint32_t default_pids;    /* a task's pids limit unless it sets one */
 	int64_t pull_low_speed, pull_low_time, pull_timeout, pull_max_blob;
+	int64_t peer_rate;          /* [shim] peer_fetch_rate, bytes/s */
+	int64_t peer_chunk_timeout; /* [shim] peer_chunk_timeout, ms */
+	int64_t test_corrupt;       /* [shim] test_corrupt_chunks */
+};
+
+/* A run waiting for its image (shim_images.c). */
+struct shim_wait {
+	Mts__Shim__TaskSpec *spec; /* owned copy */
+	struct mts_ipc_call *call;
+	int fetching; /* its image is being fetched now */
+	struct shim_wait *next;
 };
 
 struct shim_task {
@@ -86,7 +97,8 @@ struct shim_child {
 	int timed_out;
 	int status;
 	int exited;
-	int pull; /* SHIM_CHILD_IMAGE: reply as a pull */
+	int pull;       /* SHIM_CHILD_IMAGE: reply as a pull */
+	char want[256]; /* the image asked for, for tasks waiting on it */
 	struct shim_child *next;
 };
 
@@ -105,6 +117,9 @@ struct shim {
 	struct mts_ipc_client *ss;    /* statestore, lazily dialled */
 	struct shim_exec *execs;      /* exec sessions (shim_exec.c) */
 	struct mts_exits exits;       /* reaped before a session claimed them */
+	struct shim_wait *waits;      /* runs waiting for an image */
+	int images_dirty;             /* i/<node> to write again */
+	int64_t corrupted;            /* chunks the test hook has spoilt */
 };
 
 /* A command for the runtime's exec. */
@@ -172,11 +187,44 @@ void shim_spawnattr_init(posix_spawnattr_t *);
 int shim_logs_read(const char *taskdir, uint64_t offset, uint32_t tail,
     size_t max, struct mts_buf *out, uint64_t *next, uint64_t *end);
 void shim_probe_start(struct shim *, struct shim_task *);
-/* Runs mts-shim-image with args (after the program name); the call is
- * answered when it ends. */
+/* Runs mts-shim-image with args (after the program name); the call (if
+ * any) is answered when it ends, then shim_images_job_done runs with want
+ * (the image asked for, "" for an import). */
 int shim_image_start(struct shim *, const char *const *args, int pull,
-    struct mts_ipc_call *);
+    const char *want, struct mts_ipc_call *);
 void shim_children_reap(struct shim *);
+
+/* shim_images.c */
+/* The statestore client, dialled on first use (NULL while it is down;
+ * shim_task.c). */
+struct mts_ipc_client *shim_ss(struct shim *);
+/* Writes i/<node>: the images of this node's store (again later if the
+ * statestore is down). */
+void shim_images_publish(struct shim *);
+/* Starts fetching the image of a run that lacks it; the run is created
+ * (or refused) once the fetch ends. */
+void shim_run_wait(struct shim *, const Mts__Shim__TaskSpec *,
+    struct mts_ipc_call *);
+/* An image job ended (rc 0: name is stored; else code and message). */
+void shim_images_job_done(struct shim *, const char *want, int rc, int code,
+    const char *msg);
+/* The arguments of a helper run fetching ref (source: auto, pull, peers
+ * or registry, as mts-shim-image fetch takes them); a.v is the argv after
+ * the program name, pointing into a. */
+struct shim_fetch_argv {
+	char num[6][24];
+	char store[SHIM_PATH];
+	const char *v[24];
+};
+void shim_fetch_argv(struct shim *, struct shim_fetch_argv *a,
+    const char *source, const char *ref, int insecure);
+/* Runs spec now (shim_api.c): replied once started or failed. */
+void shim_run(struct shim *, const Mts__Shim__TaskSpec *,
+    struct mts_ipc_call *);
+void shim_h_image_blob(void *ctx, const ProtobufCMessage *,
+    struct mts_ipc_call *);
+/* Replies to every waiting run (the shim is exiting). */
+void shim_waits_free(struct shim *);
 
 /* shim_exec.c */
 /* The runtime exec argv (caller frees the array, not the strings). */

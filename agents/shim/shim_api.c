@@ -5,11 +5,13 @@
 
 #include "log.h"
 #include "mtserr.h"
+#include "peer_core.h"
 #include "shim.h"
 #include "xmalloc.h"
 
 /* MTS_CALLER_REMOTE is what another node may ask through its gossipd (the
- * relay): look at tasks, read their logs, exec in them. */
+ * relay): look at tasks, read their logs, exec in them, fetch the blobs of
+ * stored images. */
 #define CALLER_ANY (MTS_CALLER_ADMIN | MTS_CALLER_REMOTE)
 #define LOGS_DEFAULT_MAX (256u << 10)
 #define LOGS_LIMIT (2u << 20)
@@ -79,20 +81,15 @@ need_task(struct shim *s, const char *id, struct mts_ipc_call *call)
 	return t;
 }
 
-static void
-h_run(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+void
+shim_run(struct shim *s, const Mts__Shim__TaskSpec *spec,
+    struct mts_ipc_call *call)
 {
-	const Mts__Shim__Request *req = (const Mts__Shim__Request *)m;
 	struct shim_task *t;
 	char err[512];
 	int rc;
 
-	if (req->run->spec == NULL) {
-		mts_ipc_reply_error(call, MTS_ERR_INVAL, "run: no task spec");
-		return;
-	}
-	if ((rc = shim_task_create(ctx, req->run->spec, &t, err,
-	         sizeof(err))) != 0) {
+	if ((rc = shim_task_create(s, spec, &t, err, sizeof(err))) != 0) {
 		mts_ipc_reply_error(call, -rc, "%s", err);
 		return;
 	}
@@ -100,7 +97,44 @@ h_run(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	if (t->core.state == MTS_TASK_CREATED)
 		t->run_call = call; /* replied once started (or failed) */
 	else
-		shim_reply_task(ctx, call, t, MTS__SHIM__REPLY__BODY_RUN);
+		shim_reply_task(s, call, t, MTS__SHIM__REPLY__BODY_RUN);
+}
+
+/* Whether a run names an image the store lacks (and could run once it is
+ * there: a new task id). */
+static int
+lacks_image(struct shim *s, const Mts__Shim__TaskSpec *sp)
+{
+	struct mts_image_info in;
+
+	if (sp->image == NULL || sp->image[0] == '\0' ||
+	    strlen(sp->image) > MTS_PEER_NAME_MAX ||
+	    (sp->id != NULL && shim_task_find(s, sp->id) != NULL))
+		return 0;
+	if (mts_store_get(s->store, sp->image, &in) == 0) {
+		mts_image_info_free(&in);
+		return 0;
+	}
+	return 1;
+}
+
+/* A run whose image this node lacks waits while the image is fetched
+ * (from its registry or from the peers that hold it: shim_images.c). */
+static void
+h_run(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Shim__Request *req = (const Mts__Shim__Request *)m;
+	const Mts__Shim__TaskSpec *sp = req->run->spec;
+	struct shim *s = ctx;
+
+	if (sp == NULL) {
+		mts_ipc_reply_error(call, MTS_ERR_INVAL, "run: no task spec");
+		return;
+	}
+	if (lacks_image(s, sp))
+		shim_run_wait(s, sp, call);
+	else
+		shim_run(s, sp, call);
 }
 
 static void
@@ -360,31 +394,39 @@ h_image_import(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	if (image_busy(s, call))
 		return;
 	snprintf(store, sizeof(store), "%s/images", s->cfg.statedir);
-	if (shim_image_start(s, args, 0, call) != 0)
+	if (shim_image_start(s, args, 0, "", call) != 0)
 		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot run %s",
 		    s->cfg.image_tool);
 }
 
+/* source "" pulls from the registry, then asks the peers; "peers" and
+ * "registry" ask only those. */
 static void
 h_image_pull(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	const Mts__Shim__ImagePullReq *r =
 	    ((const Mts__Shim__Request *)m)->image_pull;
 	struct shim *s = ctx;
-	char store[SHIM_PATH], speed[24], slow[24], dl[24], max[24];
-	const char *args[] = { "pull", "-s", speed, "-t", slow, "-d", dl, "-m",
-		max, store, r->ref ? r->ref : "",
-		r->insecure ? "insecure" : "secure", NULL };
+	struct shim_fetch_argv a;
+	const char *src = r->source && r->source[0] ? r->source : "pull";
 
+	if (strcmp(src, "pull") != 0 && strcmp(src, "peers") != 0 &&
+	    strcmp(src, "registry") != 0) {
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "pull: source \"%.40s\": expected peers or registry", src);
+		return;
+	}
+	if (r->ref == NULL || r->ref[0] == '\0' ||
+	    strlen(r->ref) > MTS_PEER_NAME_MAX) {
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "pull: an image reference of 1-%d bytes",
+		    MTS_PEER_NAME_MAX);
+		return;
+	}
 	if (image_busy(s, call))
 		return;
-	snprintf(store, sizeof(store), "%s/images", s->cfg.statedir);
-	snprintf(speed, sizeof(speed), "%lld",
-	    (long long)s->cfg.pull_low_speed);
-	snprintf(slow, sizeof(slow), "%lld", (long long)s->cfg.pull_low_time);
-	snprintf(dl, sizeof(dl), "%lld", (long long)s->cfg.pull_timeout);
-	snprintf(max, sizeof(max), "%lld", (long long)s->cfg.pull_max_blob);
-	if (shim_image_start(s, args, 1, call) != 0)
+	shim_fetch_argv(s, &a, src, r->ref, r->insecure);
+	if (shim_image_start(s, a.v, 1, r->ref, call) != 0)
 		mts_ipc_reply_error(call, MTS_ERR_IO, "cannot run %s",
 		    s->cfg.image_tool);
 }
@@ -453,6 +495,7 @@ h_image_remove(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		mts_ipc_reply_error(call, -rc, "%s", err);
 		return;
 	}
+	shim_images_publish(s);
 	rep.body_case = MTS__SHIM__REPLY__BODY_IMAGE_REMOVE;
 	rep.image_remove = &rm;
 	mts_ipc_reply(call, &rep.base);
@@ -478,6 +521,8 @@ static const struct mts_ipc_route routes[] = {
 	    h_image_list },
 	{ MTS__SHIM__REQUEST__BODY_IMAGE_REMOVE, "image_remove",
 	    MTS_CALLER_ADMIN, h_image_remove },
+	{ MTS__SHIM__REQUEST__BODY_IMAGE_BLOB, "image_blob", CALLER_ANY,
+	    shim_h_image_blob },
 };
 
 /* Callers in acl may do everything, those in acl_relay (the gossipd

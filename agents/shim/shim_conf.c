@@ -30,7 +30,7 @@ static const struct mts_cfg_schema keys[] = {
 	    "path of mts-shim-monitor (default: next to mts-shim)" },
 	{ "shim", "acl_relay", MTS_CFG_LIST, "",
 	    "users (the node's gossipd) allowed the requests other nodes may "
-	    "make: task list/inspect, logs, exec" },
+	    "make: task list/inspect, logs, exec, image blobs" },
 	{ "shim", "exec_idle_timeout", MTS_CFG_DURATION, "30s",
 	    "an exec session nobody polled for this long is killed" },
 	{ "shim", "pull_low_speed_limit", MTS_CFG_SIZE, "1K",
@@ -42,6 +42,15 @@ static const struct mts_cfg_schema keys[] = {
 	    "deadline of a whole image pull" },
 	{ "shim", "pull_max_blob", MTS_CFG_SIZE, "4G",
 	    "largest blob (layer) size a pulled manifest may declare" },
+	{ "shim", "peer_fetch_rate", MTS_CFG_SIZE, "64M",
+	    "bytes a second an image fetch from other nodes receives, at most "
+	    "(0: no limit)" },
+	{ "shim", "peer_chunk_timeout", MTS_CFG_DURATION, "10s",
+	    "deadline of each chunk (1 MiB) of an image fetched from another "
+	    "node; then the next holder is asked" },
+	{ "shim", "test_corrupt_chunks", MTS_CFG_UINT, "0",
+	    "test hook: flip one byte in each of the first N image chunks "
+	    "served to other nodes (never set it in production)" },
 	{ "shim", "default_pids_limit", MTS_CFG_INT, "4096",
 	    "processes (and threads) a task may have when its spec sets no "
 	    "pids limit; 0: none" },

@@ -463,17 +463,18 @@ shim_probe_start(struct shim *s, struct shim_task *t)
 
 int
 shim_image_start(struct shim *s, const char *const *args, int pull,
-    struct mts_ipc_call *call)
+    const char *want, struct mts_ipc_call *call)
 {
 	struct shim_child *c = child_new(s, SHIM_CHILD_IMAGE, "");
-	const char *argv[16];
+	const char *argv[32];
 	size_t n = 0;
 
 	argv[n++] = s->cfg.image_tool;
-	while (*args != NULL && n < 15)
+	while (*args != NULL && n < 31)
 		argv[n++] = *args++;
 	argv[n] = NULL;
 	c->pull = pull;
+	snprintf(c->want, sizeof(c->want), "%s", want ? want : "");
 	/* A pull keeps its own deadline (and reports it); this is for a
 	 * helper that hangs regardless. */
 	c->deadline =
@@ -500,25 +501,38 @@ image_done(struct shim *s, struct shim_child *c)
 	s->image_job = 0;
 	mts_buf_put_u8(&c->out, 0);
 	line = (char *)c->out.data;
-	/* Warnings it logged come first; the verdict is the last line. */
-	while ((nl = strchr(line, '\n')) != NULL && nl[1] != '\0')
+	/* What it logged comes first (into the shim's log); the verdict is
+	 * the last line. */
+	while ((nl = strchr(line, '\n')) != NULL && nl[1] != '\0') {
+		log_info("image helper: %.*s", (int)(nl - line), line);
 		line = nl + 1;
+	}
 	if ((nl = strchr(line, '\n')) != NULL)
 		*nl = '\0';
 	if (strncmp(line, "OK ", 3) == 0 && !c->timed_out) {
 		log_info("image %s %s", line + 3,
 		    c->pull ? "pulled" : "imported");
-		shim_reply_image(s, c->call, line + 3, c->pull);
+		if (c->call != NULL)
+			shim_reply_image(s, c->call, line + 3, c->pull);
+		shim_images_job_done(s, c->want, 0, 0, line + 3);
 	} else if (sscanf(line, "ERR %d", &code) == 1 &&
 	    strchr(line + 4, ' ')) {
 		log_warnx("image %s: %s", c->pull ? "pull" : "import",
 		    strchr(line + 4, ' ') + 1);
-		mts_ipc_reply_error(c->call, code, "%s",
+		if (c->call != NULL)
+			mts_ipc_reply_error(c->call, code, "%s",
+			    strchr(line + 4, ' ') + 1);
+		shim_images_job_done(s, c->want, -1, code,
 		    strchr(line + 4, ' ') + 1);
-	} else
-		mts_ipc_reply_error(c->call, MTS_ERR_IO,
-		    "image helper failed%s",
-		    c->timed_out ? " (timed out)" : "");
+	} else {
+		if (c->call != NULL)
+			mts_ipc_reply_error(c->call, MTS_ERR_IO,
+			    "image helper failed%s",
+			    c->timed_out ? " (timed out)" : "");
+		shim_images_job_done(s, c->want, -1, MTS_ERR_IO,
+		    c->timed_out ? "image helper timed out"
+		                 : "image helper failed");
+	}
 }
 
 /* Delivers a finished child's result and frees it. */
@@ -532,7 +546,7 @@ child_done(struct shim *s, struct shim_child *c)
 	mts_timer_disarm(s->loop, &c->timer);
 	child_output(c);
 	shim_close_watched(&c->fd, &c->w);
-	if (c->kind == SHIM_CHILD_IMAGE && c->call != NULL) {
+	if (c->kind == SHIM_CHILD_IMAGE) {
 		image_done(s, c);
 	} else if (c->kind == SHIM_CHILD_PROBE && t != NULL) {
 		size_t n = c->out.len < sizeof(t->health_out) - 1

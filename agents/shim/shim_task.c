@@ -918,6 +918,27 @@ shim_shared_free(struct shim_shared *sh)
  * bounded so that a stalled one cannot hold up the shim's loop for long. */
 #define STORE_WAIT_MS 300
 
+struct mts_ipc_client *
+shim_ss(struct shim *s)
+{
+	char path[SHIM_PATH], err[256];
+
+	/* After a failure only the once-a-second retry tries again: a
+	 * statestore that is down costs the loop at most one bounded
+	 * attempt per second, not one per task change. */
+	if (s->ss == NULL && mts_now() < s->next_store_retry)
+		return NULL;
+	if (s->ss == NULL) {
+		if (mts_ipc_sock_path(path, sizeof(path), s->cfg.rundir,
+		        "statestore", NULL) ||
+		    access(path, F_OK) != 0)
+			return NULL;
+		s->ss =
+		    mts_ipc_client_open(path, STORE_WAIT_MS, err, sizeof(err));
+	}
+	return s->ss;
+}
+
 static int
 store_put(struct shim *s, struct shim_task *t)
 {
@@ -926,26 +947,14 @@ store_put(struct shim *s, struct shim_task *t)
 	Mts__Shim__TaskStatus st;
 	struct shim_shared sh;
 	ProtobufCMessage *rep = NULL;
-	char key[256], path[SHIM_PATH], err[256];
+	char key[256], err[256];
 	uint8_t *buf;
 	int rc;
 
 	if (s->cfg.node[0] == '\0')
 		return 0;
-	/* After a failure only the once-a-second retry tries again: a
-	 * statestore that is down costs the loop at most one bounded
-	 * attempt per second, not one per task change. */
-	if (s->ss == NULL && mts_now() < s->next_store_retry)
+	if (shim_ss(s) == NULL)
 		return -MTS_ERR_IO;
-	if (s->ss == NULL) {
-		if (mts_ipc_sock_path(path, sizeof(path), s->cfg.rundir,
-		        "statestore", NULL) ||
-		    access(path, F_OK) != 0)
-			return -MTS_ERR_IO;
-		if ((s->ss = mts_ipc_client_open(path, STORE_WAIT_MS, err,
-		         sizeof(err))) == NULL)
-			return -MTS_ERR_IO;
-	}
 	/* The record is replicated to every node: env values stay here. */
 	shim_task_status_shared(t, &st, &sh);
 	buf = xmalloc(protobuf_c_message_get_packed_size(&st.base) + 1);
@@ -1000,6 +1009,8 @@ shim_store_retry(struct shim *s)
 	for (t = s->tasks; t != NULL; t = t->next)
 		if (t->dirty_store && (t->dirty_store = store_put(s, t) != 0))
 			return;
+	if (s->images_dirty)
+		shim_images_publish(s);
 }
 
 /* --- recovery --------------------------------------------------------- */

@@ -63,7 +63,7 @@ mts_state_cas_ok(const struct mts_record *cur, uint64_t exp_hlc,
 int
 mts_state_owner_check(const char *self_hex, const uint8_t *key, size_t klen)
 {
-	static const char *const owned[] = { "n/", "d/", "t/" };
+	static const char *const owned[] = { "n/", "d/", "t/", "i/" };
 	size_t i, seg;
 
 	for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {

@@ -56,6 +56,7 @@ static const char image_sh[] =
 
 static struct shim s;
 static char dir[64], sock[SHIM_PATH];
+static char blob_digest[MTS_DIGEST_LEN + 1]; /* the image's one blob */
 static uint32_t next_id = 1;
 static uint64_t last_session;
 static int verbose; /* FUZZ_SHIM_LOG set: the shim's debug log, replies */
@@ -78,7 +79,9 @@ make_image(void)
 	struct mts_image_info in;
 	struct mts_stage *sg;
 	char path[PATHMAX + 64], err[256], digest[MTS_DIGEST_LEN + 1];
+	char blob[3000];
 	uint8_t sha[32] = { 1 };
+	int64_t bsize;
 
 	mts_digest_format(digest, sha);
 	if (mts_stage_new(s.store, &sg, err, sizeof(err)) != 0)
@@ -95,12 +98,21 @@ make_image(void)
 	    mts_img_hex(digest));
 	put_file(path, "root:x:0:\napp:x:1000:\n", 0644);
 	mts_img_staged_add(sg, digest, 1);
+	/* one blob, for image_blob requests (other nodes fetching it) */
+	snprintf(path, sizeof(path), "%s/incoming", mts_stage_dir(sg));
+	memset(blob, 'b', sizeof(blob));
+	if (mts_write_atomic(path, blob, sizeof(blob), 0644, 0) != 0 ||
+	    mts_img_hash_file(path, blob_digest, &bsize) != 0 ||
+	    mts_stage_add_blob(sg, path, blob_digest, bsize, err,
+	        sizeof(err)) != 0)
+		abort();
 	memset(&in, 0, sizeof(in));
 	in.name = IMAGE;
 	snprintf(in.id, sizeof(in.id), "%s", digest);
 	in.layers = (char *[]){ digest, NULL };
 	in.nlayers = 1;
-	in.blobs = (char *[]){ NULL };
+	in.blobs = (char *[]){ blob_digest, NULL };
+	in.nblobs = 1;
 	in.cfg.cmd = cmd;
 	in.cfg.env = env;
 	if (mts_img_stage_commit(sg, &in, err, sizeof(err)) != 0)
@@ -126,6 +138,7 @@ cleanup(void)
 {
 	char cmd[128];
 
+	shim_waits_free(&s);
 	while (s.tasks != NULL) {
 		struct shim_task *t = s.tasks;
 		s.tasks = t->next;
@@ -455,11 +468,12 @@ build(struct in *in, uint8_t **out)
 	Mts__Shim__ImagePullReq ip = MTS__SHIM__IMAGE_PULL_REQ__INIT;
 	Mts__Shim__ImageListReq il = MTS__SHIM__IMAGE_LIST_REQ__INIT;
 	Mts__Shim__ImageRemoveReq ir = MTS__SHIM__IMAGE_REMOVE_REQ__INIT;
+	Mts__Shim__ImageBlobReq ib = MTS__SHIM__IMAGE_BLOB_REQ__INIT;
 	char *test[3], stdin_buf[256];
 	struct arena a = { .n = 0 };
 	size_t len, i;
 
-	switch (u8(in) % 13) {
+	switch (u8(in) % 14) {
 	case 0:
 		spec(in, &a, &sp, &rp, &hc, test, m, mp);
 		if (u8(in) % 8 != 7)
@@ -540,12 +554,23 @@ build(struct in *in, uint8_t **out)
 	case 10:
 		ip.ref = astr(&a, in);
 		ip.insecure = u8(in) & 1;
+		ip.source =
+		    (char *[]){ "", "peers", "registry", NULL }[u8(in) % 4];
+		if (ip.source == NULL)
+			ip.source = astr(&a, in);
 		req.body_case = MTS__SHIM__REQUEST__BODY_IMAGE_PULL;
 		req.image_pull = &ip;
 		break;
 	case 11:
 		req.body_case = MTS__SHIM__REQUEST__BODY_IMAGE_LIST;
 		req.image_list = &il;
+		break;
+	case 12:
+		ib.digest = u8(in) & 1 ? blob_digest : astr(&a, in);
+		ib.offset = u8(in) & 1 ? u32(in) % 3200 : u64(in);
+		ib.max_bytes = u8(in) & 1 ? u32(in) % 4096 : u32(in);
+		req.body_case = MTS__SHIM__REQUEST__BODY_IMAGE_BLOB;
+		req.image_blob = &ib;
 		break;
 	default:
 		ir.name = u8(in) & 1 ? IMAGE : astr(&a, in);

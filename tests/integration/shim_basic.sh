@@ -135,7 +135,7 @@ check "its output then arrives whole" test "$(wc -c <"$T_DIR/big")" -eq 300000
 
 # Errors name what is wrong.
 $CTL task run --name nope no-such-image 2>"$T_DIR/err" >/dev/null
-check "unknown image refused" grep -q 'no image no-such-image' "$T_DIR/err"
+check "unknown image refused" grep -q 'image no-such-image: not in any registry and no peer has it' "$T_DIR/err"
 $CTL task run --name 'BAD/ID' busybox 2>"$T_DIR/err" >/dev/null
 check "bad task id refused" grep -q 'task id' "$T_DIR/err"
 $CTL task run --name failstart busybox -- /no/such/binary >/dev/null 2>"$T_DIR/err"

@@ -105,6 +105,17 @@ test_owner(void **state)
 	assert_int_equal(mts_state_owner_check(self, (const uint8_t *)"n/0123",
 	                     6),
 	    -MTS_ERR_DENIED);
+	/* i/<node>: the images a node holds, written by its own shim */
+	assert_int_equal(mts_state_owner_check(self,
+	                     (const uint8_t
+	                             *)"i/0123456789abcdef0123456789abcdef",
+	                     34),
+	    0);
+	assert_int_equal(mts_state_owner_check(self,
+	                     (const uint8_t
+	                             *)"i/fedcba9876543210fedcba9876543210",
+	                     34),
+	    -MTS_ERR_DENIED);
 	/* keys any admin may write */
 	assert_int_equal(mts_state_owner_check(self, (const uint8_t *)"s/web",
 	                     5),

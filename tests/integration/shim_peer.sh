@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# shim_peer.sh: images shared between nodes — an image imported on node 1 only runs on nodes 2 and 3, which fetch it from node 1 through gossipd (i/<node> records, chunked relay, every blob verified by digest); a test hook corrupts a chunk, which is refused by its digest and fetched again; a docker-save import travels too; pull --from-peers; an image nobody has gives a clear error.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/gossip_lib.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
+	skip_all "needs root and runc"
+fi
+t_tmpdir
+trap 'g_down; t_cleanup' EXIT
+# every node spoils the first chunk it serves to another node
+export MTS_CLUSTER_SHIM=1 MTS_CLUSTER_SHIM_CONF='test_corrupt_chunks = 1'
+if ! g_up 3; then
+	fail "3-node cluster with shims formed"
+	cat "$T_DIR/up.log" "$MTS_CLUSTER_DIR"/n*/log/shim.log
+	t_done
+fi
+pass "3-node cluster with shims formed"
+check "all alive" wait_for 15 g_all_alive 3 1 2 3
+id1=$(g_id 1)
+slog() { echo "$MTS_CLUSTER_DIR/n$1/log/shim.log"; }
+image_id() { # I NAME: the image's id on node I
+	g_ctl "$1" -o json image ls |
+		python3 -c 'import json,sys; print(next((i["id"] for i in json.load(sys.stdin) if i["name"]==sys.argv[1]),""))' "$2"
+}
+task_state() { # I TASK
+	g_ctl "$1" -o json task inspect "$2" 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null
+}
+
+"$TOP/scripts/mkimage" "$T_DIR/busybox-oci" >/dev/null
+g_ctl 1 image import "$T_DIR/busybox-oci" >/dev/null
+want=$(image_id 1 busybox:latest)
+check "node 1 holds busybox:latest" test -n "$want"
+check "nodes 2 and 3 do not" test -z "$(image_id 2 busybox:latest)$(image_id 3 busybox:latest)"
+held() { g_ctl "$1" state get "i/$id1" 2>/dev/null | grep -q .; }
+check "node 1's i/<node> record reaches node 2" wait_for 15 held 2
+check "... and node 3" wait_for 15 held 3
+
+# node 2 runs a task of it: fetched from node 1, whose first chunk is
+# corrupted by the hook
+t0=$SECONDS
+out=$(g_ctl 2 task run --name on2 busybox -- sh -c 'echo up; exec sleep 1000' 2>&1)
+check "a task of it runs on node 2 ($((SECONDS - t0)) s): $out" test "$(task_state 2 on2)" = running
+check "node 2 now holds the same image" test "$(image_id 2 busybox:latest)" = "$want"
+check "node 1 corrupted a chunk it served (the hook)" grep -q 'test_corrupt_chunks: flipped a byte' "$(slog 1)"
+check "node 2 refused it by its digest" grep -q 'digest mismatch' "$(slog 2)"
+check "... and fetched it again" grep -q "retrying from node $id1" "$(slog 2)"
+check "the task prints" wait_for 10 sh -c "'$BIN/mtsctl' -r '$(g_run 2)' logs on2 | grep -qx up"
+
+# node 3 too (from node 1 or 2)
+out=$(g_ctl 3 task run --name on3 busybox -- sleep 1000 2>&1)
+check "a task of it runs on node 3: $out" test "$(task_state 3 on3)" = running
+check "node 3 holds the same image" test "$(image_id 3 busybox:latest)" = "$want"
+
+# a docker-save archive imported on node 1 travels too (mts writes its
+# OCI manifest at import)
+"$TOP/scripts/mkimage" --format docker-archive --ref dock/bb:2 "$T_DIR/bb-docker.tar" >/dev/null
+g_ctl 1 image import "$T_DIR/bb-docker.tar" >/dev/null
+dwant=$(image_id 1 dock/bb:2)
+held_dock() { g_ctl 2 state get "i/$id1" | grep -q 'dock/bb:2'; }
+check "node 2 learns node 1 holds dock/bb:2" wait_for 15 held_dock
+out=$(g_ctl 2 task run --name dock2 dock/bb:2 -- sleep 1000 2>&1)
+check "a docker-save image runs on node 2: $out" test "$(task_state 2 dock2)" = running
+check "... the same image" test "$(image_id 2 dock/bb:2)" = "$dwant"
+
+# an image whose blobs node 2 has already (another name for busybox):
+# linked from its store, not fetched
+g_ctl 1 image import --name bb2:1 "$T_DIR/busybox-oci" >/dev/null
+held_bb2() { g_ctl 2 state get "i/$id1" | grep -q 'bb2:1'; }
+check "node 2 learns node 1 holds bb2:1" wait_for 15 held_bb2
+out=$(g_ctl 2 task run --name bb2 bb2:1 -- sleep 1000 2>&1)
+check "bb2:1 runs on node 2: $out" test "$(task_state 2 bb2)" = running
+check "... its blobs taken from node 2's own store (0 bytes fetched)" \
+	grep -q 'image bb2:1: 0 bytes from' "$(slog 2)"
+
+# pull --from-peers, explicitly
+g_ctl 3 task rm -f on3 >/dev/null
+g_ctl 3 image rm busybox:latest >/dev/null
+check "node 3 removed it" test -z "$(image_id 3 busybox:latest)"
+out=$(g_ctl 3 image pull --from-peers busybox:latest 2>&1)
+check "image pull --from-peers on node 3: $out" test "$(image_id 3 busybox:latest)" = "$want"
+
+# an image nobody has: a clear error, nothing runs
+out=$(g_ctl 3 task run --name nosuch nosuch/img:1 -- true 2>&1)
+rc=$?
+check "a task of an image nobody has is refused (rc $rc)" test $rc -ne 0
+check "... saying so: $out" grep -q 'image nosuch/img:1: not in any registry and no peer has it' <<<"$out"
+out=$(g_ctl 3 image pull --from-peers nosuch/img:1 2>&1)
+check "pull --from-peers of it says so too: $out" grep -q "image nosuch/img:1: no peer has it" <<<"$out"
+t_done
