@@ -16,5 +16,9 @@ uint64_t mts_rendezvous_weight(const char *service,
  * the nodes it sees alive and not draining. */
 long mts_rendezvous_owner(const char *service,
     const uint8_t (*nodes)[MTS_NODE_ID_LEN], size_t n);
+/* The same choice from weights already computed (weights[i] of nodes[i]),
+ * for a caller that keeps them: they never change. */
+long mts_rendezvous_pick(const uint64_t *weights,
+    const uint8_t (*nodes)[MTS_NODE_ID_LEN], size_t n);
 
 #endif

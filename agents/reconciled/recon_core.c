@@ -56,7 +56,16 @@ mts_rc_owner(const struct mts_rc_view *v, const char *service)
 		memcpy(ids[n], v->members[i].id, MTS_NODE_ID_LEN);
 		idx[n++] = i;
 	}
-	o = mts_rendezvous_owner(service, (const uint8_t(*)[16])ids, n);
+	if (v->weight) {
+		uint64_t *w = xcalloc(n + 1, sizeof(*w));
+
+		for (i = 0; i < n; i++)
+			w[i] = v->weight(v->weight_ctx, service, ids[i]);
+		o = mts_rendezvous_pick(w, (const uint8_t(*)[16])ids, n);
+		free(w);
+	} else {
+		o = mts_rendezvous_owner(service, (const uint8_t(*)[16])ids, n);
+	}
 	o = o < 0 ? -1 : (long)idx[o];
 	free(ids);
 	free(idx);

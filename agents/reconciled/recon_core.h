@@ -56,6 +56,12 @@ struct mts_rc_view {
 	const struct mts_rc_task *tasks;
 	size_t ntasks;
 	const char *self; /* this node's id, hex */
+	/* Optional: the rendezvous weight of (service, member id), for a
+	 * caller that keeps the weights across passes (they never change);
+	 * NULL: mts_rendezvous_weight each time. */
+	uint64_t (*weight)(void *ctx, const char *service,
+	    const uint8_t id[MTS_NODE_ID_LEN]);
+	void *weight_ctx;
 };
 
 enum mts_rc_kind {

@@ -422,6 +422,8 @@ sim_free(struct sim *s)
 	free(s->svcs);
 	free(s->rsvcs);
 	free(s->running);
+	free(s->wcache);
+	free(s->whave);
 }
 
 static void

@@ -244,6 +244,8 @@ struct sim {
 	int stable_prev; /* membership converged at the previous check */
 	uint64_t places, stops, two_owner_checks;
 	int drains;
+	uint64_t *wcache; /* [svc * n + node]: rendezvous weights, kept */
+	uint8_t *whave;
 	uint32_t (*running)[2]; /* [sec]: replicas running, desired */
 	/* convergence over time: roots per second */
 	uint8_t (*roots)[MTS_HASH_LEN]; /* [sec * n + node], zero if down */

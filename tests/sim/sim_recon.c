@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agents/reconciled/recon_core.h"
+#include "rendezvous.h"
 #include "tests/sim/sim.h"
 #include "xmalloc.h"
 
@@ -359,6 +360,25 @@ stop(struct sim *s, struct sim_node *o, const struct view *w, size_t ti)
 	sim_node_send(s, o, m);
 }
 
+/* The view's weight function: the rendezvous weights kept across passes
+ * and shared by the nodes (a weight depends only on its pair). */
+static uint64_t
+cached_weight(void *ctx, const char *service, const uint8_t id[MTS_NODE_ID_LEN])
+{
+	struct sim *s = ctx;
+	int g = svc_of_name(service), ni = (int)mts_get_u32be(id);
+	size_t k;
+
+	if (g < 0 || (size_t)g >= s->nrsvcs || ni < 0 || ni >= s->n)
+		return mts_rendezvous_weight(service, id);
+	k = (size_t)g * (size_t)s->n + (size_t)ni;
+	if (!s->whave[k]) {
+		s->wcache[k] = mts_rendezvous_weight(service, id);
+		s->whave[k] = 1;
+	}
+	return s->wcache[k];
+}
+
 /* The node's reconciliation pass: recon_core's actions on its view. */
 static void
 reconcile(struct sim *s, struct sim_node *n)
@@ -370,6 +390,8 @@ reconcile(struct sim *s, struct sim_node *n)
 	view_members(s, n, w);
 	view_records(n, w);
 	w->v.self = n->hex;
+	w->v.weight = cached_weight;
+	w->v.weight_ctx = s;
 	mts_rc_reconcile(&w->v, &acts);
 	for (i = 0; i < acts.n; i++) {
 		const struct mts_rc_action *a = &acts.v[i];
@@ -512,6 +534,8 @@ sim_recon_deploy(struct sim *s, size_t nsvcs, uint32_t replicas)
 	s->recon = s->sched = 1;
 	s->rsvcs = xcalloc(nsvcs, sizeof(*s->rsvcs));
 	s->nrsvcs = nsvcs;
+	s->wcache = xcalloc(nsvcs * (size_t)s->n, sizeof(*s->wcache));
+	s->whave = xcalloc(nsvcs * (size_t)s->n, 1);
 	for (i = 0; i < nsvcs; i++) {
 		struct sim_rsvc *v = &s->rsvcs[i];
 

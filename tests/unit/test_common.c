@@ -337,6 +337,25 @@ test_rendezvous(void **state)
 	}
 	for (i = 0; i < 5; i++)
 		assert_true(per[i] > 120 && per[i] < 280);
+	/* pick: the same owner from the weights; a tie to the lower id */
+	for (i = 0; i < 100; i++) {
+		uint64_t w[5];
+
+		snprintf(name, sizeof(name), "stack_svc%d", i);
+		for (j = 0; j < 5; j++)
+			w[j] = mts_rendezvous_weight(name, rev[j]);
+		assert_int_equal(mts_rendezvous_pick(w,
+		                     (const uint8_t(*)[16])rev, 5),
+		    mts_rendezvous_owner(name, (const uint8_t(*)[16])rev, 5));
+	}
+	{
+		uint64_t w[3] = { 7, 9, 9 };
+
+		assert_int_equal(mts_rendezvous_pick(w,
+		                     (const uint8_t(*)[16])rev, 3),
+		    2); /* rev[2] has the lower id of the two 9s */
+		assert_int_equal(mts_rendezvous_pick(w, NULL, 0), -1);
+	}
 }
 
 int

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "agents/reconciled/recon_core.h"
+#include "rendezvous.h"
 
 #define NODES 6
 
@@ -66,6 +67,36 @@ owner_of(const struct mts_rc_service *s)
 	struct mts_rc_view v = view(s, 1, NULL, 0, 0);
 
 	return (int)mts_rc_owner(&v, s->name);
+}
+
+static int weight_calls;
+
+static uint64_t
+counted_weight(void *ctx, const char *service,
+    const uint8_t id[MTS_NODE_ID_LEN])
+{
+	weight_calls++;
+	return mts_rendezvous_weight(service, id);
+}
+
+/* A caller's weight function (a cache) names the same owners. */
+static void
+test_owner_weight_hook(void **state)
+{
+	struct mts_rc_service s = { .mode = RC_REPLICATED, .replicas = 1 };
+	struct mts_rc_view v;
+	char name[32];
+	int i;
+
+	setup_members();
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "stack_svc%d", i);
+		s.name = name;
+		v = view(&s, 1, NULL, 0, 0);
+		v.weight = counted_weight;
+		assert_int_equal(mts_rc_owner(&v, name), owner_of(&s));
+	}
+	assert_true(weight_calls >= 200);
 }
 
 static void
@@ -369,6 +400,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_owner_places),
+		cmocka_unit_test(test_owner_weight_hook),
 		cmocka_unit_test(test_dead_node_missing),
 		cmocka_unit_test(test_heal_same_choice),
 		cmocka_unit_test(test_extras_most_on_one_node),
