@@ -38,7 +38,7 @@ struct peer_fetch {
 	struct mts_held chosen;
 	struct mts_pace pace;
 	mts_time_t deadline;
-	uint64_t bytes; /* fetched from peers, verified or not */
+	uint64_t bytes;     /* fetched from peers, verified or not */
 	mts_time_t fetched; /* when the last blob was verified */
 };
 
@@ -142,9 +142,8 @@ mark_alive(struct mts_ipc_client *gd, struct holders *h, char *err,
 
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_MEMBERS;
 	req.members = &mr;
-	if (mts_ipc_client_call(gd, &req.base,
-	        &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&rep, e,
-	        sizeof(e)) != 0) {
+	if (mts_ipc_client_call(gd, &req.base, &mts__gossipd__reply__descriptor,
+	        (ProtobufCMessage **)&rep, e, sizeof(e)) != 0) {
 		snprintf(err, errlen, "gossipd members: %s", e);
 		return -MTS_ERR_IO;
 	}
@@ -201,13 +200,13 @@ ask_chunk(struct peer_fetch *f, const char *node, const char *digest,
 	free(payload);
 	if (rc != 0)
 		return rc;
-	*out = rep->relay ? mts__shim__reply__unpack(NULL,
-	                        rep->relay->payload.len,
-	                        rep->relay->payload.data)
-	                  : NULL;
+	*out = rep->relay
+	    ? mts__shim__reply__unpack(NULL, rep->relay->payload.len,
+	          rep->relay->payload.data)
+	    : NULL;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	if (*out == NULL || (*out)->body_case !=
-	        MTS__SHIM__REPLY__BODY_IMAGE_BLOB) {
+	if (*out == NULL ||
+	    (*out)->body_case != MTS__SHIM__REPLY__BODY_IMAGE_BLOB) {
 		if (*out != NULL && (*out)->error && (*out)->error->message)
 			snprintf(err, errlen, "%s", (*out)->error->message);
 		else
@@ -269,8 +268,7 @@ next_chunk(struct peer_fetch *f, const char *digest, int fd, uint64_t *off,
 		snprintf(err, errlen, "size %llu, expected %lld (at most %lld)",
 		    (unsigned long long)b->size, (long long)*size,
 		    (long long)max);
-	else if (b->data.len > MTS_PEER_CHUNK ||
-	    *off + b->data.len > b->size ||
+	else if (b->data.len > MTS_PEER_CHUNK || *off + b->data.len > b->size ||
 	    (b->data.len == 0 && *off < b->size))
 		snprintf(err, errlen, "%zu bytes at offset %llu of %llu",
 		    b->data.len, (unsigned long long)*off,
@@ -363,9 +361,10 @@ fetch_blob(struct peer_fetch *f, const char *digest, int64_t size, int64_t max,
 		off = 0;
 		got = size;
 		if (ftruncate(fd, 0) != 0 ||
-		    (close(fd), fd = open(f->sg->incoming,
-		                    O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
-		                    0644)) < 0) {
+		    (close(fd),
+		        fd = open(f->sg->incoming,
+		            O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) <
+		        0) {
 			snprintf(why, sizeof(why), "%s", strerror(errno));
 			break;
 		}
@@ -423,8 +422,7 @@ out:
 
 /* The holders to ask (alive peers with the newest image of that name). */
 static int
-find_holders(struct peer_fetch *f, const char *name, char *err,
-    size_t errlen)
+find_holders(struct peer_fetch *f, const char *name, char *err, size_t errlen)
 {
 	struct holders h = { NULL, 0 };
 	uint64_t seed;

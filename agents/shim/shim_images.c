@@ -144,8 +144,7 @@ fetch_next(struct shim *s)
 	for (o = s->waits; o != NULL; o = o->next)
 		if (strcmp(o->spec->image, w->spec->image) == 0)
 			o->fetching = 1;
-	log_info("image %s: not stored here; fetching it",
-	    w->spec->image);
+	log_info("image %s: not stored here; fetching it", w->spec->image);
 	shim_fetch_argv(s, &a, "auto", w->spec->image, 0);
 	if (shim_image_start(s, a.v, 1, w->spec->image, NULL) != 0)
 		shim_images_job_done(s, w->spec->image, -1, MTS_ERR_IO,
@@ -178,8 +177,7 @@ shim_run_wait(struct shim *s, const Mts__Shim__TaskSpec *sp,
 		n++;
 	if (n >= MAX_WAITS) {
 		mts_ipc_reply_error(call, MTS_ERR_TOOBIG,
-		    "image %s: %zu runs already wait for images", sp->image,
-		    n);
+		    "image %s: %zu runs already wait for images", sp->image, n);
 		return;
 	}
 	w = xcalloc(1, sizeof(*w));
@@ -285,9 +283,9 @@ shim_h_image_blob(void *ctx, const ProtobufCMessage *m,
 	if ((rc = mts_store_read_blob(s->store, dg, r->offset, max, &buf, &len,
 	         &size)) != 0) {
 		mts_ipc_reply_error(call, -rc, "blob %.80s: %s", dg,
-		    rc == -MTS_ERR_NOTFOUND ? "no image here has it"
-		    : rc == -MTS_ERR_INVAL  ? "offset beyond its end"
-		                            : "cannot read it");
+		    rc == -MTS_ERR_NOTFOUND    ? "no image here has it"
+		        : rc == -MTS_ERR_INVAL ? "offset beyond its end"
+		                               : "cannot read it");
 		return;
 	}
 	test_corrupt(s, buf, len, dg, r->offset);

@@ -65,31 +65,30 @@ test_name_match(void **state)
 {
 	assert_true(mts_img_name_match("busybox:latest", "busybox:latest"));
 	assert_true(mts_img_name_match("busybox", "busybox:latest"));
-	assert_true(mts_img_name_match("r.io:5000/a/b", "r.io:5000/a/b:latest"));
+	assert_true(
+	    mts_img_name_match("r.io:5000/a/b", "r.io:5000/a/b:latest"));
 	assert_false(mts_img_name_match("busybox", "busybox:1"));
 	assert_false(mts_img_name_match("busybox:1", "busybox:latest"));
 	assert_false(mts_img_name_match("busy", "busybox:latest"));
 	assert_false(mts_img_name_match("busybox", "busyboxlatest"));
 	assert_false(mts_img_name_match("busybox", "busybox:latestx"));
-	assert_false(
-	    mts_img_name_match("a@sha256:1", "a@sha256:1:latest"));
+	assert_false(mts_img_name_match("a@sha256:1", "a@sha256:1:latest"));
 }
 
 #define D8(c) c c c c c c c c
 #define D(c) "sha256:" D8(c) D8(c) D8(c) D8(c) D8(c) D8(c) D8(c) D8(c)
 
-static const struct mts_held old_bb = { "busybox:latest", D("1"), D("a"),
-	10, 1000 };
-static const struct mts_held new_bb = { "busybox:latest", D("2"), D("b"),
-	10, 2000 };
-static const struct mts_held other = { "nginx:1", D("3"), D("c"), 10,
-	3000 };
+static const struct mts_held old_bb = { "busybox:latest", D("1"), D("a"), 10,
+	1000 };
+static const struct mts_held new_bb = { "busybox:latest", D("2"), D("b"), 10,
+	2000 };
+static const struct mts_held other = { "nginx:1", D("3"), D("c"), 10, 3000 };
 
 static void
 test_pick(void **state)
 {
 	const struct mts_held h1[] = { old_bb, other }, h2[] = { new_bb },
-			      h3[] = { new_bb }, h4[] = { new_bb };
+	                      h3[] = { new_bb }, h4[] = { new_bb };
 	struct mts_holder hs[] = {
 		{ "11111111111111111111111111111111", 1, h1, 2 },
 		{ "22222222222222222222222222222222", 1, h2, 1 },
@@ -102,8 +101,8 @@ test_pick(void **state)
 
 	/* the newest image of that name; the dead holder is left out, so
 	 * is the node itself */
-	n = mts_peer_pick(hs, 4, "33333333333333333333333333333333",
-	    "busybox", 0, c, 8, &chosen);
+	n = mts_peer_pick(hs, 4, "33333333333333333333333333333333", "busybox",
+	    0, c, 8, &chosen);
 	assert_int_equal(n, 1);
 	assert_string_equal(c[0].node, "22222222222222222222222222222222");
 	assert_string_equal(chosen.manifest, D("2"));
@@ -117,8 +116,7 @@ test_pick(void **state)
 	    "busybox:latest", 2, c, 8, &chosen);
 	assert_string_equal(c[0].node, "22222222222222222222222222222222");
 	/* room for one */
-	assert_int_equal(mts_peer_pick(hs, 4, "5", "busybox", 0, c, 1,
-	                     &chosen),
+	assert_int_equal(mts_peer_pick(hs, 4, "5", "busybox", 0, c, 1, &chosen),
 	    1);
 	/* the old one, when only its holder is alive */
 	hs[1].alive = hs[2].alive = 0;
@@ -150,14 +148,12 @@ test_pick_tie(void **state)
 	struct mts_held chosen;
 
 	snprintf(b.manifest, sizeof(b.manifest), "%s", D("9"));
-	assert_int_equal(mts_peer_pick(hs, 2, "3", "busybox", 0, c, 2,
-	                     &chosen),
+	assert_int_equal(mts_peer_pick(hs, 2, "3", "busybox", 0, c, 2, &chosen),
 	    1);
 	assert_string_equal(chosen.manifest, D("9"));
 	hs[0].held = &b;
 	hs[1].held = &a;
-	assert_int_equal(mts_peer_pick(hs, 2, "3", "busybox", 0, c, 2,
-	                     &chosen),
+	assert_int_equal(mts_peer_pick(hs, 2, "3", "busybox", 0, c, 2, &chosen),
 	    1);
 	assert_string_equal(chosen.manifest, D("9"));
 	assert_string_equal(c[0].node, "11111111111111111111111111111111");
