@@ -1,4 +1,4 @@
-/* netd.c: mts-netd's main — the config and the node key, the bridge and mts0 on wireguard-go, the attachments read back, the sandbox, then the socket and the timers that follow the cluster (gossipd's members, the m/ and ov/ records). */
+/* netd.c: mts-netd's main — the config and the node key, the bridge and mts0 on wireguard-go, the attachments read back, the sandbox, then the socket and the timers that follow the cluster (gossipd's members, the m/ and n/ records). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -16,8 +16,8 @@
 #define NETD_VETH_PREFIX "mtsv" /* + host number: mtsv2 .. mtsv254 */
 #define NETD_TASK_IF "eth0"
 #define NETD_POLL_MS 250        /* gossipd's members */
-#define NETD_SCAN_MS 1000       /* m/ and ov/ records */
-#define NETD_CLAIM_PREFIX "ov/" /* + node id: SubnetClaim */
+#define NETD_SCAN_MS 1000       /* m/ and n/ records */
+#define NETD_CLAIM_PREFIX "n/"  /* + node id: NodeInfo, its overlay_subnet */
 #define NETD_MEMBER_PREFIX "m/" /* + node id: MemberRecord */
 
 struct netd_conf {
@@ -31,7 +31,7 @@ struct netd_conf {
 };
 
 /* What netd knows of every node: gossipd's members (alive, address,
- * name), the m/ records (keys) and the ov/ records (claims), each record
+ * name), the m/ records (keys) and the n/ records (claims), each record
  * kept only when the last full scan saw it (gen). */
 struct netd_ventry {
 	struct netd_node node;
@@ -76,7 +76,7 @@ struct netd {
 	int failed;              /* stop with MTS_EXIT_FAILURE */
 	int rescan, repoll;      /* a feed said so while a read was under way */
 	/* the feeds that make the view follow at once: statestore.pub (m/,
-	 * ov/) and gossipd.pub (member events) */
+	 * n/) and gossipd.pub (member events) */
 	nng_socket store_sub, gossip_sub;
 	struct mts_watch *store_w, *gossip_w;
 	int store_open, gossip_open;
@@ -109,7 +109,7 @@ int netd_wg_set(struct netd *, const char *lines);
 /* The UAPI "get" answer (malloc'd; caller frees), NULL on failure. */
 char *netd_wg_get(struct netd *);
 
-/* netd_sync.c: the cluster view (gossipd's members, m/ and ov/ records),
+/* netd_sync.c: the cluster view (gossipd's members, m/ and n/ records),
  * the claim, the peers. */
 void netd_on_poll(void *arg, mts_time_t now);
 void netd_on_scan(void *arg, mts_time_t now);

@@ -223,8 +223,8 @@ netd_bridge_apply(struct netd *n)
 	        "1") < 0)
 		log_warn("enabling forwarding on %s and %s", NETD_BRIDGE,
 		    NETD_WG_IF);
-	netd_ip_str(ip, sizeof(ip), gw);
-	log_info("subnet %s/24 (gateway %s) on %s", ip, ip, NETD_BRIDGE);
+	netd_ip_str(ip, sizeof(ip), subnet_net(n));
+	log_info("subnet %s/24 (gateway .1) on %s", ip, NETD_BRIDGE);
 	n->applied = n->subnet;
 	for (i = 0; i < n->att.n; i++)
 		plumb(n, &n->att.a[i]);

@@ -1,4 +1,4 @@
-/* netd_sync.c: mts-netd's view of the cluster — gossipd's members polled every 250 ms, the m/ (keys) and ov/ (subnet claims) records scanned every second — and what follows from it: the node's own claim written as ov/<self>, the bridge's address, WireGuard's peers. */
+/* netd_sync.c: mts-netd's view of the cluster — gossipd's members (polled every 250 ms and on every gossipd.pub event), the m/ (keys) and n/ (the overlay_subnet of NodeInfo) records (scanned every second and on every change statestore.pub announces) — and what follows from it: the node's own claim written into n/<self>, the bridge's address, WireGuard's peers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include "log.h"
 #include "mtserr.h"
 #include "netd.h"
-#include "netd.pb-c.h"
+#include "nodeinfo.h"
 #include "statestore.pb-c.h"
 #include <nng/protocol/pubsub0/sub.h>
 #include "xmalloc.h"
@@ -166,45 +166,52 @@ netd_on_poll(void *arg, mts_time_t now)
 /* --- the claim --------------------------------------------------------------------- */
 
 static void
-claim_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+claim_done(void *arg, int rc, const struct mts_nodeinfo *now, const char *err)
 {
 	struct netd *n = arg;
 
 	n->claim_busy = 0;
 	if (rc == -MTS_ERR_CANCELED)
 		return;
-	if (rc < 0)
-		log_warnx("writing %s%s: %s", NETD_CLAIM_PREFIX, n->self, err);
+	if (rc < 0) {
+		log_warnx("writing the subnet to n/%s: %s", n->self, err);
+		n->claim_put = -1; /* try again after the next scan */
+	}
+}
+
+static void
+subnet_text(const struct netd *n, int32_t idx, char *out, size_t outlen)
+{
+	char ip[16];
+
+	netd_ip_str(ip, sizeof(ip),
+	    netd_subnet_net(&n->cfg.cidr, (uint32_t)idx));
+	snprintf(out, outlen, "%s/24", ip);
+}
+
+/* The edit of n/<self>: netd's fields only (the subnet, its version). */
+static int
+claim_edit(struct mts_nodeinfo *ni, void *arg)
+{
+	struct netd *n = arg;
+	char text[sizeof(ni->overlay_subnet)];
+	int changed;
+
+	subnet_text(n, n->subnet, text, sizeof(text));
+	changed = strcmp(ni->overlay_subnet, text) != 0;
+	snprintf(ni->overlay_subnet, sizeof(ni->overlay_subnet), "%s", text);
+	changed |= mts_nodeinfo_set_version(ni, "netd", MTS_VERSION);
+	return changed;
 }
 
 static void
 claim_write(struct netd *n)
 {
-	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
-	Mts__Netd__SubnetClaim c = MTS__NETD__SUBNET_CLAIM__INIT;
-	char key[64], ip[16], text[32];
-	uint8_t *buf;
-
-	netd_ip_str(ip, sizeof(ip),
-	    netd_subnet_net(&n->cfg.cidr, (uint32_t)n->subnet));
-	snprintf(text, sizeof(text), "%s/24", ip);
-	snprintf(key, sizeof(key), NETD_CLAIM_PREFIX "%s", n->self);
-	c.subnet = text;
-	buf = xmalloc(mts__netd__subnet_claim__get_packed_size(&c) + 1);
-	put.value.len = mts__netd__subnet_claim__pack(&c, buf);
-	put.value.data = buf;
-	put.key.data = (uint8_t *)key;
-	put.key.len = strlen(key);
-	req.body_case = MTS__STATESTORE__REQUEST__BODY_PUT;
-	req.put = &put;
-	if (mts_ipc_async_call(n->store, &req.base,
-	        &mts__statestore__reply__descriptor, 0, claim_done,
-	        n) != NULL) {
+	if (mts_nodeinfo_update(n->store, n->self, claim_edit, n, claim_done,
+	        n) == 0) {
 		n->claim_busy = 1;
 		n->claim_put = n->subnet;
 	}
-	free(buf);
 }
 
 /* After a full scan: the /24 to keep or take, written when it changed,
@@ -265,29 +272,28 @@ member_record(struct netd *n, struct netd_ventry *e, const Mts__Record *r)
 static void
 claim_record(struct netd *n, struct netd_ventry *e, const Mts__Record *r)
 {
-	Mts__Netd__SubnetClaim *c =
-	    mts__netd__subnet_claim__unpack(NULL, r->value.len, r->value.data);
+	struct mts_nodeinfo ni;
 	char ip[32];
 	uint32_t net;
 	int32_t idx;
 
-	if (c == NULL)
+	if (mts_nodeinfo_decode(r->value.data, r->value.len, &ni) < 0 ||
+	    ni.overlay_subnet[0] == '\0')
 		return;
-	snprintf(ip, sizeof(ip), "%.*s", (int)strcspn(c->subnet, "/"),
-	    c->subnet);
-	if (netd_ip_parse(ip, &net) == 0 &&
-	    (idx = netd_subnet_index(&n->cfg.cidr, net)) >= 0 &&
-	    (uint32_t)idx < netd_subnet_count(&n->cfg.cidr)) {
-		e->node.subnet = idx;
-		e->claim_gen = n->view.gen;
-		if (memcmp(e->node.node, n->self_id, MTS_NODE_ID_LEN) == 0 &&
-		    n->claim_put < 0) {
-			n->claim_put = idx; /* what the store holds already */
-			if (n->subnet < 0)
-				n->subnet = idx; /* a restart keeps the /24 */
-		}
+	snprintf(ip, sizeof(ip), "%.*s", (int)strcspn(ni.overlay_subnet, "/"),
+	    ni.overlay_subnet);
+	if (netd_ip_parse(ip, &net) < 0 ||
+	    (idx = netd_subnet_index(&n->cfg.cidr, net)) < 0 ||
+	    (uint32_t)idx >= netd_subnet_count(&n->cfg.cidr))
+		return; /* another cluster_cidr: not a claim here */
+	e->node.subnet = idx;
+	e->claim_gen = n->view.gen;
+	if (memcmp(e->node.node, n->self_id, MTS_NODE_ID_LEN) == 0 &&
+	    n->claim_put < 0) {
+		n->claim_put = idx; /* what the store holds already */
+		if (n->subnet < 0)
+			n->subnet = idx; /* a restart keeps the /24 */
 	}
-	mts__netd__subnet_claim__free_unpacked(c, NULL);
 }
 
 static void

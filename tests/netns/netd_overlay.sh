@@ -149,6 +149,9 @@ for i in $NODES; do echo "node $i: $(subnet "$i")"; done
 n5=0
 for i in $NODES; do [ "$(subnet "$i")" = 10.210.5.0/24 ] && n5=$((n5 + 1)); done
 check "exactly one node kept 10.210.5.0/24" [ "$n5" = 1 ]
+routes() { ctl "$1" -o json overlay status | python3 -c 'import json,sys; print(" ".join(sorted(p["allowed_ips"] for p in json.load(sys.stdin)["peers"])))'; }
+check "node 1 routes to nodes 2 and 3 the /24s they claim (read from their n/ records)" \
+	[ "$(routes 1)" = "$(printf '%s\n' "$(subnet 2)" "$(subnet 3)" | sort | tr '\n' ' ' | sed 's/ $//')" ]
 check "overlay status -o json has the peers' endpoints and /24s" \
 	sh -c "'$CTL' -r '$(ndir 1)/run' -o json overlay status | python3 -c '
 import json,sys; j=json.load(sys.stdin)
