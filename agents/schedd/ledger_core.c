@@ -375,6 +375,31 @@ mts_ledger_task_remove(struct mts_ledger *l, const char *task)
 	return 0;
 }
 
+enum mts_ledger_why
+mts_ledger_lease_restore(struct mts_ledger *l, const struct mts_lease *in)
+{
+	struct mts_lease *s;
+
+	if (find_lease(l, in->id) != NULL)
+		return LEDGER_OK;
+	if (l->nleases + l->ntasks >= l->max_entries)
+		return LEDGER_FULL;
+	if (l->nleases == l->capleases) {
+		l->capleases = l->capleases ? 2 * l->capleases : 16;
+		l->leases =
+		    xreallocarray(l->leases, l->capleases, sizeof(*l->leases));
+	}
+	s = &l->leases[l->nleases++];
+	*s = *in;
+	s->id[sizeof(s->id) - 1] = '\0';
+	s->owner[sizeof(s->owner) - 1] = '\0';
+	s->service[sizeof(s->service) - 1] = '\0';
+	s->task[sizeof(s->task) - 1] = '\0';
+	if (s->state == LEASE_NONE || s->state >= LEASE_NSTATES)
+		s->state = LEASE_ENDED;
+	return LEDGER_OK;
+}
+
 void
 mts_ledger_digest(const struct mts_ledger *l, struct mts_digest *d)
 {
@@ -391,6 +416,30 @@ mts_ledger_digest(const struct mts_ledger *l, struct mts_digest *d)
 	d->tasks = (uint32_t)l->ntasks;
 	for (i = 0; i < l->nleases; i++)
 		d->leases += l->leases[i].state == LEASE_PREPARED;
+}
+
+static const char *const state_names[LEASE_NSTATES] = {
+	[LEASE_NONE] = "none",
+	[LEASE_PREPARED] = "prepared",
+	[LEASE_COMMITTED] = "committed",
+	[LEASE_ENDED] = "ended",
+};
+
+const char *
+mts_lease_state_str(enum mts_lease_state st)
+{
+	return (unsigned)st < LEASE_NSTATES ? state_names[st] : "?";
+}
+
+enum mts_lease_state
+mts_lease_state_parse(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s != NULL && i < LEASE_NSTATES; i++)
+		if (strcmp(s, state_names[i]) == 0)
+			return (enum mts_lease_state)i;
+	return LEASE_NONE;
 }
 
 const char *

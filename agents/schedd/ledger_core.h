@@ -113,10 +113,21 @@ void mts_ledger_task_add(struct mts_ledger *, const char *task,
     const char *service, struct mts_res res);
 int mts_ledger_task_remove(struct mts_ledger *, const char *task);
 
+/* Puts back a lease as a saved ledger had it (a restart): a prepared
+ * one holds its resources again until its expiry, a committed or ended
+ * one answers resends as before. A lease id already known is left as
+ * it is. LEDGER_OK or LEDGER_FULL. */
+enum mts_ledger_why mts_ledger_lease_restore(struct mts_ledger *,
+    const struct mts_lease *);
+
 void mts_ledger_digest(const struct mts_ledger *, struct mts_digest *);
 /* Tasks of service held here (committed + live leases). */
 uint32_t mts_ledger_service_count(const struct mts_ledger *,
     const char *service);
 const char *mts_ledger_why_str(enum mts_ledger_why);
+/* "prepared", "committed", "ended" ("none"); parse gives LEASE_NONE for
+ * anything else. */
+const char *mts_lease_state_str(enum mts_lease_state);
+enum mts_lease_state mts_lease_state_parse(const char *);
 
 #endif

@@ -97,7 +97,8 @@ serve(struct schedd *s, struct mts_agent *a)
 	int i;
 
 	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, "statestore",
-	        NULL) < 0)
+	        NULL) < 0 ||
+	    schedd_save_load(s) < 0)
 		return -1;
 	for (i = 0; schedd_scan_blocking(s, path, STORE_TIMEOUT_MS) < 0 ||
 	     restore_blocking(s, path) < 0;
@@ -161,6 +162,8 @@ cleanup(struct schedd *s, struct mts_agent *a)
 	mts_loop_free(s->loop);
 	mts_acl_table_free(&s->cfg.acl);
 	mts_ledger_free(&s->ledger);
+	free(s->save_path);
+	free(s->saved);
 	mts_agent_free(a);
 }
 

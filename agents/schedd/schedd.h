@@ -48,6 +48,11 @@ struct schedd {
 	int nodeinfo_busy, nodeinfo_dirty;
 	/* gossipd.sock: membership, for Place */
 	struct mts_ipc_async *gossip;
+	/* $MTS_STATEDIR/ledger (schedd_save.c): its path (NULL: not kept)
+	 * and the bytes it holds */
+	char *save_path;
+	uint8_t *saved;
+	size_t saved_len;
 };
 
 extern const struct mts_ipc_service schedd_service;
@@ -79,6 +84,12 @@ void schedd_on_nodeinfo(void *, mts_time_t);
  * active) and answers call once n/<self> says so. */
 void schedd_set_availability(struct schedd *, enum mts_availability,
     struct mts_ipc_call *);
+
+/* schedd_save.c: the ledger read back from $MTS_STATEDIR/ledger at
+ * start (before the t/ scan; 0 or -1), and written (atomically, synced)
+ * when it changed: 0, or -1 when it could not be (logged). */
+int schedd_save_load(struct schedd *);
+int schedd_save(struct schedd *);
 
 /* The Place dry-run (schedd_place.c): answers call once the statestore
  * gave the service record, the d/ digests and the nl/ labels. */

@@ -76,6 +76,13 @@ h_prepare(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		return;
 	}
 	schedd_changed(s);
+	if (why == LEDGER_OK && schedd_save(s) < 0) {
+		/* not on disk: a restart could forget it, so it is not
+		 * granted (it expires with its ttl) */
+		mts_ipc_reply_error(call, MTS_ERR_IO,
+		    "lease %s: the ledger could not be saved", p->lease);
+		return;
+	}
 	if (why == LEDGER_OK) {
 		const struct mts_lease *l = NULL;
 		size_t i;
@@ -126,6 +133,12 @@ h_commit(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		    c->lease, mts_ledger_why_str(why));
 		return;
 	}
+	/* the task holds its share here (a resent commit saves again) */
+	if (schedd_save(s) < 0) {
+		mts_ipc_reply_error(call, MTS_ERR_IO,
+		    "lease %s: the ledger could not be saved", c->lease);
+		return;
+	}
 	rep.body_case = MTS__SCHEDD__REPLY__BODY_COMMIT;
 	rep.commit = &cr;
 	mts_ipc_reply(call, &rep.base);
@@ -163,13 +176,6 @@ h_abort(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	mts_ipc_reply(call, &rep.base);
 }
 
-static const char *const state_names[LEASE_NSTATES] = {
-	[LEASE_NONE] = "none",
-	[LEASE_PREPARED] = "prepared",
-	[LEASE_COMMITTED] = "committed",
-	[LEASE_ENDED] = "ended",
-};
-
 static void
 h_ledger(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
@@ -198,7 +204,7 @@ h_ledger(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		ls[i].service = (char *)x->service;
 		ls[i].cpu_millis = x->res.cpu_millis;
 		ls[i].memory = x->res.memory;
-		ls[i].state = (char *)state_names[x->state];
+		ls[i].state = (char *)mts_lease_state_str(x->state);
 		ls[i].task = (char *)x->task;
 		if (x->state == LEASE_PREPARED && x->expires > now)
 			ls[i].expires_in_ms = (uint64_t)(x->expires - now);

@@ -70,25 +70,37 @@ for i in 1 2 3; do
 done
 check "d/ of all 3 nodes on every node within 5 s, node 2's current" [ $ok = 1 ]
 
-# restart: a committed reservation comes back from t/<self>/, a commit of
-# a lease the new schedd never saw is refused
+# restart: the ledger is saved before a grant or a commit is answered —
+# a lease granted before a restart can still be committed, a task
+# committed before it (no t/ record yet) still holds its share, and the
+# restarted node does not over-commit
 r2=$(g_run 2)
 check "node 2's shim-style task record written" \
 	[ "$("$ST" "$r2" - puttask "$n2" task-a2 s_web 600 $((200 * MB)) running)" = ok ]
 out=$(st "$n2" prepare pending "$n1" s_web 100 $MB 0 20000)
+out2=$(st "$n2" prepare c1 "$n1" s_web 100 $MB 0 20000; st "$n2" commit c1 task-c1)
+check "a lease granted and one committed (no task record) before the restart ($out; $out2)" \
+	bash -c "[[ '$out' == granted* && '$out2' == granted*ok ]]"
 g_ctl 2 agent restart schedd >/dev/null
 check "node 2's schedd restarted" wait_for 10 test -S "$r2/schedd/schedd.sock"
-check "after the restart the task still holds its share" \
-	wait_for 10 bash -c "[ \"\$('$ST' '$r1' $n2 ledger)\" = '$want2' ]"
+want_r="cpu 1000 mem $((1024 * MB)) free_cpu 200 free_mem $((822 * MB)) tasks 2 leases 1"
+check "after the restart the tasks and the lease still hold their shares" \
+	wait_for 10 bash -c "[ \"\$('$ST' '$r1' $n2 ledger)\" = '$want_r' ]"
 out=$(st "$n2" commit pending task-p)
-check "a commit of a lease from before the restart is refused ($out)" \
-	bash -c "[[ '$out' == 'error 2 '* ]]"
-out=$(st "$n2" prepare big "$n1" s_web 500 $MB 0 20000)
+check "a lease granted before the restart commits after it ($out)" [ "$out" = ok ]
+out=$(st "$n2" prepare big "$n1" s_web 300 $MB 0 20000)
 check "and the restarted node does not over-commit ($out)" \
-	bash -c "[[ '$out' == 'rejected insufficient cpu;'* ]]"
+	bash -c "[[ '$out' == 'rejected insufficient cpu; cpu 1000 mem $((1024 * MB)) free_cpu 200 '* ]]"
+g_ctl 2 agent restart schedd >/dev/null
+want_r="cpu 1000 mem $((1024 * MB)) free_cpu 200 free_mem $((822 * MB)) tasks 3 leases 0"
+check "a restart after the commit keeps the 3 tasks" \
+	wait_for 10 bash -c "[ \"\$('$ST' '$r1' $n2 ledger)\" = '$want_r' ]"
+check "a resent commit after the restart is still ok" [ "$(st "$n2" commit c1 task-c1)" = ok ]
+out=$(st "$n2" commit never2 task-n)
+check "a commit of a lease never granted is refused (NOT_FOUND) ($out)" bash -c "[[ '$out' == 'error 2 '* ]]"
 check "an exited task frees its share at the next scan" eval '
 	"$ST" "$r2" - puttask "$n2" task-a2 s_web 600 $((200 * MB)) exited >/dev/null &&
-	wait_for 8 bash -c "[[ \"\$('"$ST"' '"$r1"' '"$n2"' ledger)\" == \"cpu 1000 mem $((1024 * MB)) free_cpu 1000 \"* ]]"'
+	wait_for 8 bash -c "[[ \"\$('"$ST"' '"$r1"' '"$n2"' ledger)\" == \"cpu 1000 mem $((1024 * MB)) free_cpu 800 \"* ]]"'
 
 # 5 preparers on 3 nodes (4 prepares each) race for node 3 (1000
 # millicores): only 3 of the 20 x 300 fit, whoever wins

@@ -133,6 +133,66 @@ test_ledger_limits(void **state)
 	mts_ledger_free(&l);
 }
 
+/* A restart puts back the saved leases: a prepared one holds its share
+ * until its expiry and can be committed, a committed one answers a
+ * resent commit, an ended one still refuses a late commit; a lease id
+ * already known is not replaced, and an unknown state counts as ended. */
+static void
+test_ledger_restore(void **state)
+{
+	struct mts_ledger a, b;
+	struct mts_digest d;
+	size_t i;
+
+	mts_ledger_init(&a, res(1000, 1000), 0);
+	assert_int_equal(mts_ledger_prepare(&a, "p", OWNER, "web", res(300, 10),
+	                     0, 1000, 0),
+	    LEDGER_OK);
+	assert_int_equal(mts_ledger_prepare(&a, "c", OWNER, "web", res(200, 10),
+	                     0, 1000, 0),
+	    LEDGER_OK);
+	assert_int_equal(mts_ledger_commit(&a, "c", "task-c", 10), LEDGER_OK);
+	assert_int_equal(mts_ledger_prepare(&a, "e", OWNER, "web", res(100, 10),
+	                     0, 1000, 0),
+	    LEDGER_OK);
+	assert_int_equal(mts_ledger_abort(&a, "e", 20), LEDGER_OK);
+	/* what a new schedd gets from the file */
+	mts_ledger_init(&b, res(1000, 1000), 0);
+	for (i = 0; i < a.ntasks; i++)
+		mts_ledger_task_add(&b, a.tasks[i].id, a.tasks[i].service,
+		    a.tasks[i].res);
+	for (i = 0; i < a.nleases; i++)
+		assert_int_equal(mts_ledger_lease_restore(&b, &a.leases[i]),
+		    LEDGER_OK);
+	assert_int_equal(mts_ledger_lease_restore(&b, &a.leases[0]), LEDGER_OK);
+	assert_int_equal(b.nleases, 3);
+	mts_ledger_digest(&b, &d);
+	assert_int_equal(d.free.cpu_millis, 500);
+	assert_int_equal(d.tasks, 1);
+	assert_int_equal(d.leases, 1);
+	assert_int_equal(mts_ledger_prepare(&b, "x", OWNER, "web", res(600, 10),
+	                     0, 1000, 30),
+	    LEDGER_NO_CPU);
+	assert_int_equal(mts_ledger_commit(&b, "c", "task-c", 30), LEDGER_OK);
+	assert_int_equal(mts_ledger_commit(&b, "e", "task-e", 30),
+	    LEDGER_ENDED);
+	assert_int_equal(mts_ledger_commit(&b, "p", "task-p", 30), LEDGER_OK);
+	mts_ledger_digest(&b, &d);
+	assert_int_equal(d.free.cpu_millis, 500);
+	assert_int_equal(d.tasks, 2);
+	/* past its expiry a restored prepared lease ends as any other */
+	a.leases[0].state = (enum mts_lease_state)99;
+	memcpy(a.leases[0].id, "q", 2);
+	assert_int_equal(mts_ledger_lease_restore(&b, &a.leases[0]), LEDGER_OK);
+	assert_int_equal(mts_ledger_commit(&b, "q", "task-q", 40),
+	    LEDGER_ENDED);
+	assert_string_equal(mts_lease_state_str(LEASE_COMMITTED), "committed");
+	assert_int_equal(mts_lease_state_parse("prepared"), LEASE_PREPARED);
+	assert_int_equal(mts_lease_state_parse("bogus"), LEASE_NONE);
+	mts_ledger_free(&a);
+	mts_ledger_free(&b);
+}
+
 /* Random prepares, commits, aborts, removals and clock steps: the ledger
  * never holds more than its capacity. */
 static void
@@ -388,6 +448,7 @@ main(void)
 		cmocka_unit_test(test_ledger_leases),
 		cmocka_unit_test(test_ledger_limits),
 		cmocka_unit_test(test_ledger_never_overcommits),
+		cmocka_unit_test(test_ledger_restore),
 		cmocka_unit_test(test_place_spread),
 		cmocka_unit_test(test_place_preferences),
 		cmocka_unit_test(test_place_constraints),
