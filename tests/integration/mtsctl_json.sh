@@ -105,6 +105,10 @@ jcheck "stack services" 1 stack services demo
 jcheck "stack ps" 1 stack ps demo
 jcheck "service rm" 1 service rm demo_db
 jcheck "stack rm" 1 stack rm demo
+COVERED[events]=1 # JSON lines, as logs: each must parse (events.sh has more)
+J 1 events >"$T_DIR/ev.json" 2>"$T_DIR/err"
+check "events: -o json exits 0" test $? -eq 0
+check "events: -o json prints JSON lines" python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T_DIR/ev.json"
 
 # --- state: values are bytes ---
 jcheck "state put" 1 state put "json/clé" "café"

@@ -12,3 +12,5 @@ $(eval $(call unittest,test_inroot,tests/unit/test_inroot.c))
 $(eval $(call unittest,test_ratelimit,tests/unit/test_ratelimit.c))
 $(eval $(call unittest,test_conf_golden,tests/unit/test_conf_golden.c $(MTS_CONF_SRCS)))
 $(BUILD)/obj/tests/unit/test_conf_golden.o: CPPFLAGS += -DTOP='"$(CURDIR)"'
+$(eval $(call unittest,test_event,tests/unit/test_event.c,-ljansson))
+$(eval $(call testprog,eventtool,tests/integration/eventtool.c))

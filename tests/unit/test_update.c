@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "agents/reconciled/update_core.h"
+#include "event.h"
 
 #define MAXT 256
 #define TICK 100
@@ -647,6 +648,9 @@ test_names(void **state)
 	assert_int_equal(mts_up_failure_parse("panic", &f), -1);
 	assert_string_equal(mts_up_kind_name(UP_BATCH_DONE),
 	    "update.batch_done");
+	/* the event kinds are event types mtsctl events knows */
+	for (i = UP_BEGAN; i <= UP_DONE; i++)
+		assert_true(mts_event_known(mts_up_kind_name(i)));
 }
 
 int
