@@ -345,32 +345,24 @@ fetch_blob(struct peer_fetch *f, const char *digest, int64_t size, int64_t max,
 			    sizeof(why));
 			if (rc == -MTS_ERR_TIMEOUT)
 				break;
-			if (rc != 0) {
-				t++;
+			if (rc != 0 && ++t < tries)
 				next_holder(f, digest, why);
-			}
 			continue;
 		}
 		/* all of it: verified before it is staged */
 		rc = mts_stage_add_blob(f->sg, f->sg->incoming, digest, got,
 		    why, sizeof(why));
-		if (rc == 0)
+		if (rc == 0 || ++t >= tries)
 			break;
-		t++;
 		next_holder(f, digest, why);
 		off = 0;
 		got = size;
-		if (ftruncate(fd, 0) != 0 ||
-		    (close(fd),
-		        fd = open(f->sg->incoming,
-		            O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) <
-		        0) {
+		if (ftruncate(fd, 0) != 0) {
 			snprintf(why, sizeof(why), "%s", strerror(errno));
 			break;
 		}
 	}
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	if (rc != 0)
 		snprintf(err, errlen, "blob %s: %s (after %u attempts)", digest,
 		    why, t);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shim_peer.sh: images shared between nodes — an image imported on node 1 only runs on nodes 2 and 3, which fetch it from node 1 through gossipd (i/<node> records, chunked relay, every blob verified by digest); a test hook corrupts a chunk, which is refused by its digest and fetched again; a docker-save import travels too; pull --from-peers; an image nobody has gives a clear error.
+# shim_peer.sh: images shared between nodes — an image imported on node 1 only runs on nodes 2 and 3, which fetch it through gossipd (i/<node> records, chunked relay, every blob verified by digest); a test hook corrupts a chunk, which is refused by its digest and fetched again; a holder whose shim is down is left for another; shared blobs are linked, not fetched; a docker-save import travels too; pull --from-peers; an image nobody has gives a clear error.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gossip_lib.sh"
 
@@ -8,8 +8,10 @@ if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
 fi
 t_tmpdir
 trap 'g_down; t_cleanup' EXIT
-# every node spoils the first chunk it serves to another node
-export MTS_CLUSTER_SHIM=1 MTS_CLUSTER_SHIM_CONF='test_corrupt_chunks = 1'
+# every node spoils the first chunk it serves to another node; a holder
+# that does not answer is left after 2 s
+export MTS_CLUSTER_SHIM=1 \
+	MTS_CLUSTER_SHIM_CONF='test_corrupt_chunks = 1\npeer_chunk_timeout = 2s'
 if ! g_up 3; then
 	fail "3-node cluster with shims formed"
 	cat "$T_DIR/up.log" "$MTS_CLUSTER_DIR"/n*/log/shim.log
@@ -48,10 +50,20 @@ check "node 2 refused it by its digest" grep -q 'digest mismatch' "$(slog 2)"
 check "... and fetched it again" grep -q "retrying from node $id1" "$(slog 2)"
 check "the task prints" wait_for 10 sh -c "'$BIN/mtsctl' -r '$(g_run 2)' logs on2 | grep -qx up"
 
-# node 3 too (from node 1 or 2)
+# node 3 too, while node 1's shim is down: node 1 still says it holds the
+# image and is alive, but does not answer; node 3 goes on with node 2
+id2=$(g_id 2)
+g_ctl 1 agent stop shim >/dev/null
+shim_down() { g_ctl 1 agent ls | grep -q '^shim .*down'; }
+check "node 1's shim is down" wait_for 10 shim_down
+t0=$SECONDS
 out=$(g_ctl 3 task run --name on3 busybox -- sleep 1000 2>&1)
-check "a task of it runs on node 3: $out" test "$(task_state 3 on3)" = running
+check "a task of it runs on node 3 ($((SECONDS - t0)) s): $out" test "$(task_state 3 on3)" = running
 check "node 3 holds the same image" test "$(image_id 3 busybox:latest)" = "$want"
+check "node 3 left node 1 for node 2" grep -q "from node $id1: .*; retrying from node $id2" "$(slog 3)"
+g_ctl 1 agent start shim >/dev/null
+shim_up() { g_ctl 1 image ls >/dev/null 2>&1; }
+check "node 1's shim is back" wait_for 15 shim_up
 
 # a docker-save archive imported on node 1 travels too (mts writes its
 # OCI manifest at import)
