@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/sim.sh: mts-sim at 50 nodes — every scenario's invariants (the reconciler's deploy, repair and drain among them), the same seed giving the same trace hash, different seeds differing, a failure reproduced by its seed, the injected capacity bug caught; and the short set at 100 nodes.
+# tests/integration/sim.sh: mts-sim at 50 nodes — every scenario's invariants (the reconciler's deploy, repair, drain and rolling update among them), the same seed giving the same trace hash, different seeds differing, a failure reproduced by its seed, the injected capacity bug caught; and the short set at 100 nodes.
 . "$(dirname "$0")/../lib.sh"
 SIM=$BUILD/tests/mts-sim
 NOCAP=$BUILD/tests/mts-sim-nocap
@@ -15,12 +15,12 @@ trace_of() { tail -1 "$1" | sed -n 's/^trace \([0-9a-f]\{64\}\)$/\1/p'; }
 
 "$SIM" --help >"$dir/help" 2>&1
 for sc in join writes kill partition chaos reserve deploy repair heal drain \
-    short scale; do
+    update short scale; do
 	check "--help lists $sc" grep -q "^  $sc " "$dir/help"
 done
 
 # scenarios whose invariants must hold (seeds 1 and 2)
-for sc in join writes kill reserve deploy repair drain; do
+for sc in join writes kill reserve deploy repair drain update; do
 	for seed in 1 2; do
 		run $sc $seed "$dir/$sc.$seed"
 		rc=$?
@@ -105,7 +105,8 @@ check "short set: the kills were repaired" \
     grep -q '^  kill to repaired (exact count)  *[0-9]* ms$' "$dir/short.1"
 
 # determinism: same seed, same trace; another seed, another trace
-for sc in join writes kill partition chaos reserve deploy repair heal drain; do
+for sc in join writes kill partition chaos reserve deploy repair heal drain \
+    update; do
 	run $sc 1 "$dir/$sc.again"
 	a=$(trace_of "$dir/$sc.1") b=$(trace_of "$dir/$sc.again")
 	check "$sc: same seed, same trace hash" test -n "$a" -a "$a" = "$b"

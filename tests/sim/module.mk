@@ -2,7 +2,8 @@
 SIM_SRCS := tests/sim/mts_sim.c tests/sim/sim_net.c tests/sim/sim_node.c tests/sim/sim_run.c tests/sim/sim_sched.c tests/sim/sim_recon.c \
 	agents/gossipd/swim_core.c agents/gossipd/delta_core.c agents/gossipd/ae_core.c \
 	agents/statestore/mst_core.c agents/statestore/state_core.c \
-	agents/schedd/ledger_core.c agents/schedd/place_core.c agents/reconciled/recon_core.c
+	agents/schedd/ledger_core.c agents/schedd/place_core.c agents/reconciled/recon_core.c \
+	agents/reconciled/update_core.c agents/reconciled/update_pb.c
 $(eval $(call testprog,mts-sim,$(SIM_SRCS),-lm))
 
 # The injected-bug build: ledger_core.c compiled with MTS_INJECT_NOCAP.

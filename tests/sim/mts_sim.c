@@ -273,6 +273,18 @@ sc_drain(struct sim *s, int sec)
 	}
 }
 
+static void
+sc_update(struct sim *s, int sec)
+{
+	join_over(s, sec, JOIN_SECS);
+	if (sec == SETTLE)
+		deploy(s);
+	if (sec == SETTLE + 15) {
+		sim_recon_update(s);
+		sim_recon_mark(s, "  update to all on the new version");
+	}
+}
+
 /* make test's short set: join in 3 s, deploy at 4 s, kills at 10 s
  * (repaired 24 s later at 100 nodes, seed 1: SWIM's detection), a 10 s
  * partition from 36 s (each side declares the other dead and places on
@@ -344,6 +356,9 @@ static const struct scenario {
 	{ "heal", sc_heal, SETTLE + 50, SETTLE + 60,
 	    "deploy, then two halves apart for 15 s (each places on its "
 	    "side), heal: extras stopped to the exact count" },
+	{ "update", sc_update, SETTLE + 45, SETTLE + 55,
+	    "deploy, then a new version of every service: the owners roll "
+	    "it out 10 tasks at a time, stop-first (update_core)" },
 	{ "drain", sc_drain, SETTLE + 35, SETTLE + 45,
 	    "deploy, then N/50 (at least 1) nodes drain: their tasks move" },
 	{ "short", sc_short, 50, 60,

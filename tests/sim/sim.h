@@ -101,9 +101,10 @@ struct sim_msg {
 	struct mts_ae_key *keys; /* REC_REQ */
 	size_t nkeys;
 	uint8_t root[MTS_HASH_LEN];
-	int why;      /* PREPARE_REP, COMMIT_REP: enum mts_ledger_why */
-	char *task;   /* STOP: the task id */
-	size_t bytes; /* estimated wire size */
+	int why;          /* PREPARE_REP, COMMIT_REP: enum mts_ledger_why */
+	char *task;       /* STOP: the task id */
+	uint64_t version; /* PREPARE, COMMIT: the spec version placed */
+	size_t bytes;     /* estimated wire size */
 };
 
 struct sim_msg *sim_msg_new(enum sim_kind, int from, int to);
@@ -160,8 +161,10 @@ struct sim_rsvc {
 	uint32_t desired;
 	uint32_t running; /* truth: committed tasks on up, active nodes */
 	mts_time_t at, placed;
-	int actor, actor2; /* nodes that acted as its owner this second */
-	int last_actor;    /* while membership was stable */
+	int actor, actor2;  /* nodes that acted as its owner this second */
+	int last_actor;     /* while membership was stable */
+	uint64_t version;   /* the s/ record's */
+	mts_time_t updated; /* every task on the version at last */
 };
 
 /* A disturbance after which the count must come back exactly. */
@@ -244,7 +247,9 @@ struct sim {
 	int stable_prev; /* membership converged at the previous check */
 	uint64_t places, stops, two_owner_checks;
 	int drains;
-	uint64_t *wcache; /* [svc * n + node]: rendezvous weights, kept */
+	mts_time_t update_at;  /* the rolling update's s/ writes */
+	uint32_t update_floor; /* fewest live tasks a service had during it */
+	uint64_t *wcache;      /* [svc * n + node]: rendezvous weights, kept */
 	uint8_t *whave;
 	uint32_t (*running)[2]; /* [sec]: replicas running, desired */
 	/* convergence over time: roots per second */
@@ -300,12 +305,13 @@ void sim_sched_check_quiet(struct sim *);
 void sim_recon_tick(struct sim *, struct sim_node *);
 void sim_recon_on_stop(struct sim *, struct sim_node *, const struct sim_msg *);
 void sim_recon_on_commit(struct sim *, struct sim_node *, const char *task,
-    int svc, struct irec **out);
+    int svc, uint64_t version, struct irec **out);
 void sim_recon_on_reply(struct sim *, struct sim_node *,
     const struct sim_msg *);
 void sim_recon_crash(struct sim_node *);
 void sim_recon_deploy(struct sim *, size_t nsvcs, uint32_t replicas);
 void sim_recon_drain(struct sim *, int node);
+void sim_recon_update(struct sim *);
 void sim_recon_mark(struct sim *, const char *what);
 void sim_recon_check(struct sim *);
 void sim_recon_check_quiet(struct sim *);

@@ -1,9 +1,10 @@
-/* sim_recon.c: the reconciliation scenarios' pieces — each node's reconciler (its view: SWIM's members and the s/, n/, t/ and d/ records of its own replica, given to recon_core; places through place_core, prepares and commits on the chosen nodes' ledgers, stops extras), the deployer and drains, and the count invariants and figures. */
+/* sim_recon.c: the reconciliation scenarios' pieces — each node's reconciler (its view: SWIM's members and the s/, n/, t/, u/ and d/ records of its own replica, given to recon_core and, for a service being updated, to update_core; places through place_core, prepares and commits on the chosen nodes' ledgers, stops extras), the deployer, updates and drains, and the count invariants and figures. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agents/reconciled/recon_core.h"
+#include "agents/reconciled/update_pb.h"
 #include "rendezvous.h"
 #include "tests/sim/sim.h"
 #include "xmalloc.h"
@@ -13,6 +14,8 @@
 #define SLOT_CPU 250
 #define SLOT_MEM (256ull << 20)
 #define DRAIN "drain"
+#define UPDATE_PARALLELISM 10
+#define UPDATE_MONITOR_MS 1000
 
 /* The decoding of an s/ or t/ record, shared by every node holding it. */
 struct parsed {
@@ -20,7 +23,7 @@ struct parsed {
 	char id[MTS_TASK_ID_MAX];
 	char svc[32];
 	int state, desired;
-	unsigned long long created;
+	unsigned long long created, version;
 	uint32_t replicas;
 };
 
@@ -38,7 +41,8 @@ has_prefix(const struct irec *r, const char *p)
 	return r->klen >= l && memcmp(r->key, p, l) == 0;
 }
 
-/* "svc state desired created" for t/<node>/<task>, "replicas" for s/. */
+/* "svc state desired created version" for t/<node>/<task>, "replicas
+ * version" for s/. */
 static const struct parsed *
 parse(struct irec *r)
 {
@@ -54,12 +58,12 @@ parse(struct irec *r)
 	memcpy(buf, r->rec.value, r->rec.vlen);
 	buf[r->rec.vlen] = '\0';
 	if (has_prefix(r, "s/") && r->klen - 2 < sizeof(p->svc) &&
-	    sscanf(buf, "%u", &p->replicas) == 1) {
+	    sscanf(buf, "%u %llu", &p->replicas, &p->version) == 2) {
 		memcpy(p->svc, k + 2, r->klen - 2);
 	} else if (has_prefix(r, "t/") && r->klen > 3 + MTS_NODE_HEX_LEN &&
 	    r->klen - 3 - MTS_NODE_HEX_LEN < sizeof(p->id) &&
-	    sscanf(buf, "%31s %d %d %llu", p->svc, &p->state, &p->desired,
-	        &p->created) == 4) {
+	    sscanf(buf, "%31s %d %d %llu %llu", p->svc, &p->state, &p->desired,
+	        &p->created, &p->version) == 5) {
 		memcpy(p->node, k + 2, MTS_NODE_HEX_LEN);
 		memcpy(p->id, k + 3 + MTS_NODE_HEX_LEN,
 		    r->klen - 3 - MTS_NODE_HEX_LEN);
@@ -111,7 +115,9 @@ struct view {
 	struct mts_rc_member *mem;
 	struct mts_rc_service *svc;
 	struct mts_rc_task *task;
-	int *tnode; /* node index of each task */
+	int *tnode;     /* node index of each task */
+	uint64_t *sver; /* version of each service */
+	uint64_t *tver; /* version of each task */
 	size_t capmem, capsvc, captask;
 };
 
@@ -170,7 +176,10 @@ view_records(struct sim_node *n, struct view *w)
 			w->capsvc = w->capsvc ? 2 * w->capsvc : 64;
 			w->svc =
 			    xreallocarray(w->svc, w->capsvc, sizeof(*w->svc));
+			w->sver =
+			    xreallocarray(w->sver, w->capsvc, sizeof(*w->sver));
 		}
+		w->sver[w->v.nservices] = p->version;
 		memset(&w->svc[w->v.nservices], 0, sizeof(*w->svc));
 		w->svc[w->v.nservices].name = p->svc;
 		w->svc[w->v.nservices].mode = RC_REPLICATED;
@@ -188,7 +197,10 @@ view_records(struct sim_node *n, struct view *w)
 			    sizeof(*w->task));
 			w->tnode = xreallocarray(w->tnode, w->captask,
 			    sizeof(*w->tnode));
+			w->tver = xreallocarray(w->tver, w->captask,
+			    sizeof(*w->tver));
 		}
+		w->tver[w->v.ntasks] = p->version;
 		w->tnode[w->v.ntasks] = node_of_hex(p->node);
 		t = &w->task[w->v.ntasks++];
 		t->id = p->id;
@@ -266,12 +278,13 @@ digest_of(const struct sim_node *n, const struct sim_node *m,
 
 static void
 send_req(struct sim *s, struct sim_node *o, int to, enum sim_kind kind, int svc,
-    uint64_t seq)
+    uint64_t seq, uint64_t version)
 {
 	struct sim_msg *m = sim_msg_new(kind, o->idx, to);
 
 	m->target = svc;
 	m->seq = seq;
+	m->version = version;
 	m->bytes = 120;
 	sim_node_send(s, o, m);
 }
@@ -290,8 +303,8 @@ act(struct sim *s, int svc, int node)
 		r->actor2 = node;
 }
 
-/* RC_PLACE: count more tasks of the view's service si, less those in
- * flight, on the members the view holds alive and active, by place_core
+/* RC_PLACE or UP_START: count more tasks of the view's service si (at
+ * its version), less those in flight, on the members the view holds alive and active, by place_core
  * on their d/ digests; a prepare to each chosen node. */
 static void
 place(struct sim *s, struct sim_node *o, const struct view *w, size_t si,
@@ -334,7 +347,7 @@ place(struct sim *s, struct sim_node *o, const struct view *w, size_t si,
 		uint64_t seq = o->life_inc * 1000000ull + ++o->rseq;
 
 		infl_add(s, o, g, idx[out[j]], seq);
-		send_req(s, o, idx[out[j]], K_PREPARE, g, seq);
+		send_req(s, o, idx[out[j]], K_PREPARE, g, seq, w->sver[si]);
 		s->st.prepares++;
 	}
 	free(out);
@@ -379,16 +392,144 @@ cached_weight(void *ctx, const char *service, const uint8_t id[MTS_NODE_ID_LEN])
 	return s->wcache[k];
 }
 
+/* --- the rolling update ------------------------------------------------ */
+
+static void
+status_of(const struct sim_node *n, const char *svc, struct mts_up_status *st)
+{
+	char key[48];
+	const struct irec *r;
+
+	snprintf(key, sizeof(key), MTS_UP_PREFIX "%s", svc);
+	r = sim_store_get(n, (const uint8_t *)key, strlen(key));
+	if (r == NULL || r->rec.tombstone ||
+	    mts_up_status_decode(r->rec.value, r->rec.vlen, st) < 0)
+		memset(st, 0, sizeof(*st));
+}
+
+static int
+task_live(const struct view *w, size_t t, const uint8_t *alive)
+{
+	return (w->task[t].state == RC_TASK_PENDING ||
+	           w->task[t].state == RC_TASK_RUNNING) &&
+	    alive[w->tnode[t]];
+}
+
+/* The update core's step for the view's service si, by its owner: its
+ * live tasks, the u/ status on this replica; UP_START placed, UP_STOP
+ * sent, u/ written back when it changed. 1 while the update holds the
+ * service's count (the reconciler's count duty is left out). */
+static int
+update_step(struct sim *s, struct sim_node *n, const struct view *w, size_t si,
+    const uint8_t *alive)
+{
+	const char *name = w->v.services[si].name;
+	struct mts_up_task *ut = xcalloc(w->v.ntasks + 1, sizeof(*ut));
+	size_t *map = xcalloc(w->v.ntasks + 1, sizeof(*map)), i, k = 0;
+	struct mts_up_status st, old;
+	struct mts_up_service us;
+	struct mts_up_actions ua = { 0 };
+	uint8_t *enc;
+	size_t len;
+	char key[48];
+	long o = mts_rc_owner(&w->v, name);
+	int active;
+
+	status_of(n, name, &st);
+	if (o < 0 || strcmp(w->v.members[o].attrs.id, n->hex) != 0) {
+		active = 0;
+		goto out;
+	}
+	act(s, svc_of_name(name), n->idx);
+	for (i = 0; i < w->v.ntasks; i++) {
+		if (strcmp(w->task[i].service, name) != 0 ||
+		    !task_live(w, i, alive))
+			continue;
+		ut[k].id = w->task[i].id;
+		ut[k].current = w->tver[i] == w->sver[si];
+		ut[k].state = w->task[i].state == RC_TASK_PENDING
+		    ? UP_TASK_PENDING
+		    : UP_TASK_RUNNING;
+		ut[k].desired_running = w->task[i].desired_running;
+		ut[k].started_ms = SIM_WALL_BASE + w->task[i].created;
+		map[k++] = i;
+	}
+	memset(&us, 0, sizeof(us));
+	us.version = w->sver[si];
+	us.replicas = w->v.services[si].replicas;
+	us.has_previous = 1;
+	mts_up_params_default(&us.update);
+	us.update.parallelism = UPDATE_PARALLELISM;
+	us.update.monitor_ms = UPDATE_MONITOR_MS;
+	mts_up_params_default(&us.rollback_cfg);
+	old = st;
+	mts_up_step(&us, ut, k, &st, SIM_WALL_BASE + (uint64_t)s->now, &ua);
+	for (i = 0; i < ua.n; i++)
+		if (ua.v[i].kind == UP_START)
+			place(s, n, w, si, ua.v[i].count);
+		else if (ua.v[i].kind == UP_STOP)
+			stop(s, n, w, map[ua.v[i].task]);
+	if (memcmp(&old, &st, sizeof(st)) != 0) {
+		enc = mts_up_status_encode(&st, n->id, old.version, &len);
+		snprintf(key, sizeof(key), MTS_UP_PREFIX "%s", name);
+		if (sim_node_write(s, n, key, enc, len, NULL) < 0)
+			sim_fail(s, "node %d: its u/ record was refused",
+			    n->idx);
+		free(enc);
+	}
+	active = mts_up_active(&st);
+	mts_up_actions_free(&ua);
+out:
+	free(ut);
+	free(map);
+	return active;
+}
+
+/* Which services the update holds now: those with a live task on an older
+ * version or an update in progress, stepped by their owner. */
+static void
+updates(struct sim *s, struct sim_node *n, const struct view *w, uint8_t *held)
+{
+	uint8_t *alive = xcalloc((size_t)s->n, 1), *stale;
+	struct mts_up_status st;
+	size_t i, j;
+
+	stale = xcalloc(w->v.nservices + 1, 1);
+	for (i = 0; i < w->v.nmembers; i++)
+		alive[mts_get_u32be(w->v.members[i].id)] =
+		    w->v.members[i].alive && !w->v.members[i].draining;
+	for (i = 0; i < w->v.ntasks; i++) {
+		int g = svc_of_name(w->task[i].service);
+
+		if (g < 0 || !task_live(w, i, alive))
+			continue;
+		for (j = 0; j < w->v.nservices; j++)
+			if (svc_of_name(w->v.services[j].name) == g)
+				stale[j] |= w->tver[i] != w->sver[j];
+	}
+	for (j = 0; j < w->v.nservices; j++) {
+		status_of(n, w->v.services[j].name, &st);
+		if (stale[j] || mts_up_active(&st))
+			held[j] = (uint8_t)update_step(s, n, w, j, alive);
+	}
+	free(alive);
+	free(stale);
+}
+
 /* The node's reconciliation pass: recon_core's actions on its view. */
 static void
 reconcile(struct sim *s, struct sim_node *n)
 {
 	struct view *w = &scratch;
 	struct mts_rc_actions acts = { 0 };
+	uint8_t *held;
 	size_t i;
 
 	view_members(s, n, w);
 	view_records(n, w);
+	held = xcalloc(w->v.nservices + 1, 1);
+	if (s->update_at)
+		updates(s, n, w, held);
 	w->v.self = n->hex;
 	w->v.weight = cached_weight;
 	w->v.weight_ctx = s;
@@ -398,6 +539,8 @@ reconcile(struct sim *s, struct sim_node *n)
 		int owned = a->service != SIZE_MAX &&
 		    strcmp(a->why, "node draining") != 0;
 
+		if (owned && held[a->service])
+			continue; /* the update keeps this count */
 		if (owned)
 			act(s, svc_of_name(w->v.services[a->service].name),
 			    n->idx);
@@ -407,6 +550,7 @@ reconcile(struct sim *s, struct sim_node *n)
 			stop(s, n, w, a->task);
 	}
 	mts_rc_actions_free(&acts);
+	free(held);
 }
 
 void
@@ -432,13 +576,14 @@ sim_recon_crash(struct sim_node *n)
 
 static int
 write_task(struct sim *s, struct sim_node *n, const char *task, const char *svc,
-    int state, int desired, unsigned long long created, struct irec **out)
+    int state, int desired, unsigned long long created,
+    unsigned long long version, struct irec **out)
 {
-	char key[3 + MTS_NODE_HEX_LEN + MTS_TASK_ID_MAX], val[96];
+	char key[3 + MTS_NODE_HEX_LEN + MTS_TASK_ID_MAX], val[128];
 
 	snprintf(key, sizeof(key), "t/%s/%s", n->hex, task);
-	snprintf(val, sizeof(val), "%s %d %d %llu", svc, state, desired,
-	    created);
+	snprintf(val, sizeof(val), "%s %d %d %llu %llu", svc, state, desired,
+	    created, version);
 	return sim_node_write(s, n, key, (const uint8_t *)val, strlen(val),
 	    out);
 }
@@ -446,13 +591,13 @@ write_task(struct sim *s, struct sim_node *n, const char *task, const char *svc,
 /* A commit granted: the node writes the task's record (running). */
 void
 sim_recon_on_commit(struct sim *s, struct sim_node *n, const char *task,
-    int svc, struct irec **out)
+    int svc, uint64_t version, struct irec **out)
 {
 	char name[32];
 
 	snprintf(name, sizeof(name), "svc%d", svc);
 	if (write_task(s, n, task, name, RC_TASK_RUNNING, 1,
-	        (unsigned long long)s->now, out) < 0)
+	        (unsigned long long)s->now, version, out) < 0)
 		sim_fail(s, "node %d: its task record was refused", n->idx);
 }
 
@@ -472,7 +617,7 @@ sim_recon_on_stop(struct sim *s, struct sim_node *n, const struct sim_msg *m)
 	if (r == NULL || (p = parse(r)) == NULL)
 		return;
 	if (write_task(s, n, m->task, p->svc, RC_TASK_STOPPED, 0, p->created,
-	        NULL) < 0)
+	        p->version, NULL) < 0)
 		sim_fail(s, "node %d: its task record was refused", n->idx);
 }
 
@@ -490,7 +635,8 @@ sim_recon_on_reply(struct sim *s, struct sim_node *o, const struct sim_msg *m)
 		return;
 	if (m->kind == K_PREPARE_REP && m->why == LEDGER_OK) {
 		o->infl[i].at = s->now;
-		send_req(s, o, m->from, K_COMMIT, m->target, m->seq);
+		send_req(s, o, m->from, K_COMMIT, m->target, m->seq,
+		    m->version);
 		return;
 	}
 	o->infl[i] = o->infl[--o->ninfl];
@@ -544,7 +690,8 @@ sim_recon_deploy(struct sim *s, size_t nsvcs, uint32_t replicas)
 		v->at = s->now;
 		v->actor = v->actor2 = v->last_actor = -1;
 		snprintf(key, sizeof(key), "s/%s", v->name);
-		snprintf(val, sizeof(val), "%u", replicas);
+		v->version = 1;
+		snprintf(val, sizeof(val), "%u 1", replicas);
 		if ((w = random_up(s)) < 0 ||
 		    sim_node_write(s, &s->node[w], key, (const uint8_t *)val,
 		        strlen(val), &r) < 0) {
@@ -577,6 +724,35 @@ sim_recon_drain(struct sim *s, int i)
 	s->drains++;
 }
 
+/* A new version of every service (a new image, say), each written by a
+ * random node; the owners roll their tasks over with the update core. */
+void
+sim_recon_update(struct sim *s)
+{
+	char key[40], val[40];
+	struct irec *r;
+	size_t i;
+	int w;
+
+	s->update_at = s->now;
+	s->update_floor = UINT32_MAX;
+	for (i = 0; i < s->nrsvcs; i++) {
+		struct sim_rsvc *v = &s->rsvcs[i];
+
+		v->version++;
+		snprintf(key, sizeof(key), "s/%s", v->name);
+		snprintf(val, sizeof(val), "%u %llu", v->desired,
+		    (unsigned long long)v->version);
+		if ((w = random_up(s)) < 0 ||
+		    sim_node_write(s, &s->node[w], key, (const uint8_t *)val,
+		        strlen(val), &r) < 0) {
+			sim_fail(s, "update of %s refused", v->name);
+			return;
+		}
+		sim_track_write(s, r, w);
+	}
+}
+
 void
 sim_recon_mark(struct sim *s, const char *what)
 {
@@ -586,14 +762,29 @@ sim_recon_mark(struct sim *s, const char *what)
 
 /* --- invariants ---------------------------------------------------------- */
 
-/* The truth: committed tasks of each service on up, active nodes. */
+/* The version of node n's task as its own t/ record says. */
+static uint64_t
+task_version(const struct sim_node *n, const char *task)
+{
+	char key[3 + MTS_NODE_HEX_LEN + MTS_TASK_ID_MAX];
+	struct irec *r;
+	const struct parsed *p;
+
+	snprintf(key, sizeof(key), "t/%s/%s", n->hex, task);
+	r = (struct irec *)sim_store_get(n, (const uint8_t *)key, strlen(key));
+	return r && (p = parse(r)) ? p->version : 0;
+}
+
+/* The truth: committed tasks of each service on up, active nodes (and
+ * in *old those on an older version than the service's). */
 static uint32_t
-count_running(struct sim *s)
+count_running(struct sim *s, uint32_t *old)
 {
 	uint32_t total = 0;
 	size_t i;
 	int j, g;
 
+	*old = 0;
 	for (i = 0; i < s->nrsvcs; i++)
 		s->rsvcs[i].running = 0;
 	for (j = 0; j < s->n; j++) {
@@ -606,6 +797,10 @@ count_running(struct sim *s)
 			if (g >= 0 && (size_t)g < s->nrsvcs) {
 				s->rsvcs[g].running++;
 				total++;
+				if (s->update_at &&
+				    task_version(&s->node[j], l->tasks[i].id) <
+				        s->rsvcs[g].version)
+					(*old)++;
 			}
 		}
 	}
@@ -659,18 +854,27 @@ check_owners(struct sim *s)
 void
 sim_recon_check(struct sim *s)
 {
-	uint32_t total, want = 0;
+	uint32_t total, want = 0, old;
 	size_t i, exact = 1, sec = s->nsec > 0 ? s->nsec - 1 : 0;
 
 	s->running = xreallocarray(s->running, sec + 1, sizeof(*s->running));
 	s->running[sec][0] = s->running[sec][1] = 0;
 	if (!s->recon)
 		return;
-	total = count_running(s);
+	total = count_running(s, &old);
 	for (i = 0; i < s->nrsvcs; i++) {
 		struct sim_rsvc *v = &s->rsvcs[i];
 
 		want += v->desired;
+		if (s->update_at && v->running < s->update_floor)
+			s->update_floor = v->running;
+		if (s->update_at && s->nkills == 0 &&
+		    v->running + UPDATE_PARALLELISM < v->desired)
+			sim_fail(s,
+			    "%s down to %u tasks during its rolling update "
+			    "(%u wanted, %d at a time)",
+			    v->name, v->running, v->desired,
+			    UPDATE_PARALLELISM);
 		if (v->running != v->desired)
 			exact = 0;
 		else if (v->placed == 0)
@@ -678,7 +882,7 @@ sim_recon_check(struct sim *s)
 	}
 	s->running[sec][0] = total;
 	s->running[sec][1] = want;
-	for (i = 0; i < s->nmarks && exact; i++)
+	for (i = 0; i < s->nmarks && exact && old == 0; i++)
 		if (s->marks[i].exact == 0 && s->now > s->marks[i].at)
 			s->marks[i].exact = s->now;
 	check_owners(s);
@@ -689,12 +893,16 @@ sim_recon_check(struct sim *s)
 void
 sim_recon_check_quiet(struct sim *s)
 {
+	uint32_t old;
 	size_t i;
 	int j;
 
 	if (!s->recon)
 		return;
-	(void)count_running(s);
+	(void)count_running(s, &old);
+	if (old > 0)
+		sim_fail(s, "after quiet %u tasks still run an older version",
+		    old);
 	for (i = 0; i < s->nrsvcs && !s->failed; i++)
 		if (s->rsvcs[i].running != s->rsvcs[i].desired)
 			sim_fail(s, "after quiet %s runs %u tasks, desired %u",
@@ -757,6 +965,10 @@ sim_recon_report(const struct sim *s)
 			    (long long)(s->marks[i].exact - s->marks[i].at));
 		else
 			printf("%-34s never\n", s->marks[i].what);
+	if (s->update_at)
+		printf("%-34s %u of each service's tasks at the least "
+		       "(%d at a time)\n",
+		    "  rolling update", s->update_floor, UPDATE_PARALLELISM);
 	printf("%-34s %llu seconds checked\n", "  one owner per service",
 	    (unsigned long long)s->two_owner_checks /
 	        (s->nrsvcs ? s->nrsvcs : 1));

@@ -53,6 +53,7 @@ reply(struct sim *s, struct sim_node *n, const struct sim_msg *q,
 
 	m->seq = q->seq;
 	m->target = q->target; /* the service */
+	m->version = q->version;
 	m->why = (int)why;
 	m->bytes = 80;
 	if (rec) {
@@ -88,7 +89,8 @@ sim_sched_on_msg(struct sim *s, struct sim_node *n, const struct sim_msg *m)
 		    s->recon ? m->from : 0, (unsigned long long)m->seq);
 		why = mts_ledger_commit(&n->ledger, lease, task, s->now);
 		if (why == LEDGER_OK && s->recon)
-			sim_recon_on_commit(s, n, task, m->target, &rec);
+			sim_recon_on_commit(s, n, task, m->target, m->version,
+			    &rec);
 		reply(s, n, m, K_COMMIT_REP, why, rec);
 	}
 	n->digest_dirty = 1;
