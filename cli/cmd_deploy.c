@@ -1,4 +1,4 @@
-/* cmd_deploy.c: `mtsctl deploy` and `mtsctl plan` — a Compose stack written as service records s/<stack>_<service> (a version per change, the previous spec kept for rollback), or the changes a deploy would make, printed and not written. */
+/* cmd_deploy.c: `mtsctl deploy` and `mtsctl plan` — a Compose stack written as service records s/<stack>_<service> (a version per change, the previous spec kept for rollback), or the changes a deploy would make and whether its tasks would find room (the local schedd's placement dry-run), printed and not written. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "mtstime.h"
+#include "schedd.pb-c.h"
 #include "shim.pb-c.h"
 #include "stack_load.h"
 #include "statestore.pb-c.h"
@@ -354,6 +355,89 @@ out:
 	return rc;
 }
 
+/* The local schedd's dry-run of where the spec's tasks would go (the
+ * tasks of the running service they replace count as gone); the result
+ * goes into row as "placement" {placeable, count, explain}, or
+ * "placement_error" when schedd cannot say. */
+static void
+place_spec(struct mtsctl *ctx, const struct planned *p, json_t *row)
+{
+	const Mts__Service__ServiceSpec *sp = p->spec;
+	const Mts__Service__Resources *res = sp->reservations &&
+	        (sp->reservations->cpu_millis || sp->reservations->memory)
+	    ? sp->reservations
+	    : sp->limits;
+	const Mts__Service__Placement *pl = sp->placement;
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__PlaceReq pr = MTS__SCHEDD__PLACE_REQ__INIT;
+	Mts__Schedd__Reply *rep = NULL;
+	char err[512];
+
+	pr.global = sp->mode && strncmp(sp->mode, "global", 6) == 0;
+	if (!pr.global && sp->replicas == 0) {
+		json_object_set_new(row, "placement",
+		    json_pack("{sI sI ss}", "placeable", (json_int_t)0, "count",
+		        (json_int_t)0, "explain", "0 of 0 placeable"));
+		return;
+	}
+	pr.count = pr.global ? 0 : sp->replicas;
+	pr.cpu_millis = res ? res->cpu_millis : 0;
+	pr.memory = res ? res->memory : 0;
+	if (pl != NULL) {
+		pr.constraints = pl->constraints;
+		pr.n_constraints = pl->n_constraints;
+		pr.spread = pl->spread;
+		pr.n_spread = pl->n_spread;
+		pr.max_per_node = pl->max_replicas_per_node;
+		pr.binpack =
+		    pl->strategy && strcmp(pl->strategy, "binpack") == 0;
+	}
+	pr.replaces = p->name;
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_PLACE;
+	req.place = &pr;
+	if (mtsctl_try_call(ctx, "schedd", &req.base,
+	        &mts__schedd__reply__descriptor, (ProtobufCMessage **)&rep, err,
+	        sizeof(err)) != 0 ||
+	    rep->body_case != MTS__SCHEDD__REPLY__BODY_PLACE) {
+		json_object_set_new(row, "placement_error",
+		    json_string(rep ? "unexpected reply from schedd" : err));
+	} else {
+		json_object_set_new(row, "placement",
+		    json_pack("{sI sI ss}", "placeable",
+		        (json_int_t)rep->place->placed, "count",
+		        (json_int_t)rep->place->count, "explain",
+		        rep->place->explain));
+	}
+	if (rep)
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+/* The table's second part: one line per service deployed. */
+static void
+print_placement(json_t *rows)
+{
+	const char *name, *explain;
+	json_t *row, *pl;
+	size_t i;
+	int first = 1;
+
+	json_array_foreach(rows, i, row)
+	{
+		name = json_string_value(json_object_get(row, "service"));
+		pl = json_object_get(row, "placement");
+		explain = pl ? json_string_value(json_object_get(pl, "explain"))
+		             : json_string_value(
+		                   json_object_get(row, "placement_error"));
+		if (explain == NULL)
+			continue; /* removed */
+		if (first)
+			printf("\nPLACEMENT (dry-run against the current "
+			       "digests)\n");
+		first = 0;
+		printf("%s: %s%s\n", name, pl ? "" : "not checked: ", explain);
+	}
+}
+
 static int
 cmd_plan(struct mtsctl *ctx, int argc, char **argv)
 {
@@ -361,7 +445,7 @@ cmd_plan(struct mtsctl *ctx, int argc, char **argv)
 	struct mts_stack *st = NULL;
 	struct planned *p = NULL;
 	size_t n = 0, i, changes = 0;
-	json_t *rows = json_array();
+	json_t *rows = json_array(), *row;
 	int rc;
 
 	if ((rc = mtsctl_stack_args(ctx, argc, argv, &a)) != 0 ||
@@ -376,12 +460,14 @@ cmd_plan(struct mtsctl *ctx, int argc, char **argv)
 		    p[i].cur.rec ? p[i].cur.rec->spec : NULL;
 
 		changes += p[i].change != CH_NONE;
-		json_array_append_new(rows,
-		    json_pack("{ss ss ss sI sI}", "service", p[i].name,
-		        "change", change_names[p[i].change], "fields",
-		        p[i].fields, "replicas_now",
-		        (json_int_t)(now ? now->replicas : 0), "replicas",
-		        (json_int_t)(p[i].spec ? p[i].spec->replicas : 0)));
+		row = json_pack("{ss ss ss sI sI}", "service", p[i].name,
+		    "change", change_names[p[i].change], "fields", p[i].fields,
+		    "replicas_now", (json_int_t)(now ? now->replicas : 0),
+		    "replicas",
+		    (json_int_t)(p[i].spec ? p[i].spec->replicas : 0));
+		if (p[i].spec != NULL)
+			place_spec(ctx, &p[i], row);
+		json_array_append_new(rows, row);
 	}
 	{
 		static const struct mtsctl_col cols[] = {
@@ -390,8 +476,10 @@ cmd_plan(struct mtsctl *ctx, int argc, char **argv)
 			{ "fields", "FIELDS" }, { NULL, NULL }
 		};
 
+		json_incref(rows);
 		mtsctl_print_rows(ctx, rows, cols);
-		rows = NULL;
+		if (ctx->fmt == MTSCTL_FMT_TABLE)
+			print_placement(rows);
 	}
 	rc = changes ? MTSCTL_EUSAGE : 0; /* 2: a deploy would change things */
 out:
@@ -442,9 +530,17 @@ static const struct mtsctl_cmd plan_cmds[] = {
 	    "    replicated state and prints, per service, whether a deploy\n"
 	    "    would create it, change it (and which fields of its spec),\n"
 	    "    remove it (with --prune) or leave it, with the replica count\n"
-	    "    now and after. Nothing is written. Exits 0 when nothing\n"
-	    "    would change, 2 when something would, 1 on an invalid file\n"
-	    "    (as Nomad's job plan).\n"
+	    "    now and after. Then, per service, a placement dry-run by this\n"
+	    "    node's schedd against the current digests of the members it\n"
+	    "    sees alive: \"web: 9 of 9 placeable\", \"db: 0 of 1\n"
+	    "    placeable: no node matches node.labels.disk == ssd\",\n"
+	    "    \"... insufficient memory on all 3 nodes\" (what the service's\n"
+	    "    running tasks hold counts as free: the new ones replace\n"
+	    "    them; with -o json each row has placement {placeable, count,\n"
+	    "    explain}, or placement_error when schedd cannot say).\n"
+	    "    Nothing is written. Exits 0 when nothing would change, 2 when\n"
+	    "    something would, 1 on an invalid file (as Nomad's job plan);\n"
+	    "    a service that would not fit does not change the status.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl plan -c stack.yml --stack shop\n"
 	    "    mtsctl -o json plan -c stack.yml\n" },

@@ -153,6 +153,8 @@ struct mts_ipc_req *mts_ipc_async_call_raw(struct mts_ipc_async *,
 void mts_ipc_req_cancel(struct mts_ipc_req *);
 /* Calls in flight. */
 size_t mts_ipc_async_inflight(const struct mts_ipc_async *);
+/* The loop the client runs on (for a caller's own timers). */
+struct mts_loop *mts_ipc_async_loop(const struct mts_ipc_async *);
 
 /* Raw helpers, for tests that must send malformed bytes. */
 int mts_ipc_client_call_raw(struct mts_ipc_client *, const void *buf,

@@ -476,6 +476,7 @@ req_finish(struct mts_ipc_req *r, int rc, const uint8_t *body, size_t len,
 	struct mts_ipc_async *c = r->c;
 	ProtobufCMessage *rep = NULL;
 	const char *text = err;
+	char msg[512]; /* the server's message outlives its reply */
 	int code;
 
 	req_unlink(r);
@@ -493,6 +494,8 @@ req_finish(struct mts_ipc_req *r, int rc, const uint8_t *body, size_t len,
 	}
 	if (rc == 0 && (code = mts_pb_reply_error(rep, &text)) != 0) {
 		rc = -code;
+		snprintf(msg, sizeof(msg), "%s", text ? text : "");
+		text = msg;
 		protobuf_c_message_free_unpacked(rep, NULL);
 		rep = NULL;
 	}
@@ -816,6 +819,12 @@ size_t
 mts_ipc_async_inflight(const struct mts_ipc_async *c)
 {
 	return c->n;
+}
+
+struct mts_loop *
+mts_ipc_async_loop(const struct mts_ipc_async *c)
+{
+	return c->loop;
 }
 
 static struct mts_ipc_req *

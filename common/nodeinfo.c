@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ipc.h"
+#include "loop.h"
 #include "mtserr.h"
 #include "mtstime.h"
 #include "node.pb-c.h"
@@ -168,6 +169,7 @@ mts_nodeinfo_set_version(struct mts_nodeinfo *ni, const char *agent,
 
 struct nodeinfo_update {
 	struct mts_ipc_async *store;
+	struct mts_timer retry;
 	char key[MTS_NODEINFO_KEY_LEN + 1];
 	mts_nodeinfo_edit_fn edit;
 	void *earg;
@@ -191,15 +193,28 @@ finish(struct nodeinfo_update *u, int rc, const char *err)
 static int start_read(struct nodeinfo_update *);
 
 static void
-on_put(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+on_retry(void *arg, mts_time_t now)
 {
 	struct nodeinfo_update *u = arg;
 
+	(void)now;
+	if (start_read(u) < 0)
+		finish(u, -MTS_ERR_CANCELED, "statestore client closing");
+}
+
+/* A conflict: another writer's update landed; read again a little later
+ * rather than at once, so two writers do not keep colliding. */
+static void
+on_put(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct nodeinfo_update *u = arg;
+	int shift;
+
 	(void)m;
 	if (rc == -MTS_ERR_CONFLICT && ++u->tries < MTS_NODEINFO_CAS_TRIES) {
-		if (start_read(u) < 0)
-			finish(u, -MTS_ERR_CANCELED,
-			    "statestore client closing");
+		shift = u->tries < 6 ? u->tries - 1 : 5;
+		mts_timer_arm(mts_ipc_async_loop(u->store), &u->retry,
+		    mts_now() + (MTS_NODEINFO_BACKOFF_MS << shift));
 		return;
 	}
 	finish(u, rc, rc < 0 ? err : NULL);
@@ -292,6 +307,7 @@ mts_nodeinfo_update(struct mts_ipc_async *store, const char *self_hex,
 	struct nodeinfo_update *u = xcalloc(1, sizeof(*u));
 
 	u->store = store;
+	mts_timer_init(&u->retry, "nodeinfo retry", on_retry, u);
 	mts_nodeinfo_key(u->key, sizeof(u->key), self_hex);
 	u->edit = edit;
 	u->earg = earg;

@@ -10,7 +10,8 @@
 #define MTS_NODEINFO_PREFIX "n/"
 #define MTS_NODEINFO_KEY_LEN (2 + MTS_NODE_HEX_LEN) /* "n/<32 hex>" */
 #define MTS_NODEINFO_MAX_VERSIONS 16
-#define MTS_NODEINFO_CAS_TRIES 8 /* conflicts before an update gives up */
+#define MTS_NODEINFO_CAS_TRIES 12  /* conflicts before an update gives up */
+#define MTS_NODEINFO_BACKOFF_MS 10 /* after a conflict, doubling to 320 */
 
 /* Whether a node takes new tasks (Swarm's node availability). */
 enum mts_availability {
@@ -69,7 +70,8 @@ const char *mts_nodeinfo_version(const struct mts_nodeinfo *,
  * struct when there is none), and when edit returns 1 writes it back
  * with updated_at_ms set, under compare-and-set against the record read;
  * a conflict (another agent of the node wrote in between) starts again
- * from the read, up to MTS_NODEINFO_CAS_TRIES times. edit touches only
+ * from the read after a short wait on the client's loop (10 ms doubling
+ * to 320 ms), up to MTS_NODEINFO_CAS_TRIES times. edit touches only
  * its own fields and returns 1 (write), 0 (nothing to change: no write)
  * or a negative mts_err (give up). done runs once, never from inside
  * this call: rc 0 with the record as it is now, or a negative mts_err

@@ -281,30 +281,53 @@ mts_place(const struct mts_place_node *nodes, size_t n,
 	return placed;
 }
 
+/* " (1 down, 2 not active)" when nodes were left out before the other
+ * filters, else "". */
+static void
+left_out(const struct mts_place_why *w, char *out, size_t outlen)
+{
+	if (w->down && w->inactive)
+		snprintf(out, outlen, " (%u down, %u not active)", w->down,
+		    w->inactive);
+	else if (w->down || w->inactive)
+		snprintf(out, outlen, " (%u %s)",
+		    w->down ? w->down : w->inactive,
+		    w->down ? "down" : "not active");
+	else
+		out[0] = '\0';
+}
+
+/* The reason names what every node that takes tasks (alive and active)
+ * lacks; the nodes that do not are counted after it. */
 void
 mts_place_explain(const struct mts_place_req *r, uint32_t placed,
     const struct mts_place_why *w, char *out, size_t outlen)
 {
 	int off = snprintf(out, outlen, "%u of %u placeable", placed, r->count);
+	uint32_t up = w->nodes - w->down - w->inactive;
+	char tail[64];
 
 	if (placed == r->count || off < 0 || (size_t)off >= outlen)
 		return;
 	out += off;
 	outlen -= (size_t)off;
+	left_out(w, tail, sizeof(tail));
 	if (w->nodes == 0)
 		snprintf(out, outlen, ": no nodes");
-	else if (w->constraint == w->nodes && w->first_constraint >= 0) {
+	else if (up == 0)
+		snprintf(out, outlen, ": no node takes tasks%s", tail);
+	else if (w->constraint == up && w->first_constraint >= 0) {
 		const struct mts_constraint *c =
 		    &r->constraints[w->first_constraint];
 
-		snprintf(out, outlen, ": no node matches %s %s %s", c->attr,
-		    c->op == MTS_CONSTRAINT_EQ ? "==" : "!=", c->value);
-	} else if (w->memory == w->nodes)
-		snprintf(out, outlen, ": insufficient memory on all %u nodes",
-		    w->nodes);
-	else if (w->cpu == w->nodes)
-		snprintf(out, outlen, ": insufficient cpu on all %u nodes",
-		    w->nodes);
+		snprintf(out, outlen, ": no node matches %s %s %s%s", c->attr,
+		    c->op == MTS_CONSTRAINT_EQ ? "==" : "!=", c->value, tail);
+	} else if (w->memory == up)
+		snprintf(out, outlen, ": insufficient memory on all %u nodes%s",
+		    up, tail);
+	else if (w->cpu == up)
+		snprintf(out, outlen, ": insufficient cpu on all %u nodes%s",
+		    up, tail);
 	else if (w->eligible == 0)
 		snprintf(out, outlen,
 		    ": of %u nodes, %u down, %u not active, "

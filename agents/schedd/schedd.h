@@ -68,7 +68,10 @@ int schedd_parse_cpus(const char *s, uint32_t *millis);
  * expiry timer follows the ledger's next deadline. */
 void schedd_changed(struct schedd *);
 void schedd_digest_fill(const struct schedd *, Mts__Schedd__Digest *);
-/* Applies one t/<self>/<task> record to the ledger (schedd_tasks.c). */
+/* Whether a task in that shim state holds its resources (all but exited
+ * and failed; schedd_store.c). */
+int schedd_state_holds(const char *state);
+/* Applies one t/<self>/<task> record to the ledger (schedd_store.c). */
 void schedd_task_record(struct schedd *, const char *key, size_t klen,
     const Mts__Record *rec);
 

@@ -11,6 +11,7 @@
 #include "place_core.h"
 #include "schedd.h"
 #include "service.pb-c.h"
+#include "shim.pb-c.h"
 #include "xmalloc.h"
 
 #define PLACE_MAX_COUNT 10000
@@ -18,7 +19,14 @@
 #define PLACE_MAX_LABELS 100000
 #define PLACE_PAGE 1000
 
-enum place_stage { PS_SERVICE, PS_MEMBERS, PS_DIGESTS, PS_NODES, PS_LABELS };
+enum place_stage {
+	PS_SERVICE,
+	PS_MEMBERS,
+	PS_DIGESTS,
+	PS_NODES,
+	PS_LABELS,
+	PS_TASKS, /* t/: what the service's running tasks hold */
+};
 
 struct place_node {
 	char id[MTS_NODE_HEX_LEN + 1];
@@ -49,6 +57,7 @@ struct place_job {
 	struct mts_ipc_call *call;
 	enum place_stage stage;
 	char service[MTS_SERVICE_MAX];
+	char replaces[MTS_SERVICE_MAX]; /* its tasks' shares count as free */
 	uint32_t count;
 	int count_given, global;
 	struct mts_res res;
@@ -140,6 +149,25 @@ take_placement(struct place_job *j, char **cons, size_t ncons, char **spread,
 static void next_page(struct place_job *);
 static void ask_members(struct place_job *);
 
+/* A global service: one task on each node it may run on (alive, active,
+ * every constraint met), at most one per node. */
+static void
+global_count(struct place_job *j, const struct mts_place_node *pn)
+{
+	size_t k, c;
+
+	j->count = 0;
+	j->max_per_node = 1;
+	for (k = 0; k < j->nnodes; k++) {
+		if (!pn[k].alive || !pn[k].active)
+			continue;
+		for (c = 0; c < j->ncons; c++)
+			if (!mts_constraint_match(&j->cons[c], &pn[k].a))
+				break;
+		j->count += c == j->ncons;
+	}
+}
+
 static void
 answer(struct place_job *j)
 {
@@ -155,8 +183,6 @@ answer(struct place_job *j)
 	char explain[512];
 	size_t k, nl = 0;
 
-	if (j->global && !j->count_given)
-		j->count = (uint32_t)j->nnodes; /* one per node */
 	for (k = 0; k < j->nnodes; k++) {
 		pn[k].a.id = j->nodes[k].id;
 		pn[k].a.labels = labels + nl;
@@ -178,6 +204,8 @@ answer(struct place_job *j)
 		pn[k].free = j->nodes[k].free;
 		pn[k].tasks = j->nodes[k].tasks;
 	}
+	if (j->global && !j->count_given)
+		global_count(j, pn);
 	memset(&req, 0, sizeof(req));
 	req.res = j->res;
 	req.constraints = j->cons;
@@ -343,6 +371,46 @@ add_label(struct place_job *j, const Mts__KeyRecord *kr)
 	l->value = dup_bytes(kr->record->value.data, kr->record->value.len);
 }
 
+/* t/<node>/<task>: a running task of the service being replaced gives
+ * its node back what it holds. */
+static void
+add_task(struct place_job *j, const Mts__KeyRecord *kr)
+{
+	char node[MTS_NODE_HEX_LEN + 1];
+	Mts__Shim__TaskStatus *t;
+	struct place_node *n;
+
+	if (kr->key.len <= 2 + MTS_NODE_HEX_LEN + 1 ||
+	    kr->key.data[2 + MTS_NODE_HEX_LEN] != '/' || kr->record == NULL ||
+	    kr->record->tombstone)
+		return;
+	memcpy(node, kr->key.data + 2, MTS_NODE_HEX_LEN);
+	node[MTS_NODE_HEX_LEN] = '\0';
+	if ((n = find_node(j, node)) == NULL)
+		return;
+	if ((t = mts__shim__task_status__unpack(NULL, kr->record->value.len,
+	         kr->record->value.data)) == NULL)
+		return;
+	if (t->spec != NULL && t->spec->service != NULL &&
+	    strcmp(t->spec->service, j->replaces) == 0 &&
+	    schedd_state_holds(t->state)) {
+		uint64_t cpu =
+		    (uint64_t)n->free.cpu_millis + t->spec->cpu_millis;
+		uint64_t mem = n->free.memory + t->spec->memory_limit;
+
+		n->free.cpu_millis = cpu < n->capacity.cpu_millis
+		    ? (uint32_t)cpu
+		    : n->capacity.cpu_millis;
+		n->free.memory =
+		    mem >= n->free.memory && mem < n->capacity.memory
+		    ? mem
+		    : n->capacity.memory;
+		if (n->tasks > 0)
+			n->tasks--;
+	}
+	mts__shim__task_status__free_unpacked(t, NULL);
+}
+
 static void
 take_service(struct place_job *j, const Mts__Statestore__GetRep *g)
 {
@@ -373,6 +441,7 @@ take_service(struct place_job *j, const Mts__Statestore__GetRep *g)
 		j->res.memory = res->memory;
 	}
 	j->global = sp->mode && strncmp(sp->mode, "global", 6) == 0;
+	snprintf(j->replaces, sizeof(j->replaces), "%s", j->service);
 	if (!j->count_given)
 		j->count = sp->replicas;
 	pl = sp->placement;
@@ -426,8 +495,10 @@ on_page(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 			add_node(j, kr);
 		else if (j->stage == PS_NODES)
 			add_info(j, kr);
-		else
+		else if (j->stage == PS_LABELS)
 			add_label(j, kr);
+		else
+			add_task(j, kr);
 		if (kr->key.len < sizeof(j->after)) {
 			memcpy(j->after, kr->key.data, kr->key.len);
 			j->after[kr->key.len] = '\0';
@@ -435,8 +506,9 @@ on_page(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 	}
 	if (sc->more && sc->n_items > 0) {
 		next_page(j);
-	} else if (j->stage == PS_DIGESTS || j->stage == PS_NODES) {
-		j->stage = j->stage == PS_DIGESTS ? PS_NODES : PS_LABELS;
+	} else if (j->stage == PS_DIGESTS || j->stage == PS_NODES ||
+	    (j->stage == PS_LABELS && j->replaces[0] != '\0')) {
+		j->stage = j->stage + 1;
 		j->after[0] = '\0';
 		next_page(j);
 	} else {
@@ -492,9 +564,13 @@ next_page(struct place_job *j)
 		req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
 		req.get = &g;
 	} else {
-		const char *prefix = j->stage == PS_DIGESTS ? "d/"
-		    : j->stage == PS_NODES ? MTS_NODEINFO_PREFIX
-		                           : "nl/";
+		static const char *const prefixes[] = {
+			[PS_DIGESTS] = "d/",
+			[PS_NODES] = MTS_NODEINFO_PREFIX,
+			[PS_LABELS] = "nl/",
+			[PS_TASKS] = "t/",
+		};
+		const char *prefix = prefixes[j->stage];
 
 		sc.prefix.data = (uint8_t *)prefix;
 		sc.prefix.len = strlen(prefix);
@@ -540,6 +616,13 @@ schedd_place(struct schedd *s, const Mts__Schedd__PlaceReq *p,
 	j->res.memory = p->memory;
 	j->max_per_node = p->max_per_node;
 	j->binpack = p->binpack;
+	j->global = p->global;
+	if (p->replaces != NULL && strlen(p->replaces) >= MTS_SERVICE_MAX) {
+		fail(j, MTS_ERR_INVAL, "%s", "service name too long");
+		return;
+	}
+	snprintf(j->replaces, sizeof(j->replaces), "%s",
+	    p->replaces ? p->replaces : "");
 	if (take_placement(j, p->constraints, p->n_constraints, p->spread,
 	        p->n_spread) < 0)
 		return;

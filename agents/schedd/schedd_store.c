@@ -16,11 +16,11 @@
 /* A task holds its resources until its record is gone or says it ended
  * for good (the shim's states: created running stopping restarting
  * exited failed; a task with a restart policy goes through restarting). */
-static int
-task_holds(const Mts__Shim__TaskStatus *t)
+int
+schedd_state_holds(const char *state)
 {
-	return strcmp(t->state, "exited") != 0 &&
-	    strcmp(t->state, "failed") != 0;
+	return state == NULL ||
+	    (strcmp(state, "exited") != 0 && strcmp(state, "failed") != 0);
 }
 
 void
@@ -46,7 +46,7 @@ schedd_task_record(struct schedd *s, const char *key, size_t klen,
 		log_warnx("t/%s/%s: not a task record", s->self, id);
 		return;
 	}
-	if (!task_holds(t)) {
+	if (!schedd_state_holds(t->state)) {
 		mts_ledger_task_remove(&s->ledger, id);
 	} else {
 		if (t->spec != NULL) {

@@ -766,7 +766,7 @@ test_pubsub(void **state)
 
 /* A server on the test's own loop whose handler echoes, holds or drops
  * calls as the test says; the client runs on the same loop. */
-enum amode { A_ECHO, A_HOLD, A_DROP };
+enum amode { A_ECHO, A_HOLD, A_DROP, A_ERROR };
 
 #define AHELD_MAX 512
 
@@ -808,6 +808,10 @@ a_handler(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	a->served++;
 	if (a->mode == A_ECHO) {
 		ipc_echo_get(ctx, m, call);
+	} else if (a->mode == A_ERROR) {
+		mts_ipc_reply_error(call, MTS_ERR_CONFLICT,
+		    "refused: %.*s changed meanwhile", (int)n,
+		    (const char *)req->get->key.data);
 	} else if (a->mode == A_DROP || a->nheld == AHELD_MAX) {
 		mts_ipc_call_drop(call);
 	} else {
@@ -932,6 +936,38 @@ a_client(struct mts_loop *loop, int tmo)
 	if (c == NULL)
 		fail_msg("%s", err);
 	return c;
+}
+
+/* An error reply: the callback gets the code and the server's message
+ * (which once pointed into the reply freed before the callback ran). */
+static void
+test_async_error(void **state)
+{
+	struct mts_loop *loop = mts_loop_new();
+	struct mts_ipc_server *s = aserver_open(loop);
+	struct mts_ipc_async *c = a_client(loop, 2000);
+	struct aresult r[8];
+	char key[32], want[64];
+	size_t i;
+
+	memset(r, 0, sizeof(r));
+	asrv.mode = A_ERROR;
+	for (i = 0; i < 8; i++) {
+		snprintf(key, sizeof(key), "key-%zu", i);
+		a_get(c, key, 0, &r[i]);
+	}
+	a_run(loop, r, 8, 3000);
+	for (i = 0; i < 8; i++) {
+		snprintf(want, sizeof(want),
+		    "refused: key-%zu changed meanwhile", i);
+		assert_int_equal(r[i].calls, 1);
+		assert_int_equal(r[i].rc, -MTS_ERR_CONFLICT);
+		assert_string_equal(r[i].err, want);
+	}
+	asrv.mode = A_ECHO;
+	mts_ipc_async_close(c);
+	aserver_close(loop, s);
+	mts_loop_free(loop);
 }
 
 /* 300 calls in flight on one client, answered in reverse order: each
@@ -1411,6 +1447,7 @@ main(void)
 		cmocka_unit_test(test_out_of_fds),
 		cmocka_unit_test(test_pubsub),
 		cmocka_unit_test(test_async_many),
+		cmocka_unit_test(test_async_error),
 		cmocka_unit_test(test_async_slow_and_timeout),
 		cmocka_unit_test(test_async_restart),
 		cmocka_unit_test(test_async_no_answer),
