@@ -307,21 +307,22 @@ sc_short(struct sim *s, int sec)
 	}
 }
 
-/* The bench's: join over 10 s, deploy at 15, 50 kills at 40, a 50/50
- * partition from 60 to 75, quiet until 120. */
+/* The bench's: join over 10 s, deploy at 15, 50 kills at 35 (detection
+ * to all takes up to 26 s at 200 nodes), a 50/50 partition from 75 to 90,
+ * quiet until 130. */
 static void
 sc_scale(struct sim *s, int sec)
 {
 	join_over(s, sec, 10);
 	if (sec == SETTLE)
 		deploy(s);
-	if (sec == 40) {
+	if (sec == 35) {
 		kill_some(s, some(s->n, 20, 50));
 		sim_recon_mark(s, "  kill to repaired (exact count)");
 	}
-	if (sec == 60)
+	if (sec == 75)
 		sim_partition(s, 2);
-	if (sec == 75) {
+	if (sec == 90) {
 		sim_heal(s);
 		sim_recon_mark(s, "  heal to exact count");
 	}
@@ -363,7 +364,7 @@ static const struct scenario {
 	    "deploy, then N/50 (at least 1) nodes drain: their tasks move" },
 	{ "short", sc_short, 50, 60,
 	    "make test's set: deploy, N/20 kills, a 10 s partition, heal" },
-	{ "scale", sc_scale, 110, 120,
+	{ "scale", sc_scale, 120, 130,
 	    "the bench's: join, deploy, N/20 (at most 50) kills, a 50/50 "
 	    "partition for 15 s, heal, quiet" },
 };
