@@ -10,34 +10,6 @@
 #include "netd.pb-c.h"
 #include "xmalloc.h"
 
-/* Counters of one peer from a UAPI get answer. */
-struct wg_stat {
-	uint64_t hs_sec, rx, tx;
-};
-
-static void
-wg_stat_of(const char *get, const uint8_t key[NETD_KEY_LEN], struct wg_stat *st)
-{
-	char hex[2 * NETD_KEY_LEN + 1], pat[2 * NETD_KEY_LEN + 16];
-	const char *p, *end, *v;
-
-	memset(st, 0, sizeof(*st));
-	mts_hex(hex, key, NETD_KEY_LEN);
-	snprintf(pat, sizeof(pat), "public_key=%s\n", hex);
-	if (get == NULL || (p = strstr(get, pat)) == NULL)
-		return;
-	p += strlen(pat);
-	end = strstr(p, "public_key=");
-	if (end == NULL)
-		end = p + strlen(p);
-	if ((v = strstr(p, "last_handshake_time_sec=")) != NULL && v < end)
-		st->hs_sec = strtoull(v + 24, NULL, 10);
-	if ((v = strstr(p, "rx_bytes=")) != NULL && v < end)
-		st->rx = strtoull(v + 9, NULL, 10);
-	if ((v = strstr(p, "tx_bytes=")) != NULL && v < end)
-		st->tx = strtoull(v + 9, NULL, 10);
-}
-
 static void
 fill_attachment(const struct netd *n, const struct netd_attach *a,
     Mts__Netd__Attachment *out, char *path, size_t plen, char *addr,
@@ -72,10 +44,10 @@ status_peers(struct netd *n, Mts__Netd__StatusRep *s, char **blk)
 	s->peers = xcalloc(n->have.n + 1, sizeof(*s->peers));
 	for (i = 0; i < n->have.n; i++) {
 		const struct netd_peer *p = &n->have.p[i];
-		struct wg_stat st;
+		struct netd_wg_stat st;
 
 		mts__netd__peer__init(&pp[i]);
-		wg_stat_of(get, p->key, &st);
+		netd_uapi_stat(get, p->key, &st);
 		netd_ip_str(ip, sizeof(ip), p->net);
 		snprintf(allowed[i], sizeof(allowed[i]), "%s/24", ip);
 		pp[i].node.data = (uint8_t *)p->node;
@@ -83,10 +55,10 @@ status_peers(struct netd *n, Mts__Netd__StatusRep *s, char **blk)
 		pp[i].name = (char *)netd_view_name(n, p->node);
 		pp[i].endpoint = (char *)p->endpoint;
 		pp[i].allowed_ips = allowed[i];
-		if (st.hs_sec > 0)
+		if (st.handshake_sec > 0)
 			pp[i].latest_handshake_ms =
-			    (uint64_t)(now > (time_t)st.hs_sec
-			            ? now - (time_t)st.hs_sec
+			    (uint64_t)(now > (time_t)st.handshake_sec
+			            ? now - (time_t)st.handshake_sec
 			            : 0) *
 			        1000 +
 			    1;

@@ -448,3 +448,61 @@ netd_peers_copy(struct netd_peers *dst, const struct netd_peers *src)
 	for (size_t i = 0; i < src->n; i++)
 		peers_push(dst, &src->p[i]);
 }
+
+/* --- UAPI answers ------------------------------------------------------------------ */
+
+void
+netd_uapi_peers(struct netd_peers *out, const char *get)
+{
+	const char *p = get;
+	struct netd_peer x;
+
+	out->n = 0;
+	while ((p = strstr(p, "public_key=")) != NULL) {
+		p += strlen("public_key=");
+		memset(&x, 0, sizeof(x));
+		if (strlen(p) >= 2 * NETD_KEY_LEN &&
+		    (p[2 * NETD_KEY_LEN] == '\n' ||
+		        p[2 * NETD_KEY_LEN] == '\0') &&
+		    mts_unhex(x.key, sizeof(x.key), p, 2 * NETD_KEY_LEN) == 0)
+			peers_push(out, &x);
+	}
+	if (out->n > 1)
+		qsort(out->p, out->n, sizeof(*out->p), peer_cmp);
+}
+
+/* The value of "name=" on a line of [p, end), 0 when absent. */
+static uint64_t
+uapi_u64(const char *p, const char *end, const char *name)
+{
+	size_t nl = strlen(name);
+	const char *line;
+
+	for (line = p; line < end; line = strchr(line, '\n') + 1) {
+		if ((size_t)(end - line) > nl && strncmp(line, name, nl) == 0)
+			return strtoull(line + nl, NULL, 10);
+		if (strchr(line, '\n') == NULL)
+			break;
+	}
+	return 0;
+}
+
+void
+netd_uapi_stat(const char *get, const uint8_t key[NETD_KEY_LEN],
+    struct netd_wg_stat *st)
+{
+	char hex[2 * NETD_KEY_LEN + 1], pat[2 * NETD_KEY_LEN + 16];
+	const char *p, *end;
+
+	memset(st, 0, sizeof(*st));
+	mts_hex(hex, key, NETD_KEY_LEN);
+	snprintf(pat, sizeof(pat), "public_key=%s\n", hex);
+	if (get == NULL || (p = strstr(get, pat)) == NULL)
+		return;
+	p += strlen(pat);
+	if ((end = strstr(p, "public_key=")) == NULL)
+		end = p + strlen(p);
+	st->handshake_sec = uapi_u64(p, end, "last_handshake_time_sec=");
+	st->rx = uapi_u64(p, end, "rx_bytes=");
+	st->tx = uapi_u64(p, end, "tx_bytes=");
+}

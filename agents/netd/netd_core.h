@@ -130,4 +130,17 @@ char *netd_peers_diff(const struct netd_peers *have,
 /* Copies src over dst. */
 void netd_peers_copy(struct netd_peers *dst, const struct netd_peers *src);
 
+/* --- WireGuard's UAPI answers (untrusted text) ------------------------------ */
+
+/* The peers of a "get=1" answer, keys only, sorted (endpoints unknown:
+ * the first diff sets every wanted peer again and removes the others). */
+void netd_uapi_peers(struct netd_peers *out, const char *get);
+/* The counters of one peer in a "get=1" answer, zero when it is absent. */
+struct netd_wg_stat {
+	uint64_t handshake_sec; /* Unix seconds of the latest handshake */
+	uint64_t rx, tx;
+};
+void netd_uapi_stat(const char *get, const uint8_t key[NETD_KEY_LEN],
+    struct netd_wg_stat *out);
+
 #endif

@@ -169,36 +169,6 @@ wg_spawn(const struct netd *n)
 	return 0;
 }
 
-/* The peers mts0 has now, keys only (endpoints unknown: the first diff
- * sets every wanted peer again and removes the others). */
-static void
-peers_from_get(struct netd_peers *out, const char *get)
-{
-	const char *p = get;
-	struct netd_peer x;
-
-	out->n = 0;
-	while ((p = strstr(p, "public_key=")) != NULL) {
-		p += strlen("public_key=");
-		memset(&x, 0, sizeof(x));
-		if (mts_unhex(x.key, sizeof(x.key), p, 2 * NETD_KEY_LEN) == 0) {
-			if (out->n == out->cap) {
-				out->cap = out->cap ? 2 * out->cap : 16;
-				out->p = xreallocarray(out->p, out->cap,
-				    sizeof(*out->p));
-			}
-			out->p[out->n++] = x;
-		}
-	}
-}
-
-static int
-key_cmp(const void *a, const void *b)
-{
-	return memcmp(((const struct netd_peer *)a)->key,
-	    ((const struct netd_peer *)b)->key, NETD_KEY_LEN);
-}
-
 /* Brings mts0 up: a wireguard-go already serving the socket (netd
  * restarted) is kept with its peers, otherwise one is started; then the
  * key, the port, the MTU and the route of the cluster CIDR. */
@@ -241,9 +211,7 @@ netd_wg_start(struct netd *n)
 		}
 		log_info("wireguard-go started for mts0");
 	}
-	peers_from_get(&n->have, get);
-	if (n->have.n > 1)
-		qsort(n->have.p, n->have.n, sizeof(*n->have.p), key_cmp);
+	netd_uapi_peers(&n->have, get);
 	free(get);
 	mts_hex(hex, n->priv, sizeof(n->priv));
 	set = xasprintf("private_key=%s\nlisten_port=%u\n", hex,

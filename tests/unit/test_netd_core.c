@@ -1,4 +1,4 @@
-/* test_netd_core.c: unit tests of mts-netd's core (agents/netd/netd_core.c) — the cluster CIDR, /24 claims converging to distinct subnets from forced collisions (seeded, printed), task host numbers and their persisted form, the WireGuard peer set and its UAPI diff. */
+/* test_netd_core.c: unit tests of mts-netd's core (agents/netd/netd_core.c) — the cluster CIDR, /24 claims converging to distinct subnets from forced collisions (seeded, printed), task host numbers and their persisted form, the WireGuard peer set, its UAPI diff and the UAPI answers read back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -287,6 +287,50 @@ test_peers(void **state)
 	netd_peers_free(&want);
 }
 
+/* What wireguard-go answers to get=1 (abridged): two peers, counters. */
+static void
+test_uapi(void **state)
+{
+	static const char get[] =
+	    "private_key=0101010101010101010101010101010101010101010101010101010101010101\n"
+	    "listen_port=51820\n"
+	    "public_key=fdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfdfd\n"
+	    "endpoint=10.99.0.2:51820\n"
+	    "last_handshake_time_sec=1700000000\n"
+	    "last_handshake_time_nsec=5\n"
+	    "tx_bytes=1234\n"
+	    "rx_bytes=5678\n"
+	    "allowed_ip=10.210.2.0/24\n"
+	    "public_key=0202020202020202020202020202020202020202020202020202020202020202\n"
+	    "rx_bytes=9\n"
+	    "public_key=zz\n" /* not a key: skipped */
+	    "errno=0\n\n";
+	struct netd_peers p;
+	struct netd_wg_stat st;
+	uint8_t k[NETD_KEY_LEN];
+
+	netd_peers_init(&p);
+	netd_uapi_peers(&p, get);
+	assert_int_equal(p.n, 2);
+	memset(k, 0x02, sizeof(k));
+	assert_memory_equal(p.p[0].key, k, sizeof(k)); /* sorted */
+	netd_uapi_stat(get, k, &st);
+	assert_int_equal(st.rx, 9);
+	assert_int_equal(st.tx, 0);
+	assert_int_equal(st.handshake_sec, 0);
+	memset(k, 0xfd, sizeof(k));
+	netd_uapi_stat(get, k, &st);
+	assert_int_equal(st.handshake_sec, 1700000000);
+	assert_int_equal(st.rx, 5678);
+	assert_int_equal(st.tx, 1234);
+	memset(k, 0x33, sizeof(k));
+	netd_uapi_stat(get, k, &st);
+	assert_int_equal(st.rx, 0);
+	netd_uapi_peers(&p, "errno=0\n\n");
+	assert_int_equal(p.n, 0);
+	netd_peers_free(&p);
+}
+
 int
 main(void)
 {
@@ -296,6 +340,7 @@ main(void)
 		cmocka_unit_test(test_subnet_rules),
 		cmocka_unit_test(test_attachments),
 		cmocka_unit_test(test_peers),
+		cmocka_unit_test(test_uapi),
 	};
 
 	if (mts_crypto_init() < 0)
