@@ -1,5 +1,6 @@
 /* image_peer.c: fetches an image from other nodes of the cluster — finds the holders in the replicated i/<node> records, asks them for its blobs in chunks through gossipd's relay, paced, verifies every blob by its digest before it is staged, and moves on to another holder (resuming) when one fails. Runs in mts-shim-image. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +28,17 @@
 #define SCAN_LIMIT 1000
 #define LOCAL_WAIT_MS 5000
 #define MAX_CANDS 64
+/* Chunks of one blob in flight at once (each its own relayed call): the
+ * round trip of one chunk through two gossipds and the holder's shim is
+ * hidden behind the others. Well under [gossipd] relay_inflight. */
+#define WINDOW 4
 
 /* One fetch in progress. */
 struct peer_fetch {
 	const struct mts_peer_opts *o;
 	struct mts_ipc_client *gd;
+	struct mts_ipc_client *win[WINDOW]; /* one per chunk in flight */
+	pthread_mutex_t mu;                 /* pace, bytes */
 	struct mts_stage *sg;
 	struct mts_peer_cand cands[MAX_CANDS];
 	size_t ncand, cur; /* the holder asked now */
@@ -166,9 +173,9 @@ mark_alive(struct mts_ipc_client *gd, struct holders *h, char *err,
 /* Asks node for len bytes of digest at off; on 0, *rep is the shim's reply
  * (the caller frees it). */
 static int
-ask_chunk(struct peer_fetch *f, const char *node, const char *digest,
-    uint64_t off, uint32_t len, Mts__Shim__Reply **out, char *err,
-    size_t errlen)
+ask_chunk(struct peer_fetch *f, struct mts_ipc_client *c, const char *node,
+    const char *digest, uint64_t off, uint32_t len, Mts__Shim__Reply **out,
+    char *err, size_t errlen)
 {
 	Mts__Shim__Request sreq = MTS__SHIM__REQUEST__INIT;
 	Mts__Shim__ImageBlobReq br = MTS__SHIM__IMAGE_BLOB_REQ__INIT;
@@ -194,9 +201,8 @@ ask_chunk(struct peer_fetch *f, const char *node, const char *digest,
 	rr.timeout_ms = (uint32_t)f->o->chunk_timeout_ms;
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_RELAY;
 	req.relay = &rr;
-	rc = mts_ipc_client_call(f->gd, &req.base,
-	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&rep, err,
-	    errlen);
+	rc = mts_ipc_client_call(c, &req.base, &mts__gossipd__reply__descriptor,
+	    (ProtobufCMessage **)&rep, err, errlen);
 	free(payload);
 	if (rc != 0)
 		return rc;
@@ -219,70 +225,219 @@ ask_chunk(struct peer_fetch *f, const char *node, const char *digest,
 	return 0;
 }
 
-/* Sleeps until the pace allows len more bytes. */
+/* Sleeps until the pace allows a chunk more, then counts it (when asked,
+ * so that the budget refills while the chunk travels). */
 static void
-pace(struct peer_fetch *f, int64_t len)
+pace(struct peer_fetch *f)
 {
-	mts_time_t w = mts_pace_wait(&f->pace, len, mts_now());
-	struct timespec ts = { w / 1000, (w % 1000) * 1000000 };
+	mts_time_t w;
+	struct timespec ts;
 
-	if (w > 0)
+	for (;;) {
+		pthread_mutex_lock(&f->mu);
+		w = mts_pace_wait(&f->pace, MTS_PEER_CHUNK, mts_now());
+		if (w <= 0)
+			mts_pace_took(&f->pace, MTS_PEER_CHUNK, mts_now());
+		pthread_mutex_unlock(&f->mu);
+		if (w <= 0)
+			return;
+		ts = (struct timespec){ w / 1000, (w % 1000) * 1000000 };
 		nanosleep(&ts, NULL);
+	}
 }
 
-/*
- * Appends the next chunk of digest from the current holder to fd at *off;
- * *size is learnt from the first reply (-1 until then) and must then stay
- * the same and within max. 0, or an error (err filled) that makes the
- * caller try another holder.
- */
+/* One blob being fetched by the window's workers from one holder. */
+struct blob_job {
+	struct peer_fetch *f;
+	const char *digest, *node;
+	int fd;
+	int64_t size;  /* known: declared, or learnt from the first chunk */
+	int64_t max;   /* largest size accepted when none was declared */
+	uint8_t *done; /* per chunk */
+	size_t nchunks, next;
+	int failed;
+	char why[600];
+};
+
+/* Checks and writes one reply for chunk k; 0, or -1 with why filled. */
 static int
-next_chunk(struct peer_fetch *f, const char *digest, int fd, uint64_t *off,
-    int64_t *size, int64_t max, char *err, size_t errlen)
+put_chunk(struct blob_job *j, size_t k, const Mts__Shim__ImageBlobRep *b,
+    char *why, size_t whylen)
+{
+	uint64_t off = (uint64_t)k * MTS_PEER_CHUNK;
+	uint64_t want = (uint64_t)j->size - off < MTS_PEER_CHUNK
+	    ? (uint64_t)j->size - off
+	    : MTS_PEER_CHUNK;
+
+	if (b->size != (uint64_t)j->size) {
+		snprintf(why, whylen, "size %llu, expected %lld",
+		    (unsigned long long)b->size, (long long)j->size);
+		return -1;
+	}
+	if (b->data.len != want) {
+		snprintf(why, whylen, "%zu bytes at offset %llu of %llu",
+		    b->data.len, (unsigned long long)off,
+		    (unsigned long long)b->size);
+		return -1;
+	}
+	if (pwrite(j->fd, b->data.data, b->data.len, (off_t)off) !=
+	    (ssize_t)b->data.len) {
+		snprintf(why, whylen, "write: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The chunk to ask for next (one not done), or -1 when none is left or
+ * the job failed. Called with f->mu held. */
+static long
+take_chunk(struct blob_job *j)
+{
+	while (!j->failed && j->next < j->nchunks && j->done[j->next])
+		j->next++;
+	if (j->failed || j->next >= j->nchunks)
+		return -1;
+	return (long)j->next++;
+}
+
+/* Asks for chunk k with client c and records the outcome. */
+static void
+get_chunk(struct blob_job *j, struct mts_ipc_client *c, size_t k)
+{
+	struct peer_fetch *f = j->f;
+	Mts__Shim__Reply *rep = NULL;
+	char why[600];
+	int rc;
+
+	pace(f);
+	if (mts_now() >= f->deadline) {
+		snprintf(why, sizeof(why), "deadline passed");
+		rc = -1;
+	} else
+		rc = ask_chunk(f, c, j->node, j->digest,
+		    (uint64_t)k * MTS_PEER_CHUNK, MTS_PEER_CHUNK, &rep, why,
+		    sizeof(why));
+	if (rc == 0)
+		rc = put_chunk(j, k, rep->image_blob, why, sizeof(why));
+	pthread_mutex_lock(&f->mu);
+	if (rep != NULL)
+		f->bytes += rep->image_blob->data.len;
+	if (rc == 0)
+		j->done[k] = 1;
+	else if (!j->failed) {
+		j->failed = 1;
+		snprintf(j->why, sizeof(j->why), "%s", why);
+	}
+	pthread_mutex_unlock(&f->mu);
+	if (rep != NULL)
+		mts__shim__reply__free_unpacked(rep, NULL);
+}
+
+struct worker {
+	struct blob_job *j;
+	struct mts_ipc_client *c;
+	pthread_t th;
+};
+
+static void *
+work(void *arg)
+{
+	struct worker *w = arg;
+	long k;
+
+	for (;;) {
+		pthread_mutex_lock(&w->j->f->mu);
+		k = take_chunk(w->j);
+		pthread_mutex_unlock(&w->j->f->mu);
+		if (k < 0)
+			return NULL;
+		get_chunk(w->j, w->c, (size_t)k);
+	}
+}
+
+/* Learns the size of a blob declared without one (the manifest) from
+ * its first chunk, which is kept. */
+static int
+learn_size(struct blob_job *j, char *why, size_t whylen)
 {
 	Mts__Shim__Reply *rep = NULL;
 	const Mts__Shim__ImageBlobRep *b;
-	char e[512];
-	int rc = -MTS_ERR_IO;
+	int rc = -1;
 
-	pace(f, MTS_PEER_CHUNK);
-	if (mts_now() >= f->deadline) {
-		snprintf(err, errlen, "deadline passed");
-		return -MTS_ERR_TIMEOUT;
-	}
-	/* counted when asked, so that the budget refills while the chunk
-	 * travels; what did not come is given back */
-	mts_pace_took(&f->pace, MTS_PEER_CHUNK, mts_now());
-	if (ask_chunk(f, f->cands[f->cur].node, digest, *off, MTS_PEER_CHUNK,
-	        &rep, e, sizeof(e)) != 0) {
-		snprintf(err, errlen, "%s", e);
-		return -MTS_ERR_IO;
-	}
+	pace(j->f);
+	if (ask_chunk(j->f, j->f->win[0], j->node, j->digest, 0, MTS_PEER_CHUNK,
+	        &rep, why, whylen) != 0)
+		return -1;
 	b = rep->image_blob;
-	if (b->data.len < MTS_PEER_CHUNK)
-		mts_pace_took(&f->pace,
-		    -(int64_t)(MTS_PEER_CHUNK - b->data.len), mts_now());
-	f->bytes += b->data.len;
-	if ((*size >= 0 && b->size != (uint64_t)*size) ||
-	    b->size > (uint64_t)max)
-		snprintf(err, errlen, "size %llu, expected %lld (at most %lld)",
-		    (unsigned long long)b->size, (long long)*size,
-		    (long long)max);
-	else if (b->data.len > MTS_PEER_CHUNK || *off + b->data.len > b->size ||
-	    (b->data.len == 0 && *off < b->size))
-		snprintf(err, errlen, "%zu bytes at offset %llu of %llu",
-		    b->data.len, (unsigned long long)*off,
-		    (unsigned long long)b->size);
-	else if (pwrite(fd, b->data.data, b->data.len, (off_t)*off) !=
-	    (ssize_t)b->data.len)
-		snprintf(err, errlen, "write: %s", strerror(errno));
+	j->f->bytes += b->data.len;
+	if (b->size > (uint64_t)j->max)
+		snprintf(why, whylen, "size %llu, over %lld",
+		    (unsigned long long)b->size, (long long)j->max);
 	else {
-		*size = (int64_t)b->size;
-		*off += b->data.len;
-		rc = 0;
+		j->size = (int64_t)b->size;
+		rc = put_chunk(j, 0, b, why, whylen);
 	}
 	mts__shim__reply__free_unpacked(rep, NULL);
 	return rc;
+}
+
+/* Fetches the chunks of j not done yet from j->node, WINDOW at a time;
+ * 0 when all are there, else -1 with j->why filled. */
+static int
+fetch_chunks(struct blob_job *j)
+{
+	struct worker w[WINDOW];
+	size_t i, n;
+
+	j->failed = 0;
+	j->next = 0;
+	n = j->nchunks < WINDOW ? j->nchunks : WINDOW;
+	for (i = 0; i < n; i++) {
+		w[i] = (struct worker){ .j = j, .c = j->f->win[i] };
+		if (pthread_create(&w[i].th, NULL, work, &w[i]) != 0)
+			fatalx("cannot start a fetch thread");
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(w[i].th, NULL);
+	return j->failed ? -1 : 0;
+}
+
+/* Sets up the chunk map once the size is known. */
+static void
+job_size(struct blob_job *j)
+{
+	j->nchunks = (size_t)((j->size + MTS_PEER_CHUNK - 1) / MTS_PEER_CHUNK);
+	free(j->done);
+	j->done = xcalloc(j->nchunks + 1, 1);
+}
+
+/* One attempt at a blob from the current holder: the chunks still
+ * missing, then the digest. 0, or -1 with j->why filled; a blob that
+ * failed its digest is wiped (*restart set). */
+static int
+attempt(struct blob_job *j, int *restart)
+{
+	struct peer_fetch *f = j->f;
+
+	*restart = 0;
+	j->node = f->cands[f->cur].node;
+	if (j->size < 0) {
+		if (learn_size(j, j->why, sizeof(j->why)) != 0)
+			return -1;
+		job_size(j);
+		j->done[0] = 1;
+	}
+	if (fetch_chunks(j) != 0)
+		return -1;
+	/* all of it: verified before it is staged */
+	if (mts_stage_add_blob(f->sg, f->sg->incoming, j->digest, j->size,
+	        j->why, sizeof(j->why)) == 0)
+		return 0;
+	*restart = 1;
+	memset(j->done, 0, j->nchunks);
+	if (ftruncate(j->fd, 0) != 0)
+		snprintf(j->why, sizeof(j->why), "%s", strerror(errno));
+	return -1;
 }
 
 /* The store already has the blob: linked into the stage, not fetched. */
@@ -316,57 +471,49 @@ next_holder(struct peer_fetch *f, const char *digest, const char *why)
 
 /*
  * Fetches one blob into the stage, verified by its digest (and its size,
- * when declared: size >= 0). A transfer error resumes at the same offset
- * from the next holder; a blob that fails its digest is refused and
- * fetched again from the start, from the next holder. At most
+ * when declared: size >= 0). A transfer error resumes the chunks still
+ * missing from the next holder; a blob that fails its digest is refused
+ * and fetched again from the start, from the next holder. At most
  * mts_peer_tries() attempts.
  */
 static int
 fetch_blob(struct peer_fetch *f, const char *digest, int64_t size, int64_t max,
     char *err, size_t errlen)
 {
+	struct blob_job j = { .f = f,
+		.digest = digest,
+		.size = size,
+		.max = max };
 	unsigned tries = mts_peer_tries(f->ncand), t = 0;
-	uint64_t off = 0;
-	int64_t got = size;
-	char why[600];
-	int fd, rc = -MTS_ERR_IO;
+	int rc = -1, restart;
 
 	if (link_stored(f, digest) == 0)
 		return 0;
-	if ((fd = open(f->sg->incoming, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
-	         0644)) < 0) {
+	if (size > max) {
+		snprintf(err, errlen, "blob %s: declared size %lld, over %lld",
+		    digest, (long long)size, (long long)max);
+		return -MTS_ERR_TOOBIG;
+	}
+	if ((j.fd = open(f->sg->incoming,
+	         O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
 		snprintf(err, errlen, "%s: %s", f->sg->incoming,
 		    strerror(errno));
 		return -MTS_ERR_IO;
 	}
-	while (t < tries) {
-		if (got < 0 || off < (uint64_t)got) {
-			rc = next_chunk(f, digest, fd, &off, &got, max, why,
-			    sizeof(why));
-			if (rc == -MTS_ERR_TIMEOUT)
-				break;
-			if (rc != 0 && ++t < tries)
-				next_holder(f, digest, why);
-			continue;
-		}
-		/* all of it: verified before it is staged */
-		rc = mts_stage_add_blob(f->sg, f->sg->incoming, digest, got,
-		    why, sizeof(why));
-		if (rc == 0 || ++t >= tries)
-			break;
-		next_holder(f, digest, why);
-		off = 0;
-		got = size;
-		if (ftruncate(fd, 0) != 0) {
-			snprintf(why, sizeof(why), "%s", strerror(errno));
-			break;
-		}
+	if (size >= 0)
+		job_size(&j);
+	while ((rc = attempt(&j, &restart)) != 0 && ++t < tries &&
+	    mts_now() < f->deadline) {
+		next_holder(f, digest, j.why);
+		if (restart)
+			j.size = size; /* learnt again if it was not declared */
 	}
-	close(fd);
+	close(j.fd);
+	free(j.done);
 	if (rc != 0)
 		snprintf(err, errlen, "blob %s: %s (after %u attempts)", digest,
-		    why, t);
-	return rc;
+		    j.why, t);
+	return rc ? -MTS_ERR_IO : 0;
 }
 
 /* --- the image --------------------------------------------------------------- */
@@ -443,6 +590,7 @@ mts_store_fetch_peers(struct mts_image_store *st, const char *name,
 	struct peer_fetch f;
 	char path[PATHMAX], e[256];
 	mts_time_t t0 = mts_now();
+	size_t i;
 	int rc;
 
 	memset(&f, 0, sizeof(f));
@@ -461,6 +609,12 @@ mts_store_fetch_peers(struct mts_image_store *st, const char *name,
 		snprintf(err, errlen, "gossipd: cannot open its socket");
 		return -MTS_ERR_IO;
 	}
+	for (i = 0; i < WINDOW; i++)
+		if ((f.win[i] = mts_ipc_client_open(path,
+		         (int)o->chunk_timeout_ms + 1000, e, sizeof(e))) ==
+		    NULL)
+			fatalx("gossipd client: %s", e);
+	pthread_mutex_init(&f.mu, NULL);
 	if ((rc = find_holders(&f, name, err, errlen)) == 0 &&
 	    (rc = mts_stage_new(st, &f.sg, err, errlen)) == 0)
 		rc = fetch_image(&f, name, err, errlen);
@@ -474,5 +628,8 @@ mts_store_fetch_peers(struct mts_image_store *st, const char *name,
 	}
 	mts_stage_free(f.sg);
 	mts_ipc_client_close(f.gd);
+	for (i = 0; i < WINDOW; i++)
+		mts_ipc_client_close(f.win[i]);
+	pthread_mutex_destroy(&f.mu);
 	return rc;
 }
