@@ -5,3 +5,4 @@ UPDATE_CORE := agents/reconciled/update_core.c
 $(eval $(call unittest,test_update,tests/unit/test_update.c $(UPDATE_CORE)))
 $(eval $(call unittest,test_update_pb,tests/unit/test_update_pb.c agents/reconciled/update_pb.c $(UPDATE_CORE)))
 $(eval $(call unittest,test_depends,tests/unit/test_depends.c agents/reconciled/depends_core.c))
+$(eval $(call fuzzer,fuzz_update,tests/fuzz/fuzz_update.c agents/reconciled/update_core.c agents/reconciled/update_pb.c))

@@ -497,6 +497,27 @@ converge(const struct mts_up_service *s, const struct mts_up_task *t, size_t n,
 	stop_old(t, n, stop, out);
 }
 
+/* A status read from the replica is not trusted to be consistent (any
+ * admin can write u/): counts beyond the replicas are brought back to
+ * them, so that no step asks for more tasks than the service has, and
+ * no more tasks count as done than run the new spec (a batch whose task
+ * was lost since is health-gated again). */
+static void
+clamp(const struct mts_up_service *s, const struct counts *c,
+    struct mts_up_status *st)
+{
+	if (st->target > s->replicas)
+		st->target = s->replicas;
+	if (st->done > st->target)
+		st->done = st->target;
+	if (st->done > c->cur) /* ...and no more done than there are */
+		st->done = c->cur;
+	if (st->batches < st->batch)
+		st->batches = st->batch;
+	if (st->nseen > MTS_UP_SEEN_MAX)
+		st->nseen = MTS_UP_SEEN_MAX;
+}
+
 void
 mts_up_step(const struct mts_up_service *s, const struct mts_up_task *t,
     size_t n, struct mts_up_status *st, uint64_t now,
@@ -514,6 +535,7 @@ mts_up_step(const struct mts_up_service *s, const struct mts_up_task *t,
 	}
 	if (!mts_up_active(st))
 		return;
+	clamp(s, &c, st);
 	if (st->phase == UP_ROLLBACK_STARTED && !s->rollback) {
 		add(out, UP_ROLLBACK, 0, 0, "%s", st->message);
 		converge(s, t, n, &c, st, out);

@@ -620,6 +620,28 @@ test_no_update(void **state)
 	assert_false(mts_up_active(&s.st));
 }
 
+/* A u/ status is not trusted: counts beyond the replicas (any admin can
+ * write the key) ask for no more tasks than the service has. */
+static void
+test_garbage_status(void **state)
+{
+	struct sim s;
+
+	sim_deployed(&s, 3);
+	s.st.version = 2;
+	s.st.phase = UP_UPDATING;
+	s.st.batch = 7;
+	s.st.batches = 1;
+	s.st.target = 1000;
+	s.st.done = 2000;
+	s.st.promoted = 1;
+	sim_run(&s, 60000);
+	assert_int_equal(s.st.phase, UP_COMPLETED);
+	assert_true(s.max_live <= 3);
+	assert_int_equal(live_of(&s, 2, 1), 3);
+	assert_true(s.st.batches >= s.st.batch);
+}
+
 static void
 test_names(void **state)
 {
@@ -674,6 +696,7 @@ main(void)
 		cmocka_unit_test(test_canary_auto_revert),
 		cmocka_unit_test(test_owner_dies),
 		cmocka_unit_test(test_no_update),
+		cmocka_unit_test(test_garbage_status),
 		cmocka_unit_test(test_names),
 	};
 
