@@ -23,7 +23,8 @@ check_attachments(const char *text)
 			abort();
 		for (i = 0; i < a.n; i++)
 			if (netd_att_find(&b, a.a[i].task) == NULL ||
-			    netd_att_find(&b, a.a[i].task)->host != a.a[i].host ||
+			    netd_att_find(&b, a.a[i].task)->host !=
+			        a.a[i].host ||
 			    a.a[i].host < NETD_HOST_FIRST ||
 			    a.a[i].host > NETD_HOST_LAST)
 				abort();
