@@ -61,6 +61,7 @@ load_config(struct gossipd *g)
 	c->swim.suspicion_mult = (int)cfg_int(g, "suspicion_mult");
 	c->swim.retransmit_mult = (int)cfg_int(g, "retransmit_mult");
 	c->swim.dead_reclaim = cfg_ms(g, "dead_reclaim");
+	c->swim.dead_probe_interval = cfg_ms(g, "dead_probe_interval");
 	c->fanout = (int)cfg_int(g, "fanout");
 	c->ae_interval = cfg_ms(g, "ae_interval");
 	(void)mts_parse_size(mts_cfg_str(g->agent.cfg, "gossipd", "ae_rate"),

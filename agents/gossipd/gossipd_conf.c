@@ -20,6 +20,9 @@ static const struct mts_cfg_schema keys[] = {
 	    "SWIM: an update is piggybacked mult x ceil(log10(N+1)) times" },
 	{ "gossipd", "dead_reclaim", MTS_CFG_DURATION, "0s",
 	    "forget dead members after this long (0: keep them listed)" },
+	{ "gossipd", "dead_probe_interval", MTS_CFG_DURATION, "1s",
+	    "SWIM: ping the next dead members in turn this often, so that a healed "
+	    "partition or an unheard restart comes back (0: never)" },
 	{ "gossipd", "fanout", MTS_CFG_UINT, "3",
 	    "peers each committed change is pushed to" },
 	{ "gossipd", "ae_interval", MTS_CFG_DURATION, "2s",

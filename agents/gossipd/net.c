@@ -566,8 +566,10 @@ gd_dial_join(struct gossipd *g, const struct mts_token *t,
 
 /* --- sending -------------------------------------------------------------- */
 
+/* to: the destination, when known (its own suspicion goes first). */
 static uint8_t *
-pack_msg(struct gossipd *g, Mts__Gossip__Msg *msg, size_t *len)
+pack_msg(struct gossipd *g, const uint8_t *to, Mts__Gossip__Msg *msg,
+    size_t *len)
 {
 	struct mts_swim_update u[GD_MAX_UPDATES];
 	Mts__Gossip__Member m[GD_MAX_UPDATES], *mp[GD_MAX_UPDATES];
@@ -575,7 +577,7 @@ pack_msg(struct gossipd *g, Mts__Gossip__Msg *msg, size_t *len)
 	uint8_t *buf;
 
 	msg->version = 1;
-	k = mts_swim_gossip(g->swim, u, GD_MAX_UPDATES);
+	k = mts_swim_gossip(g->swim, to, u, GD_MAX_UPDATES);
 	for (i = 0; i < k; i++) {
 		gd_member_to_pb(&u[i], &m[i]);
 		mp[i] = &m[i];
@@ -599,7 +601,7 @@ gd_send_on_link(struct gossipd *g, struct link *l, Mts__Gossip__Msg *msg)
 
 	if (l->dead || l->conn == NULL || !mts_conn_established(l->conn))
 		return -MTS_ERR_STATE;
-	buf = pack_msg(g, msg, &len);
+	buf = pack_msg(g, l->has_id ? l->id : NULL, msg, &len);
 	rc = mts_conn_send(l->conn, buf, len);
 	free(buf);
 	if (rc < 0)
@@ -620,7 +622,7 @@ gd_send(struct gossipd *g, struct peer *p, Mts__Gossip__Msg *msg,
 		return -MTS_ERR_DENIED;
 	if (p->link && !p->link->dead)
 		return gd_send_on_link(g, p->link, msg);
-	buf = pack_msg(g, msg, &len);
+	buf = pack_msg(g, p->id, msg, &len);
 	if (p->q.len + len + 4 <= PEER_QUEUE_MAX) {
 		mts_buf_put_u32be(&p->q, (uint32_t)len);
 		mts_buf_put(&p->q, buf, len);

@@ -32,6 +32,8 @@ struct mts_swim {
 	uint8_t target[MTS_NODE_ID_LEN];
 	uint64_t probe_seq;
 	mts_time_t direct_deadline, probe_end, next_probe;
+	mts_time_t next_dead_probe;
+	size_t dead_pos; /* the dead member probed last (probe_dead) */
 	/* a member to probe next, out of turn (its connection dropped) */
 	int has_urgent;
 	uint8_t urgent[MTS_NODE_ID_LEN];
@@ -141,6 +143,7 @@ mts_swim_cfg_defaults(struct mts_swim_cfg *c)
 	c->suspicion_mult = 4;
 	c->retransmit_mult = 4;
 	c->dead_reclaim = 0;
+	c->dead_probe_interval = 1000;
 }
 
 static struct member *
@@ -176,6 +179,7 @@ mts_swim_new(const struct mts_swim_cfg *cfg, const struct mts_swim_update *self,
 	me->pub.is_self = 1;
 	queue_bcast(s, me);
 	s->next_probe = now;
+	s->next_dead_probe = now + cfg->dead_probe_interval;
 	return s;
 }
 
@@ -326,10 +330,53 @@ expire(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 	}
 }
 
+/*
+ * SWIM never probes a dead member, so without this a member held dead by
+ * mistake (both sides of a partition, a restart nobody heard of) stays
+ * dead for good. Every dead_probe_interval the next dead members in turn
+ * (not those that left) get a ping outside the probe round: its outcome
+ * changes nothing, but the ping carries the member's own death
+ * (mts_swim_gossip puts it first), the member refutes in its ack, and
+ * on_heard gossips again what the member itself is held to be. In turn,
+ * one per DEAD_PROBE_CYCLE dead members at a time (at most
+ * DEAD_PROBE_MAX), so that each is tried within DEAD_PROBE_CYCLE
+ * intervals: a few dead, one ping an interval; the other half of 100
+ * nodes after a partition, 10.
+ */
+#define DEAD_PROBE_CYCLE 5
+#define DEAD_PROBE_MAX 16
+
+static void
+probe_dead(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
+{
+	struct mts_swim_effect *e;
+	size_t i, k, ndead = 0, want, sent = 0;
+
+	s->next_dead_probe = now + s->cfg.dead_probe_interval;
+	for (i = 1; i < s->n; i++)
+		ndead += s->m[i].pub.u.state == MTS_SWIM_DEAD;
+	want = (ndead + DEAD_PROBE_CYCLE - 1) / DEAD_PROBE_CYCLE;
+	if (want > DEAD_PROBE_MAX)
+		want = DEAD_PROBE_MAX;
+	for (k = 1; k < s->n && sent < want; k++) {
+		i = 1 + (s->dead_pos + k - 1) % (s->n - 1);
+		if (s->m[i].pub.u.state != MTS_SWIM_DEAD)
+			continue;
+		e = push(out, MTS_SWIM_SEND_PING);
+		memcpy(e->to, s->m[i].pub.u.id, MTS_NODE_ID_LEN);
+		e->seq = ++s->seq;
+		sent++;
+	}
+	if (sent > 0)
+		s->dead_pos = 1 + (s->dead_pos + k - 2) % (s->n - 1);
+}
+
 void
 mts_swim_tick(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 {
 	expire(s, now, out);
+	if (s->cfg.dead_probe_interval > 0 && now >= s->next_dead_probe)
+		probe_dead(s, now, out);
 	if (s->active) {
 		if (!s->acked && !s->indirect_sent && now >= s->direct_deadline)
 			send_indirect(s, out);
@@ -356,6 +403,8 @@ mts_swim_next_deadline(const struct mts_swim *s)
 		if (s->m[i].pub.u.state == MTS_SWIM_SUSPECT &&
 		    s->m[i].pub.suspect_until < d)
 			d = s->m[i].pub.suspect_until;
+	if (s->cfg.dead_probe_interval > 0 && s->next_dead_probe < d)
+		d = s->next_dead_probe;
 	return d;
 }
 
@@ -445,6 +494,11 @@ void
 mts_swim_on_unreachable(struct mts_swim *s, const uint8_t to[MTS_NODE_ID_LEN],
     mts_time_t now, struct mts_swim_out *out)
 {
+	struct member *m = find(s, to);
+
+	/* a dead member's ping failing (probe_dead) is no news */
+	if (m == NULL || !probeable(m))
+		return;
 	if (s->active && memcmp(s->target, to, MTS_NODE_ID_LEN) == 0) {
 		if (!s->acked && !s->indirect_sent)
 			send_indirect(s, out);
@@ -465,12 +519,14 @@ refute(struct mts_swim *s, const struct mts_swim_update *u)
 {
 	struct member *me = &s->m[0];
 
-	if (me->pub.u.state == MTS_SWIM_LEFT)
+	if (me->pub.u.state == MTS_SWIM_LEFT || u->state == MTS_SWIM_ALIVE)
 		return;
-	if (u->state != MTS_SWIM_ALIVE && u->inc >= me->pub.u.inc) {
+	/* held suspect or dead: refute with a higher incarnation, or, if
+	 * the rumour is older than our incarnation (whoever holds it missed
+	 * our last refutation, long spent), announce the current one again */
+	if (u->inc >= me->pub.u.inc)
 		me->pub.u.inc = u->inc + 1;
-		queue_bcast(s, me);
-	}
+	queue_bcast(s, me);
 }
 
 static void
@@ -577,35 +633,52 @@ mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 		s->active = 0;
 }
 
+/* Least sent first; between equals this node's own update (a refutation
+ * is the news that matters most to the one who hears it). */
 static int
 cmp_bcast(const void *a, const void *b)
 {
 	const struct member *const *x = a, *const *y = b;
 
-	return (*y)->bcast_left - (*x)->bcast_left;
+	if ((*y)->bcast_left != (*x)->bcast_left)
+		return (*y)->bcast_left - (*x)->bcast_left;
+	return (*y)->pub.is_self - (*x)->pub.is_self;
 }
 
 size_t
-mts_swim_gossip(struct mts_swim *s, struct mts_swim_update *out, size_t max)
+mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
+    struct mts_swim_update *out, size_t max)
 {
-	struct member **c;
-	size_t i, k = 0;
+	struct member **c, *dst = to ? find(s, to) : NULL;
+	size_t i, k = 0, first = 0;
 
 	if (max == 0)
 		return 0;
+	/* a member held suspect or dead gets its own state first, and ours
+	 * next: it may hold us dead just the same (the two sides of a
+	 * partition) */
+	if (dst && !dst->pub.is_self &&
+	    (dst->pub.u.state == MTS_SWIM_SUSPECT ||
+	        dst->pub.u.state == MTS_SWIM_DEAD)) {
+		out[first++] = dst->pub.u;
+		if (max > 1)
+			out[first++] = s->m[0].pub.u;
+	} else
+		dst = NULL;
 	c = xreallocarray(NULL, s->n, sizeof(*c));
 	for (i = 0; i < s->n; i++)
-		if (s->m[i].bcast_left > 0)
+		if (s->m[i].bcast_left > 0 && &s->m[i] != dst &&
+		    !(dst && s->m[i].pub.is_self))
 			c[k++] = &s->m[i];
 	qsort(c, k, sizeof(*c), cmp_bcast);
-	if (k > max)
-		k = max;
+	if (k > max - first)
+		k = max - first;
 	for (i = 0; i < k; i++) {
-		out[i] = c[i]->pub.u;
+		out[first + i] = c[i]->pub.u;
 		c[i]->bcast_left--;
 	}
 	free(c);
-	return k;
+	return first + k;
 }
 
 /* --- queries ------------------------------------------------------------ */

@@ -42,6 +42,11 @@ struct mts_swim_cfg {
 	int suspicion_mult;        /* default 4 */
 	int retransmit_mult;       /* default 4 */
 	mts_time_t dead_reclaim;   /* forget dead members after this; 0 never */
+	/* every this often the next dead members in turn are pinged (one per 5
+	 * dead; 0: never), so
+	 * that the two sides of a healed partition, or a member restarted
+	 * unheard, find each other again (default 1000) */
+	mts_time_t dead_probe_interval;
 };
 
 enum mts_swim_eff_type {
@@ -112,9 +117,12 @@ void mts_swim_set_self(struct mts_swim *, const char *addr, const char *name);
 void mts_swim_remove(struct mts_swim *, const uint8_t id[MTS_NODE_ID_LEN]);
 
 /* Up to max updates to piggyback on the next message, least-sent first;
- * each update is sent retransmit_mult * ceil(log10(n+1)) times. */
-size_t mts_swim_gossip(struct mts_swim *, struct mts_swim_update *out,
-    size_t max);
+ * each update is sent retransmit_mult * ceil(log10(n+1)) times. to (NULL:
+ * unknown) is the message's destination: when this node holds it suspect
+ * or dead, that update comes first, unasked, so that the member learns it
+ * and refutes, and this node's own next. */
+size_t mts_swim_gossip(struct mts_swim *, const uint8_t *to,
+    struct mts_swim_update *out, size_t max);
 
 size_t mts_swim_count(const struct mts_swim *);
 const struct mts_swim_member *mts_swim_member_at(const struct mts_swim *,

@@ -141,8 +141,10 @@ sc_kill(struct sim *s, int sec)
 		restart_all(s);
 }
 
-/* A partition shorter than the suspicion timeout: SWIM only suspects the
- * other side, so both sides find each other again after the heal. */
+/* Two halves apart for PART_SECS, writes on both sides, then the heal:
+ * the sides declare each other dead (at 50 nodes and more the news of the
+ * first suspicions outlives the partition) and must find each other again
+ * through SWIM's pings to dead members. */
 static void
 sc_partition(struct sim *s, int sec)
 {
@@ -341,7 +343,7 @@ static const struct scenario {
 	{ "kill", sc_kill, SETTLE + 20, SETTLE + 40,
 	    "N/20 (at most 50) nodes crash, writes go on, they restart 20 s later" },
 	{ "partition", sc_partition, SETTLE + 4, SETTLE + 25,
-	    "two random halves apart for 4 s with writes on both, then heal" },
+	    "two random halves apart for 2 s with writes on both, then heal" },
 	{ "chaos", sc_chaos, SETTLE + 30, SETTLE + 60,
 	    "30 s of a seeded mix: bursts, crashes, restarts, partitions, "
 	    "1% loss, duplicates, reordering" },
@@ -449,13 +451,15 @@ usage(FILE *fp)
 
 	fprintf(fp,
 	    "usage: mts-sim [--nodes N] [--seed S] [--plot FILE] "
-	    "--scenario NAME\n"
+	    "[--dead-probe MS] --scenario NAME\n"
 	    "Runs N simulated nodes (gossipd's SWIM, delta-push and "
 	    "anti-entropy cores, the\nstatestore's verdict and MST) on "
 	    "a virtual clock and network; prints the\nmeasurements, "
 	    "then `trace <hash>` of the whole run (same seed, same "
 	    "hash).\n--plot FILE writes per second: time, nodes holding "
-	    "the final root, live nodes.\nScenarios:\n");
+	    "the final root, live nodes.\n--dead-probe MS sets SWIM's "
+	    "dead_probe_interval (0: dead members are\nnever pinged, as "
+	    "before gossipd healed partitions).\nScenarios:\n");
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		fprintf(fp, "  %-10s %s (%d s)\n", scenarios[i].name,
 		    scenarios[i].help, scenarios[i].duration);
@@ -469,6 +473,7 @@ main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "scenario", required_argument, NULL, 'c' },
 		{ "plot", required_argument, NULL, 'p' },
+		{ "dead-probe", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -481,7 +486,8 @@ main(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	s.n = 50;
 	s.cfg.seed = 1;
-	while ((c = getopt_long(argc, argv, "n:s:c:p:h", opts, NULL)) != -1) {
+	s.cfg.dead_probe = -1;
+	while ((c = getopt_long(argc, argv, "n:s:c:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			s.n = atoi(optarg);
@@ -494,6 +500,9 @@ main(int argc, char **argv)
 			break;
 		case 'p':
 			plot = optarg;
+			break;
+		case 'd':
+			s.cfg.dead_probe = strtoll(optarg, NULL, 0);
 			break;
 		case 'h':
 			usage(stdout);

@@ -191,6 +191,7 @@ struct sim_cfg {
 	int64_t bw_bytes; /* per node uplink, bytes per second */
 	int fanout;
 	mts_time_t ae_interval;
+	mts_time_t dead_probe; /* SWIM's dead_probe_interval; -1: its default */
 	int verbose;
 };
 

@@ -149,7 +149,8 @@ idx_of(const uint8_t id[MTS_NODE_ID_LEN])
 void
 sim_node_send(struct sim *s, struct sim_node *n, struct sim_msg *m)
 {
-	m->nup = mts_swim_gossip(n->swim, m->up, SIM_MAX_UPDATES);
+	m->nup =
+	    mts_swim_gossip(n->swim, s->node[m->to].id, m->up, SIM_MAX_UPDATES);
 	m->bytes += MSG_BYTES + m->nup * UPDATE_BYTES;
 	sim_send(s, m);
 }
@@ -595,6 +596,8 @@ sim_node_start(struct sim *s, struct sim_node *n, int bootstrap)
 	size_t i;
 
 	mts_swim_cfg_defaults(&cfg);
+	if (s->cfg.dead_probe >= 0)
+		cfg.dead_probe_interval = s->cfg.dead_probe;
 	memset(&self, 0, sizeof(self));
 	memcpy(self.id, n->id, MTS_NODE_ID_LEN);
 	snprintf(self.addr, sizeof(self.addr), "sim:%d", n->idx);

@@ -44,7 +44,10 @@ piggyback(struct vnet *v, int from, int to)
 	struct mts_swim_out out = { 0 };
 	size_t k, i;
 
-	k = mts_swim_gossip(v->node[from], u, 8);
+	uint8_t tid[16];
+
+	mkid(tid, to);
+	k = mts_swim_gossip(v->node[from], tid, u, 8);
 	for (i = 0; i < k; i++)
 		mts_swim_apply(v->node[to], &u[i], v->now, &out);
 	deliver(v, to, &out);
@@ -321,6 +324,109 @@ test_dead_member_learns_and_refutes(void **state)
 	vnet_free(&v);
 }
 
+/* A 2/3 partition long enough for both sides to declare the other dead,
+ * then healed: nobody probes a dead member in SWIM's round, so only the
+ * pings to dead members (dead_probe_interval) bring the sides together. */
+static void
+test_partition_heals(void **state)
+{
+	struct vnet v;
+	int i, j, all;
+	mts_time_t t0;
+
+	vnet_init(&v, 5);
+	run(&v, 3000);
+	for (i = 0; i < 5; i++)
+		for (j = 0; j < 5; j++)
+			v.cut[i][j] = (i < 2) != (j < 2);
+	run(&v, 20000);
+	for (i = 0; i < 5; i++)
+		for (j = 0; j < 5; j++)
+			if ((i < 2) != (j < 2))
+				assert_int_equal(view(&v, i, j), MTS_SWIM_DEAD);
+	memset(v.cut, 0, sizeof(v.cut));
+	t0 = v.now;
+	do {
+		run(&v, 100);
+		all = 1;
+		for (i = 0; i < 5; i++)
+			for (j = 0; j < 5; j++)
+				if (i != j && view(&v, i, j) != MTS_SWIM_ALIVE)
+					all = 0;
+	} while (!all && v.now - t0 < 30000);
+	assert_true(all);
+	/* three dead members each side, one pinged a second */
+	assert_true(v.now - t0 <= 5000);
+	vnet_free(&v);
+}
+
+/* A member that already refuted hears an older rumour of its death (whoever
+ * holds it missed the refutation, whose retransmissions are spent): it
+ * announces its current incarnation again rather than staying silent. */
+static void
+test_stale_rumour_reannounced(void **state)
+{
+	struct vnet v;
+	struct mts_swim_update u, g[8];
+	struct mts_swim_out out = { 0 };
+	size_t k, i;
+	int found = 0;
+
+	vnet_init(&v, 4);
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 3);
+	u.state = MTS_SWIM_SUSPECT;
+	u.inc = 100;
+	mts_swim_apply(v.node[3], &u, v.now, &out); /* refutes: 101 */
+	while (mts_swim_gossip(v.node[3], NULL, g, 8) > 0)
+		;
+	u.state = MTS_SWIM_DEAD;
+	mts_swim_apply(v.node[3], &u, v.now, &out); /* dead at 100 < 101 */
+	k = mts_swim_gossip(v.node[3], NULL, g, 8);
+	for (i = 0; i < k; i++)
+		if (g[i].id[0] == 4 && g[i].state == MTS_SWIM_ALIVE &&
+		    g[i].inc == 101)
+			found = 1;
+	assert_true(found);
+	mts_swim_out_free(&out);
+	vnet_free(&v);
+}
+
+/* A message to a member held dead carries that member's state first and
+ * ours next, whatever their retransmissions left. */
+static void
+test_gossip_to_dead_member_first(void **state)
+{
+	struct vnet v;
+	struct mts_swim_update u, g[8];
+	struct mts_swim_out out = { 0 };
+	uint8_t id2[16];
+	size_t k;
+
+	vnet_init(&v, 4);
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 2);
+	u.state = MTS_SWIM_DEAD;
+	u.inc = 100;
+	mts_swim_apply(v.node[0], &u, v.now, &out);
+	while (mts_swim_gossip(v.node[0], NULL, g, 8) > 0)
+		;
+	mkid(id2, 2);
+	k = mts_swim_gossip(v.node[0], id2, g, 8);
+	assert_int_equal(k, 2);
+	assert_int_equal(g[0].id[0], 3);
+	assert_int_equal(g[0].state, MTS_SWIM_DEAD);
+	assert_int_equal(g[1].id[0], 1);
+	assert_int_equal(g[1].state, MTS_SWIM_ALIVE);
+	assert_int_equal(mts_swim_gossip(v.node[0], id2, g, 1), 1);
+	assert_int_equal(g[0].id[0], 3);
+	/* an alive destination gets nothing extra */
+	mkid(id2, 1);
+	assert_int_equal(mts_swim_gossip(v.node[0], id2, g, 8), 0);
+	mts_swim_out_free(&out);
+	vnet_free(&v);
+}
+
 static void
 test_update_precedence(void **state)
 {
@@ -362,7 +468,7 @@ test_update_precedence(void **state)
 		struct mts_swim_update g[4];
 		int sends = 0;
 
-		while (mts_swim_gossip(s, g, 4) > 0 && sends < 100)
+		while (mts_swim_gossip(s, NULL, g, 4) > 0 && sends < 100)
 			sends++;
 		assert_in_range(sends, 1, 8);
 	}
@@ -380,6 +486,9 @@ main(void)
 		cmocka_unit_test(test_refutation),
 		cmocka_unit_test(test_restart_rejoins_alive),
 		cmocka_unit_test(test_dead_member_learns_and_refutes),
+		cmocka_unit_test(test_partition_heals),
+		cmocka_unit_test(test_stale_rumour_reannounced),
+		cmocka_unit_test(test_gossip_to_dead_member_first),
 		cmocka_unit_test(test_update_precedence),
 	};
 
