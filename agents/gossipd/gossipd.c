@@ -239,6 +239,9 @@ on_event(struct gossipd *g, const struct mts_swim_update *u, mts_time_t now)
 	if (u->state != MTS_SWIM_ALIVE &&
 	    memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0)
 		broadcast_news(g, u, now);
+	if (u->state == MTS_SWIM_DEAD &&
+	    memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0)
+		gd_peer_dead(g, u->id);
 }
 
 /* Carries out what SWIM asked for; handlers may add more effects. */

@@ -237,6 +237,7 @@ int gd_dial_join(struct gossipd *, const struct mts_token *,
     struct mts_ipc_call *call, mts_time_t now);
 void gd_update_epoll(struct gossipd *, struct link *);
 void gd_drop_peer_links(struct gossipd *, struct peer *, const char *why);
+void gd_peer_dead(struct gossipd *, const uint8_t id[MTS_NODE_ID_LEN]);
 void gd_member_to_pb(const struct mts_swim_update *, Mts__Gossip__Member *);
 int gd_member_from_pb(const Mts__Gossip__Member *, struct mts_swim_update *);
 

@@ -353,6 +353,23 @@ gd_peer_get(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN])
 	return p;
 }
 
+/* SWIM declared the member dead. A TCP link to it may be alive in name
+ * only: across a partition its retransmissions back off to tens of
+ * seconds, and sending on it keeps it from idling out, so after the heal
+ * it would stay mute long after the network is whole. Close it; the pings
+ * to dead members dial afresh, without an earlier backoff to wait out. */
+void
+gd_peer_dead(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN])
+{
+	struct peer *p = gd_peer_find(g, id);
+
+	if (p == NULL)
+		return;
+	gd_drop_peer_links(g, p, "declared dead");
+	p->backoff = 0;
+	p->next_dial = 0;
+}
+
 void
 gd_drop_peer_links(struct gossipd *g, struct peer *p, const char *why)
 {
@@ -460,12 +477,30 @@ tcp_connect(const char *addr, int *fdp)
 	return 0;
 }
 
+/* SWIM holds the peer dead: dials to it are SWIM's pings to dead members
+ * (dead_probe_interval), which must find it as soon as it is reachable
+ * again, so they neither back off longer nor wait longer than that. */
+static mts_time_t
+dead_peer_cap(struct gossipd *g, const struct peer *p)
+{
+	const struct mts_swim_member *m = mts_swim_find(g->swim, p->id);
+	mts_time_t d = g->cfg.swim.dead_probe_interval;
+
+	if (m == NULL || m->u.state != MTS_SWIM_DEAD || d <= 0)
+		return 0;
+	return d < 1000 ? 1000 : d;
+}
+
 static void
 dial_failed(struct gossipd *g, struct peer *p, mts_time_t now)
 {
+	mts_time_t cap = dead_peer_cap(g, p);
+
 	p->backoff = p->backoff ? p->backoff * 2 : 100;
 	if (p->backoff > g->cfg.reconnect_max)
 		p->backoff = g->cfg.reconnect_max;
+	if (cap && p->backoff > cap)
+		p->backoff = cap;
 	p->next_dial = now + p->backoff;
 	mts_buf_reset(&p->q);
 	mts_swim_on_unreachable(g->swim, p->id, now, &g->out);
@@ -475,6 +510,7 @@ static void
 dial(struct gossipd *g, struct peer *p, mts_time_t now)
 {
 	struct link *l;
+	mts_time_t cap;
 	int fd;
 
 	if (!g->in_cluster || p->removed || !p->has_pub || p->addr[0] == '\0' ||
@@ -490,6 +526,11 @@ dial(struct gossipd *g, struct peer *p, mts_time_t now)
 		return;
 	}
 	l = link_new(g, fd, LINK_IK_OUT, p->addr, now);
+	/* a SYN lost across a partition is sent again only after 1 s, then
+	 * 3 s: a dead peer's dial gives up sooner and the next ping dials
+	 * afresh */
+	if ((cap = dead_peer_cap(g, p)) > 0 && now + 2 * cap < l->deadline)
+		l->deadline = now + 2 * cap;
 	l->connecting = 1;
 	l->peer = p;
 	memcpy(l->id, p->id, MTS_NODE_ID_LEN);
