@@ -42,10 +42,9 @@ struct mts_swim_cfg {
 	int suspicion_mult;        /* default 4 */
 	int retransmit_mult;       /* default 4 */
 	mts_time_t dead_reclaim;   /* forget dead members after this; 0 never */
-	/* every this often the next dead members in turn are pinged (one per 5
-	 * dead; 0: never), so
-	 * that the two sides of a healed partition, or a member restarted
-	 * unheard, find each other again (default 1000) */
+	/* every this often the next dead members in turn are pinged (one per
+	 * 5 dead; 0: never), so that the two sides of a healed partition, or
+	 * a member restarted unheard, find each other again (default 1000) */
 	mts_time_t dead_probe_interval;
 };
 
