@@ -6,8 +6,9 @@
 # average 13), 8 cycles: all alive after 2.4 to 6.2 s (median 3.9 s), all
 # roots equal after 2.6 to 7.4 s (median 5.4 s). gossipd before
 # dead_probe_interval never had all 5 nodes alive again within 20 s (2 of
-# 2 cycles) and its roots took 7.5 and 14.6 s.
-BOUND=${NETNS_HEAL_BOUND:-15}
+# 2 cycles) and its roots took 7.5 and 14.6 s. Later runs at higher load
+# took up to 8.5 s: the bound leaves twice that.
+BOUND=${NETNS_HEAL_BOUND:-20}
 now_ms() { date +%s%3N; }
 has() { g_ctl "$1" state get "$2" >/dev/null 2>&1; } # I KEY
 # sees_dead I J...: node I holds every node J dead
