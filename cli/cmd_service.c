@@ -125,13 +125,38 @@ wanted(const char *filter_stack, const struct svc_rec *r)
 	    strcmp(r->rec->spec->stack, filter_stack) == 0;
 }
 
+/* "updating 2/3", "paused 1/3", "completed" (or "" with no update
+ * status) for service ls. */
+static int
+update_summary(struct mtsctl *ctx, const char *name, json_t **out)
+{
+	Mts__Service__UpdateStatus *u;
+	char b[64] = "";
+	int rc;
+
+	if ((rc = mtsctl_upd_get(ctx, name, &u)) != 0)
+		return rc;
+	if (u &&
+	    (strcmp(u->state, "none") == 0 ||
+	        strstr(u->state, "completed") != NULL))
+		snprintf(b, sizeof(b), "%s", u->state);
+	else if (u)
+		snprintf(b, sizeof(b), "%s %u/%u", u->state, u->batch,
+		    u->batches);
+	if (u)
+		protobuf_c_message_free_unpacked(&u->base, NULL);
+	*out = json_string(b);
+	return 0;
+}
+
 /* service ls, and stack services STACK (filter_stack set). */
 static int
 list_services(struct mtsctl *ctx, const char *filter_stack)
 {
 	static const struct mtsctl_col cols[] = { { "name", "NAME" },
 		{ "mode", "MODE" }, { "replicas", "REPLICAS" },
-		{ "image", "IMAGE" }, { "owner", "OWNER" }, { NULL, NULL } };
+		{ "image", "IMAGE" }, { "owner", "OWNER" },
+		{ "update", "UPDATE" }, { NULL, NULL } };
 	struct counts c = { NULL, 0, NULL };
 	struct members m;
 	json_t *rows;
@@ -145,13 +170,16 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 		goto out;
 	members_load(ctx, &m);
 	rows = json_array();
-	for (i = 0; i < c.n; i++) {
+	for (i = 0; i < c.n && rc == 0; i++) {
 		const Mts__Service__ServiceSpec *s = c.svc[i].rec->spec;
 		int global = strncmp(s->mode, "global", 6) == 0;
 		char rep[64];
+		json_t *upd;
 
 		if (!wanted(filter_stack, &c.svc[i]))
 			continue;
+		if ((rc = update_summary(ctx, s->name, &upd)) != 0)
+			break;
 		snprintf(rep, sizeof(rep), "%u/%zu", c.running[i],
 		    global ? m.nalive : (size_t)s->replicas);
 		json_array_append_new(rows,
@@ -161,8 +189,14 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 		        (json_int_t)(global ? m.nalive : s->replicas), "image",
 		        s->image, "owner", owner_of(&m, s->name), "version",
 		        (json_int_t)c.svc[i].rec->version));
+		json_object_set_new(json_array_get(rows,
+		                        json_array_size(rows) - 1),
+		    "update", upd);
 	}
-	mtsctl_print_rows(ctx, rows, cols);
+	if (rc == 0)
+		mtsctl_print_rows(ctx, rows, cols);
+	else
+		json_decref(rows);
 	members_free(&m);
 out:
 	free(c.running);
@@ -535,7 +569,9 @@ static const struct mtsctl_cmd service_cmds[] = {
 	    "    mode, running/desired tasks (a global service: one per node\n"
 	    "    seen alive), image and owner: the node that reconciles it,\n"
 	    "    by rendezvous hashing over the members this node sees alive.\n"
-	    "    The same on every node once the state has converged.\n" },
+	    "    The same on every node once the state has converged. UPDATE\n"
+	    "    is the rolling update's state and batch n/m (service inspect\n"
+	    "    has the rest).\n" },
 	{ "ps", cmd_ps, "SERVICE", "list a service's tasks",
 	    "DESCRIPTION\n"
 	    "    Lists the tasks of SERVICE (<stack>_<service>) on every node:\n"

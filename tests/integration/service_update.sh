@@ -131,4 +131,7 @@ check "... current ones not" grep -Eq "^tnew +$((v + 3)) " out
 python3 pb.py status | $CTL state put u/shop_web - >/dev/null
 check "inspect: the update status (state, batch n/m, started, message)" ins shop_web '(lambda u: u["state"] == "updating" and u["progress"] == "2/3" and u["started"] == "2025-12-01T12:30:05Z" and u["message"] == "batch 2 of 3: 1 tasks" and u["version"] == 9 and u["from_version"] == 8)(j["update_status"])'
 check "inspect of a service with no update: no update_status" ins shop_api '"update_status" not in j'
+$CTL -o json service ls >out
+check "service ls: the update's state and batch" jf '{r["name"]: r["update"] for r in j} == {"shop_web": "updating 2/3", "shop_api": "", "shop_agent": ""}' <out
+check "... an UPDATE column" bash -c "$CTL service ls | grep -q 'OWNER *UPDATE'"
 t_done
