@@ -491,21 +491,28 @@ static void
 updates(struct sim *s, struct sim_node *n, const struct view *w, uint8_t *held)
 {
 	uint8_t *alive = xcalloc((size_t)s->n, 1), *stale;
+	long *jof = xcalloc(s->nrsvcs + 1, sizeof(*jof));
 	struct mts_up_status st;
 	size_t i, j;
+	int g;
 
 	stale = xcalloc(w->v.nservices + 1, 1);
 	for (i = 0; i < w->v.nmembers; i++)
 		alive[mts_get_u32be(w->v.members[i].id)] =
 		    w->v.members[i].alive && !w->v.members[i].draining;
+	for (j = 0; j < s->nrsvcs; j++)
+		jof[j] = -1;
+	for (j = 0; j < w->v.nservices; j++)
+		if ((g = svc_of_name(w->v.services[j].name)) >= 0 &&
+		    (size_t)g < s->nrsvcs)
+			jof[g] = (long)j;
 	for (i = 0; i < w->v.ntasks; i++) {
-		int g = svc_of_name(w->task[i].service);
-
-		if (g < 0 || !task_live(w, i, alive))
+		g = svc_of_name(w->task[i].service);
+		if (g < 0 || (size_t)g >= s->nrsvcs || jof[g] < 0 ||
+		    !task_live(w, i, alive))
 			continue;
-		for (j = 0; j < w->v.nservices; j++)
-			if (svc_of_name(w->v.services[j].name) == g)
-				stale[j] |= w->tver[i] != w->sver[j];
+		j = (size_t)jof[g];
+		stale[j] |= w->tver[i] != w->sver[j];
 	}
 	for (j = 0; j < w->v.nservices; j++) {
 		status_of(n, w->v.services[j].name, &st);
@@ -514,6 +521,7 @@ updates(struct sim *s, struct sim_node *n, const struct view *w, uint8_t *held)
 	}
 	free(alive);
 	free(stale);
+	free(jof);
 }
 
 /* The node's reconciliation pass: recon_core's actions on its view. */
