@@ -8,6 +8,7 @@
 #include "hash.h"
 #include "ipc.h"
 #include "mtserr.h"
+#include "netd.pb-c.h"
 #include "nodectl.h"
 #include "nodeinfo.h"
 #include "schedd.pb-c.h"
@@ -182,7 +183,8 @@ print_table(const Mts__Schedd__LedgerRep *l, json_t *obj)
 		{ "capacity_text", "Capacity:" },
 		{ "reserved_text", "Reserved:" }, { "free_text", "Free:" },
 		{ "reserve_text", "Kept back:" },
-		{ "availability", "Availability:" }, { "tasks", "Tasks:" },
+		{ "availability", "Availability:" }, { "subnet", "Subnet:" },
+		{ "wireguard_text", "WireGuard:" }, { "tasks", "Tasks:" },
 		{ "leases", "Leases:" }, { NULL, NULL } };
 	const struct mtsctl ctx = { .fmt = MTSCTL_FMT_TABLE };
 	char c[32], m[32];
@@ -209,6 +211,97 @@ print_table(const Mts__Schedd__LedgerRep *l, json_t *obj)
 		    l->leases[i]->state, l->leases[i]->service, c, m,
 		    l->leases[i]->owner);
 	}
+}
+
+/* The node's overlay subnet from n/<node> (the local replica). */
+static void
+overlay_from_record(struct mtsctl *ctx, const uint8_t node[16], json_t *obj)
+{
+	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+	Mts__Statestore__GetReq g = MTS__STATESTORE__GET_REQ__INIT;
+	Mts__Statestore__Reply *rep = NULL;
+	char hex[MTS_NODE_HEX_LEN + 1], key[MTS_NODEINFO_KEY_LEN + 1], err[256];
+	struct mts_nodeinfo ni;
+
+	mts_hex(hex, node, MTS_NODE_ID_LEN);
+	mts_nodeinfo_key(key, sizeof(key), hex);
+	g.key.data = (uint8_t *)key;
+	g.key.len = strlen(key);
+	req.body_case = MTS__STATESTORE__REQUEST__BODY_GET;
+	req.get = &g;
+	if (mtsctl_try_call(ctx, "statestore", &req.base,
+	        &mts__statestore__reply__descriptor, (ProtobufCMessage **)&rep,
+	        err, sizeof(err)) != 0)
+		return;
+	if (rep->get != NULL && rep->get->found && rep->get->record != NULL &&
+	    !rep->get->record->tombstone &&
+	    mts_nodeinfo_decode(rep->get->record->value.data,
+	        rep->get->record->value.len, &ni) == 0 &&
+	    ni.overlay_subnet[0] != '\0')
+		json_object_set_new(obj, "subnet",
+		    json_string(ni.overlay_subnet));
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+/* The overlay as this node's netd sees it: the node's /24 and, for
+ * another node, this node's WireGuard peer of it (latest handshake,
+ * bytes); the n/ record's subnet when netd cannot say. */
+static void
+overlay_json(struct mtsctl *ctx, const uint8_t node[16], json_t *obj)
+{
+	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
+	Mts__Netd__StatusReq sr = MTS__NETD__STATUS_REQ__INIT;
+	Mts__Netd__Reply *rep = NULL;
+	const Mts__Netd__StatusRep *s;
+	uint8_t id[MTS_NODE_ID_LEN];
+	char err[256], hs[48];
+	size_t i;
+
+	req.body_case = MTS__NETD__REQUEST__BODY_STATUS;
+	req.status = &sr;
+	if (mtsctl_try_call(ctx, "netd", &req.base,
+	        &mts__netd__reply__descriptor, (ProtobufCMessage **)&rep, err,
+	        sizeof(err)) == 0 &&
+	    (s = rep->status) != NULL) {
+		if (s->public_key.len == 32) {
+			mts_node_id(id, s->public_key.data);
+			if (memcmp(id, node, MTS_NODE_ID_LEN) == 0 &&
+			    s->subnet[0] != '\0')
+				json_object_set_new(obj, "subnet",
+				    json_string(s->subnet));
+		}
+		for (i = 0; i < s->n_peers; i++) {
+			const Mts__Netd__Peer *p = s->peers[i];
+
+			if (p->node.len != MTS_NODE_ID_LEN ||
+			    memcmp(p->node.data, node, MTS_NODE_ID_LEN) != 0)
+				continue;
+			json_object_set_new(obj, "subnet",
+			    json_string(p->allowed_ips));
+			json_object_set_new(obj, "wireguard",
+			    json_pack("{ss sI sI sI}", "endpoint", p->endpoint,
+			        "latest_handshake_ms",
+			        (json_int_t)p->latest_handshake_ms, "rx_bytes",
+			        (json_int_t)p->rx_bytes, "tx_bytes",
+			        (json_int_t)p->tx_bytes));
+			snprintf(hs, sizeof(hs), "never");
+			if (p->latest_handshake_ms > 0) {
+				mtsctl_fmt_duration(hs, sizeof(hs),
+				    p->latest_handshake_ms);
+				strncat(hs, " ago",
+				    sizeof(hs) - strlen(hs) - 1);
+			}
+			json_object_set_new(obj, "wireguard_text",
+			    json_sprintf("%s, handshake %s, rx %llu, tx %llu",
+			        p->endpoint, hs,
+			        (unsigned long long)p->rx_bytes,
+			        (unsigned long long)p->tx_bytes));
+		}
+	}
+	if (rep != NULL)
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (json_object_get(obj, "subnet") == NULL)
+		overlay_from_record(ctx, node, obj);
 }
 
 int
@@ -253,7 +346,9 @@ cmd_node_inspect(struct mtsctl *ctx, int argc, char **argv)
 	json_object_set_new(obj, "availability",
 	    json_string(l->availability && *l->availability ? l->availability
 	                                                    : "active"));
+	overlay_json(ctx, t.node, obj);
 	if (ctx->fmt == MTSCTL_FMT_JSON) {
+		json_object_del(obj, "wireguard_text");
 		json_object_set_new(obj, "task_list", tasks_json(l));
 		json_object_set_new(obj, "lease_list", leases_json(l));
 		mtsctl_print_obj(ctx, obj, NULL);

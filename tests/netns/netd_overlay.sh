@@ -81,6 +81,19 @@ wait_for 5 grep -q "$MARKER" "$T_DIR/got"
 check "a TCP payload goes from the node-1 task to the node-3 task" grep -q "$MARKER" "$T_DIR/got"
 kill "$NCPID" 2>/dev/null
 
+# --- node inspect: the subnet, and this node's WireGuard peer of it -------------
+inspect_ok() {
+	ctl 1 -o json node inspect n3 | python3 -c '
+import json,sys; j=json.load(sys.stdin); w=j["wireguard"]
+assert j["subnet"] == sys.argv[1], j
+assert w["latest_handshake_ms"] > 0 and w["rx_bytes"] > 0 and w["tx_bytes"] > 0, j' "$(subnet 3)"
+}
+check "node inspect n3 on node 1: its /24 and the peer's handshake and bytes" inspect_ok
+check "node inspect n1 on node 1: its own /24" \
+	sh -c "'$CTL' -r '$(g_run 1)' -o json node inspect n1 | grep -q '\"subnet\": \"$(subnet 1)\"'"
+check "node inspect's table shows them" \
+	sh -c "'$CTL' -r '$(g_run 1)' node inspect n3 | grep -E '^WireGuard: +$(n_addr 3):$WGPORT, handshake [0-9]'"
+
 # --- real containers in netd's namespaces (the shim's --netns) -------------------
 if [ "$SHIM" = 1 ]; then
 	"$TOP/scripts/mkimage" "$T_DIR/busybox-oci" >/dev/null
