@@ -88,8 +88,15 @@ check "... its blobs taken from node 2's own store (0 bytes fetched)" \
 
 # pull --from-peers, explicitly
 g_ctl 3 task rm -f on3 >/dev/null
+gone() { ! g_ctl 3 task inspect on3 >/dev/null 2>&1; }
+check "node 3's task of it is gone" wait_for 15 gone
 g_ctl 3 image rm busybox:latest >/dev/null
 check "node 3 removed it" test -z "$(image_id 3 busybox:latest)"
+# a plain pull asks the registry (Docker Hub: unreachable here), then the
+# peers
+out=$(g_ctl 3 image pull busybox:latest 2>&1)
+check "image pull on node 3 falls back to the peers: $out" test -n "$(image_id 3 busybox:latest)"
+g_ctl 3 image rm busybox:latest >/dev/null
 out=$(g_ctl 3 image pull --from-peers busybox:latest 2>&1)
 check "image pull --from-peers on node 3: $out" test "$(image_id 3 busybox:latest)" = "$want"
 
