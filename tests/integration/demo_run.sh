@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# demo_run.sh: `make demo`'s script in a scratch cluster directory — config/examples/demo.yaml loads without a warning, the demo exits 0 after showing service ls, service ps and a node-1 task's logs read on node 3 (where reconciled runs: 6/6 web replicas healthy, one agent per node), and ends with how to explore and stop.
+# demo_run.sh: `make demo`'s script in a scratch cluster directory — config/examples/demo.yaml loads without a warning, the demo exits 0 after showing service ls, service ps and a node-1 task's logs read on node 3 (where reconciled runs: 6/6 web replicas healthy on all 3 nodes from an image imported on node 1 only, one agent per node), and ends with how to explore and stop.
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" -eq 0 ] && command -v runc >/dev/null || skip_all "needs root and runc"
 t_tmpdir
@@ -26,6 +26,8 @@ else
 	check "service ls: demo_agent 3/3 (one per node)" grep -Eq '^demo_agent +global +3/3 ' "$T_DIR/demo.out"
 	check "service ps demo_web on node 3: 6 running and healthy" \
 		test "$(grep -Ec ' running +healthy ' "$T_DIR/demo.out")" -ge 6
+	check "... on all 3 nodes, though only node 1 imported the image" \
+		bash -c "grep -Eq '^demo_web\.[^ ]+ +n2 ' '$T_DIR/demo.out' && grep -Eq '^demo_web\.[^ ]+ +n3 ' '$T_DIR/demo.out'"
 	check "a node-1 task's logs read on node 3: its start line" has '^web .* serving /var/www on :8080'
 	check "... and the health probes it answered" has 'url:/'
 fi
