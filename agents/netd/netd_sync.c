@@ -1,4 +1,5 @@
 /* netd_sync.c: mts-netd's view of the cluster — gossipd's members (polled every 250 ms and on every gossipd.pub event), the m/ (keys) and n/ (the overlay_subnet of NodeInfo) records (scanned every second and on every change statestore.pub announces) — and what follows from it: the node's own claim written into n/<self>, the bridge's address, WireGuard's peers. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,6 +394,16 @@ void
 netd_on_scan(void *arg, mts_time_t now)
 {
 	struct netd *n = arg;
+
+	/* wireguard-go died (mts0 went with it): a new netd starts a new one */
+	if (now != 0 && netd_nl_ifindex(n->nl, NETD_WG_IF, NULL) == -ENODEV) {
+		log_warnx("%s is gone (wireguard-go died): stopping, to be "
+		          "restarted with a new one",
+		    NETD_WG_IF);
+		n->failed = 1;
+		mts_loop_stop(n->loop);
+		return;
+	}
 
 	if (now != 0)
 		mts_timer_arm(n->loop, &n->scan_timer, now + NETD_SCAN_MS);

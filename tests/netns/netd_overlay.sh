@@ -150,6 +150,17 @@ check "after the restart web.1 keeps $a1" [ "$(attach 1 web.1)" = "$a1" ]
 check "after the restart the tasks still reach each other" \
 	wait_for 5 in_task 1 web.1 busybox ping -c 1 -W 1 "$a3"
 
+# --- wireguard-go dies: netd restarts it, the tasks reach each other again ------
+wg_pid() { ip netns pids "$(n_ns 1)" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = wireguard-go ] && echo "$p"; done | head -1; }
+wg_old=$(wg_pid)
+check "node 1 runs one wireguard-go ($wg_old)" [ -n "$wg_old" ]
+kill -KILL "$wg_old"
+wg_back() { local p; p=$(wg_pid); [ -n "$p" ] && [ "$p" != "$wg_old" ]; }
+check "a new wireguard-go runs mts0 on node 1 after the old one was killed" wait_for 15 wg_back
+check "and the tasks reach each other again, same addresses" \
+	wait_for 10 in_task 1 web.1 busybox ping -c 1 -W 1 "$a3"
+check "web.1 still has $a1" [ "$(attach 1 web.1)" = "$a1" ]
+
 # --- detach ----------------------------------------------------------------------
 ctl 3 overlay detach db.1 >/dev/null
 check "a detached task's namespace is gone" sh -c "! test -e '$(g_run 3)/netd/ns/db.1'"
