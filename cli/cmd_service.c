@@ -7,6 +7,7 @@
 #include "gossipd.pb-c.h"
 #include "hash.h"
 #include "mtstime.h"
+#include "reconciled.pb-c.h"
 #include "rendezvous.h"
 #include "shim.pb-c.h"
 #include "svc_spec.h"
@@ -258,9 +259,36 @@ ps_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 	json_object_set_new(row, "version_label", version_of(p, t, &current));
 	json_object_set_new(row, "version",
 	    json_integer(t->spec ? (json_int_t)t->spec->service_version : 0));
+	json_object_set_new(row, "slot", json_integer((json_int_t)t->slot));
 	if (p->digest)
 		json_object_set_new(row, "current", json_boolean(current));
 	json_array_append_new(p->rows, row);
+}
+
+/* Replicas the owner could not place, one row each, with its reason. */
+static void
+ps_pending(void *arg, const char *svc,
+    const Mts__Reconciled__PlacementStatus *st)
+{
+	struct ps *p = arg;
+	size_t sl = p->stack ? strlen(p->stack) : 0;
+	uint32_t i;
+	char task[300];
+
+	if (p->service ? strcmp(svc, p->service) != 0
+	               : strncmp(svc, p->stack, sl) != 0 || svc[sl] != '_')
+		return;
+	for (i = 0; i < st->pending && i < 1000; i++) {
+		snprintf(task, sizeof(task), "%s.pending", svc);
+		json_array_append_new(p->rows,
+		    json_pack("{ss ss ss ss ss ss ss ss sI sI sI ss ss}",
+		        "task", task, "service", svc, "node", "", "node_name",
+		        "", "desired_state", "running", "state", "pending",
+		        "health", "", "error", st->message, "exit_code",
+		        (json_int_t)-1, "slot", (json_int_t)0, "version",
+		        (json_int_t)st->version, "version_label", "", "age",
+		        ""));
+	}
 }
 
 /* The tasks of service (with digest: its record's spec digest, to tell
@@ -279,7 +307,8 @@ list_tasks(struct mtsctl *ctx, const char *service, const char *stack,
 	int rc;
 
 	members_load(ctx, &m);
-	if ((rc = mtsctl_task_scan(ctx, ps_one, &p)) == 0)
+	if ((rc = mtsctl_task_scan(ctx, ps_one, &p)) == 0 &&
+	    (rc = mtsctl_placement_scan(ctx, ps_pending, &p)) == 0)
 		mtsctl_print_rows(ctx, p.rows, cols);
 	else
 		json_decref(p.rows);

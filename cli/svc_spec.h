@@ -45,6 +45,12 @@ struct Mts__Shim__TaskStatus;
 typedef void (*mtsctl_task_fn)(void *arg, const char *node,
     const struct Mts__Shim__TaskStatus *);
 int mtsctl_task_scan(struct mtsctl *, mtsctl_task_fn fn, void *arg);
+/* Calls fn for each owner's placement status p/<service> (written by
+ * the service's owner, mts-reconciled). */
+struct Mts__Reconciled__PlacementStatus;
+typedef void (*mtsctl_placement_fn)(void *arg, const char *service,
+    const struct Mts__Reconciled__PlacementStatus *);
+int mtsctl_placement_scan(struct mtsctl *, mtsctl_placement_fn fn, void *arg);
 
 /* service update, rollback and promote (cmd_update.c). */
 int mtsctl_cmd_service_update(struct mtsctl *, int argc, char **argv);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconciled.pb-c.h"
 #include "shim.pb-c.h"
 #include "statestore.pb-c.h"
 #include "svc_spec.h"
@@ -295,6 +296,63 @@ mtsctl_task_scan(struct mtsctl *ctx, mtsctl_task_fn fn, void *arg)
 			return rc;
 		more = rep->scan
 		    ? task_page(rep->scan, after, sizeof(after), fn, arg)
+		    : 0;
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	return 0;
+}
+
+/* Hands each decodable p/ record of one scan page to fn. */
+static int
+placement_page(const Mts__Statestore__ScanRep *sr, char *after, size_t afterlen,
+    mtsctl_placement_fn fn, void *arg)
+{
+	size_t k;
+
+	for (k = 0; k < sr->n_items; k++) {
+		const Mts__KeyRecord *kr = sr->items[k];
+		Mts__Reconciled__PlacementStatus *p;
+		char *name;
+
+		snprintf(after, afterlen, "%.*s", (int)kr->key.len,
+		    (const char *)kr->key.data);
+		if (kr->record == NULL || kr->record->tombstone ||
+		    kr->key.len < 3 ||
+		    (p = mts__reconciled__placement_status__unpack(NULL,
+		         kr->record->value.len, kr->record->value.data)) ==
+		        NULL)
+			continue;
+		name = xmemdup(kr->key.data + 2, kr->key.len - 2 + 1);
+		name[kr->key.len - 2] = '\0';
+		fn(arg, name, p);
+		free(name);
+		mts__reconciled__placement_status__free_unpacked(p, NULL);
+	}
+	return sr->more;
+}
+
+int
+mtsctl_placement_scan(struct mtsctl *ctx, mtsctl_placement_fn fn, void *arg)
+{
+	char after[512] = "p/";
+	int more = 1, rc;
+
+	while (more) {
+		Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
+		Mts__Statestore__ScanReq s = MTS__STATESTORE__SCAN_REQ__INIT;
+		Mts__Statestore__Reply *rep = NULL;
+
+		s.prefix.data = (uint8_t *)"p/";
+		s.prefix.len = 2;
+		s.start_after.data = (uint8_t *)after;
+		s.start_after.len = strlen(after);
+		s.limit = SCAN_PAGE;
+		req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
+		req.scan = &s;
+		if ((rc = ss(ctx, &req, &rep)) != 0)
+			return rc;
+		more = rep->scan
+		    ? placement_page(rep->scan, after, sizeof(after), fn, arg)
 		    : 0;
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 	}

@@ -6,6 +6,7 @@
 #include "agents/gossipd/gossipd.h"
 #include "log.h"
 #include "mtserr.h"
+#include "reconciled.pb-c.h"
 #include "schedd.pb-c.h"
 #include "shim.pb-c.h"
 #include "xmalloc.h"
@@ -52,6 +53,12 @@ static const uint32_t schedd_types[] = {
 	MTS__SCHEDD__REQUEST__BODY_AVAILABILITY,
 };
 
+/* Owners on other nodes hand tasks to this node and stop them here. */
+static const uint32_t reconciled_types[] = {
+	MTS__RECONCILED__REQUEST__BODY_ASSIGN,
+	MTS__RECONCILED__REQUEST__BODY_STOP,
+};
+
 static const struct relay_agent {
 	const char *name;
 	const ProtobufCMessageDescriptor *request; /* for relay_allow names */
@@ -67,6 +74,9 @@ static const struct relay_agent {
 	    0 },
 	{ "schedd", &mts__schedd__request__descriptor, schedd_types,
 	    sizeof(schedd_types) / sizeof(schedd_types[0]), NULL, 0 },
+	{ "reconciled", &mts__reconciled__request__descriptor,
+	    reconciled_types,
+	    sizeof(reconciled_types) / sizeof(reconciled_types[0]), NULL, 0 },
 };
 
 #define NAGENTS (sizeof(relay_agents) / sizeof(relay_agents[0]))

@@ -73,6 +73,14 @@ struct place_job {
 	size_t nlabels, caplabels;
 	struct place_member *members;
 	size_t nmembers;
+	/* an owner's view: candidates, refusers, tasks of the service */
+	uint8_t (*alive)[MTS_NODE_ID_LEN], (*exclude)[MTS_NODE_ID_LEN];
+	size_t nalive, nexclude;
+	struct place_count {
+		uint8_t node[MTS_NODE_ID_LEN];
+		uint32_t tasks;
+	} * counts;
+	size_t ncounts;
 	char after[512];
 };
 
@@ -102,7 +110,73 @@ job_free(struct place_job *j)
 	free(j->nodes);
 	free(j->labels);
 	free(j->members);
+	free(j->alive);
+	free(j->exclude);
+	free(j->counts);
 	free(j);
+}
+
+static int
+in_ids(uint8_t (*ids)[MTS_NODE_ID_LEN], size_t n, const uint8_t *id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (memcmp(ids[i], id, MTS_NODE_ID_LEN) == 0)
+			return 1;
+	return 0;
+}
+
+/* The owner's view of node hex: not a candidate unless the owner sees it
+ * alive and does not back it off; how many tasks of the service it runs. */
+static void
+owner_view(const struct place_job *j, const char *hex,
+    struct mts_place_node *pn)
+{
+	uint8_t id[MTS_NODE_ID_LEN];
+	size_t i;
+
+	if (mts_unhex(id, sizeof(id), hex, MTS_NODE_HEX_LEN) < 0)
+		return;
+	if ((j->nalive > 0 && !in_ids(j->alive, j->nalive, id)) ||
+	    in_ids(j->exclude, j->nexclude, id))
+		pn->alive = 0;
+	for (i = 0; i < j->ncounts; i++)
+		if (memcmp(j->counts[i].node, id, MTS_NODE_ID_LEN) == 0)
+			pn->service_tasks = j->counts[i].tasks;
+}
+
+/* Copies the 16-byte ids of a repeated bytes field (others ignored). */
+static size_t
+take_ids(const ProtobufCBinaryData *v, size_t n,
+    uint8_t (**out)[MTS_NODE_ID_LEN])
+{
+	size_t i, k = 0;
+
+	*out = xcalloc(n + 1, sizeof(**out));
+	for (i = 0; i < n && i < PLACE_MAX_NODES; i++)
+		if (v[i].len == MTS_NODE_ID_LEN)
+			memcpy((*out)[k++], v[i].data, MTS_NODE_ID_LEN);
+	return k;
+}
+
+static void
+take_view(struct place_job *j, const Mts__Schedd__PlaceReq *p)
+{
+	size_t i;
+
+	j->nalive = take_ids(p->alive, p->n_alive, &j->alive);
+	j->nexclude = take_ids(p->exclude, p->n_exclude, &j->exclude);
+	j->counts = xcalloc(p->n_service_tasks + 1, sizeof(*j->counts));
+	for (i = 0; i < p->n_service_tasks && i < PLACE_MAX_NODES; i++) {
+		const Mts__Schedd__NodeCount *c = p->service_tasks[i];
+
+		if (c->node.len != MTS_NODE_ID_LEN)
+			continue;
+		memcpy(j->counts[j->ncounts].node, c->node.data,
+		    MTS_NODE_ID_LEN);
+		j->counts[j->ncounts++].tasks = c->tasks;
+	}
 }
 
 static void fail(struct place_job *, int, const char *, ...)
@@ -197,6 +271,7 @@ answer(struct place_job *j)
 		pn[k].a.os = j->nodes[k].os;
 		pn[k].a.arch = j->nodes[k].arch;
 		pn[k].alive = j->nodes[k].alive;
+		owner_view(j, j->nodes[k].id, &pn[k]);
 		pn[k].active = j->nodes[k].have_info
 		    ? j->nodes[k].avail == MTS_AVAIL_ACTIVE
 		    : !j->nodes[k].draining;
@@ -595,6 +670,7 @@ schedd_place(struct schedd *s, const Mts__Schedd__PlaceReq *p,
 	j->call = call;
 	j->count = p->count;
 	j->count_given = p->count != 0;
+	take_view(j, p);
 	if (p->count > PLACE_MAX_COUNT) {
 		fail(j, MTS_ERR_INVAL, "at most %d tasks per dry-run",
 		    PLACE_MAX_COUNT);

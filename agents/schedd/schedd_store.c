@@ -49,7 +49,11 @@ schedd_task_record(struct schedd *s, const char *key, size_t klen,
 	if (!schedd_state_holds(t->state)) {
 		mts_ledger_task_remove(&s->ledger, id);
 	} else {
-		if (t->spec != NULL) {
+		/* what reconciled's lease reserved, else the limits */
+		if (t->reserved_cpu_millis || t->reserved_memory) {
+			res.cpu_millis = t->reserved_cpu_millis;
+			res.memory = t->reserved_memory;
+		} else if (t->spec != NULL) {
 			res.cpu_millis = t->spec->cpu_millis;
 			res.memory = t->spec->memory_limit;
 		}

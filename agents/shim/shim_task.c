@@ -837,7 +837,7 @@ shim_task_remove(struct shim *s, struct shim_task *t, char *err, size_t errlen)
 		return -MTS_ERR_IO;
 	}
 	mts_rmtree(t->dir);
-	if (s->cfg.node[0] != '\0' && s->ss != NULL) {
+	if (s->cfg.node[0] != '\0' && s->ss != NULL && !t->spec->managed) {
 		Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 		Mts__Statestore__DeleteReq del =
 		    MTS__STATESTORE__DELETE_REQ__INIT;
@@ -951,7 +951,8 @@ store_put(struct shim *s, struct shim_task *t)
 	uint8_t *buf;
 	int rc;
 
-	if (s->cfg.node[0] == '\0')
+	/* reconciled writes the records of the tasks it manages */
+	if (s->cfg.node[0] == '\0' || (t->spec != NULL && t->spec->managed))
 		return 0;
 	if (shim_ss(s) == NULL)
 		return -MTS_ERR_IO;

@@ -30,8 +30,8 @@ for f in "$run"/*/*.sock "$run"/*/*.pub; do
 done
 proto() { case $1 in *.pub) echo sub ;; *) echo req ;; esac; }
 socks=("${!agent[@]}")
-want=6
-[ -S "$run/shim/shim.sock" ] && want=7
+want=7
+[ -S "$run/shim/shim.sock" ] && want=8
 check "node 1 serves $want listeners (${socks[*]})" [ "${#socks[@]}" -eq $want ]
 
 pids() { g_ctl 1 agent ls | awk 'NR > 1 {print $1, $3, $5}' | sort; }

@@ -292,6 +292,7 @@ test_real_schema_defaults_parse(void **state)
 	assert_non_null(strstr(out, "[shim]\nruntime = auto\n"));
 	assert_non_null(strstr(out, "[schedd]\ncpus = \n"));
 	assert_non_null(strstr(out, "[netd]\ncluster_cidr = 10.210.0.0/16\n"));
+	assert_non_null(strstr(out, "[reconciled]\ntick = 1s\n"));
 	assert_ptr_equal(mts_conf_schema(), schema);
 	if (mts_cfg_parse(out, "printed", schema, &again, err, sizeof(err)) !=
 	    0)

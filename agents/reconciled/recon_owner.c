@@ -1,0 +1,790 @@
+/* recon_owner.c: the core's decisions turned into calls — an owner places missing replicas (schedd's Place over its view, then Prepare on each chosen node and Assign to that node's reconciled, backing off a node that refuses), stops extras where they run, publishes p/<service>; a node places its own task of a global service. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mtserr.h"
+#include "mtstime.h"
+#include "reconciled.h"
+#include "xmalloc.h"
+
+#define STOP_RESEND_MS 3000
+
+/* --- small tables -------------------------------------------------------------- */
+
+static struct rc_own *
+own_get(struct recond *r, const char *service)
+{
+	struct rc_own *o;
+
+	for (o = r->own; o != NULL; o = o->next)
+		if (strcmp(o->service, service) == 0)
+			return o;
+	o = xcalloc(1, sizeof(*o));
+	snprintf(o->service, sizeof(o->service), "%s", service);
+	o->next = r->own;
+	r->own = o;
+	return o;
+}
+
+static struct rc_backoff *
+backoff_find(struct recond *r, const char *node)
+{
+	struct rc_backoff *b;
+
+	for (b = r->backoff; b != NULL; b = b->next)
+		if (strcmp(b->node, node) == 0)
+			return b;
+	return NULL;
+}
+
+/* A node refused: leave it out for a while, longer each time. */
+static void
+backoff_hit(struct recond *r, const char *node)
+{
+	struct rc_backoff *b = backoff_find(r, node);
+
+	if (b == NULL) {
+		b = xcalloc(1, sizeof(*b));
+		snprintf(b->node, sizeof(b->node), "%s", node);
+		b->next = r->backoff;
+		r->backoff = b;
+	}
+	b->delay = b->delay ? b->delay * 2 : r->cfg.backoff_ms;
+	if (b->delay > r->cfg.backoff_max_ms)
+		b->delay = r->cfg.backoff_max_ms;
+	b->until = mts_now() + b->delay;
+}
+
+static void
+backoff_clear(struct recond *r, const char *node)
+{
+	struct rc_backoff **pp, *b;
+
+	for (pp = &r->backoff; (b = *pp) != NULL; pp = &b->next)
+		if (strcmp(b->node, node) == 0) {
+			*pp = b->next;
+			free(b);
+			return;
+		}
+}
+
+static void
+inflight_add(struct recond *r, const char *id, const char *node,
+    const char *service, uint32_t slot)
+{
+	struct rc_inflight *f = xcalloc(1, sizeof(*f));
+
+	snprintf(f->id, sizeof(f->id), "%s", id);
+	snprintf(f->node, sizeof(f->node), "%s", node);
+	snprintf(f->service, sizeof(f->service), "%s", service);
+	f->slot = slot;
+	f->until = mts_now() + r->cfg.assign_wait_ms;
+	f->next = r->inflight;
+	r->inflight = f;
+}
+
+static int
+in_view(struct recond *r, const char *id)
+{
+	size_t i;
+
+	if (rc_local_find(r, id) != NULL)
+		return 1;
+	for (i = 0; i < r->view.ntasks; i++)
+		if (strcmp(r->view.tasks[i].id, id) == 0)
+			return 1;
+	return 0;
+}
+
+/* Assigned tasks whose record arrived (or that waited too long) stop
+ * counting as in flight. */
+void
+rc_inflight_seen(struct recond *r)
+{
+	struct rc_inflight **pp = &r->inflight, *f;
+	mts_time_t now = mts_now();
+
+	while ((f = *pp) != NULL) {
+		if (in_view(r, f->id) || f->until <= now) {
+			*pp = f->next;
+			free(f);
+		} else {
+			pp = &f->next;
+		}
+	}
+}
+
+void
+rc_owner_free(struct recond *r)
+{
+	void *p;
+
+	while ((p = r->own) != NULL) {
+		r->own = r->own->next;
+		free(p);
+	}
+	while ((p = r->backoff) != NULL) {
+		r->backoff = r->backoff->next;
+		free(p);
+	}
+	while ((p = r->inflight) != NULL) {
+		r->inflight = r->inflight->next;
+		free(p);
+	}
+	while ((p = r->stops) != NULL) {
+		r->stops = r->stops->next;
+		free(p);
+	}
+}
+
+/* --- the core's view ------------------------------------------------------------- */
+
+struct core_view {
+	struct mts_rc_view v;
+	struct mts_rc_member *members;
+	struct mts_rc_service *svcs;
+	size_t *svc_of; /* core index -> r->view.svcs index */
+	struct mts_rc_task *tasks;
+	struct rc_trec *rows; /* every task, this node's and in flight too */
+	size_t nrows;
+};
+
+static void
+add_row(struct core_view *c, const struct rc_trec *t)
+{
+	c->rows = xreallocarray(c->rows, c->nrows + 1, sizeof(*c->rows));
+	c->rows[c->nrows++] = *t;
+}
+
+static void
+local_rows(struct recond *r, struct core_view *c)
+{
+	struct rc_local *l;
+	struct rc_inflight *f;
+	struct rc_trec t;
+
+	for (l = r->local; l != NULL; l = l->next) {
+		memset(&t, 0, sizeof(t));
+		snprintf(t.id, sizeof(t.id), "%s", l->id);
+		snprintf(t.node, sizeof(t.node), "%s", r->self);
+		snprintf(t.service, sizeof(t.service), "%s", l->service);
+		t.state = rc_state_of(rc_local_state(l),
+		    l->st ? l->st->exit_code : -1, 0);
+		t.desired_running = l->want_run;
+		t.created = l->assigned_at;
+		t.slot = l->slot;
+		add_row(c, &t);
+	}
+	for (f = r->inflight; f != NULL; f = f->next) {
+		if (strcmp(f->node, r->self) == 0 &&
+		    rc_local_find(r, f->id) != NULL)
+			continue;
+		memset(&t, 0, sizeof(t));
+		snprintf(t.id, sizeof(t.id), "%s", f->id);
+		snprintf(t.node, sizeof(t.node), "%s", f->node);
+		snprintf(t.service, sizeof(t.service), "%s", f->service);
+		t.state = RC_TASK_PENDING;
+		t.desired_running = 1;
+		t.created = (uint64_t)mts_wall_ms();
+		t.slot = f->slot;
+		add_row(c, &t);
+	}
+}
+
+static void
+core_view_build(struct recond *r, struct core_view *c)
+{
+	const struct rc_view *v = &r->view;
+	size_t i, n = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->members = xcalloc(v->nmembers + 1, sizeof(*c->members));
+	for (i = 0; i < v->nmembers; i++) {
+		struct mts_rc_member *m = &c->members[i];
+
+		memcpy(m->id, v->members[i].id, MTS_NODE_ID_LEN);
+		m->attrs.id = v->members[i].hex;
+		m->attrs.hostname = v->members[i].name;
+		m->attrs.labels = v->members[i].labels;
+		m->attrs.nlabels = v->members[i].nlabels;
+		m->alive = v->members[i].alive;
+		m->draining = v->members[i].draining;
+	}
+	c->svcs = xcalloc(v->nsvcs + 1, sizeof(*c->svcs));
+	c->svc_of = xcalloc(v->nsvcs + 1, sizeof(*c->svc_of));
+	for (i = 0; i < v->nsvcs; i++)
+		if (!v->svcs[i].bad) {
+			c->svc_of[n] = i;
+			c->svcs[n++] = v->svcs[i].core;
+		}
+	for (i = 0; i < v->ntasks; i++)
+		add_row(c, &v->tasks[i]);
+	local_rows(r, c);
+	c->tasks = xcalloc(c->nrows + 1, sizeof(*c->tasks));
+	for (i = 0; i < c->nrows; i++) {
+		c->tasks[i].id = c->rows[i].id;
+		c->tasks[i].node = c->rows[i].node;
+		c->tasks[i].service = c->rows[i].service;
+		c->tasks[i].state = c->rows[i].state;
+		c->tasks[i].desired_running = c->rows[i].desired_running;
+		c->tasks[i].created = c->rows[i].created;
+	}
+	c->v.members = c->members;
+	c->v.nmembers = v->nmembers;
+	c->v.services = c->svcs;
+	c->v.nservices = n;
+	c->v.tasks = c->tasks;
+	c->v.ntasks = c->nrows;
+	c->v.self = r->self;
+}
+
+static void
+core_view_free(struct core_view *c)
+{
+	free(c->members);
+	free(c->svcs);
+	free(c->svc_of);
+	free(c->tasks);
+	free(c->rows);
+}
+
+/* A task counts toward its service as the core counts it. */
+static int
+row_live(const struct core_view *c, const struct rc_trec *t)
+{
+	size_t i;
+
+	if (!t->desired_running ||
+	    (t->state != RC_TASK_PENDING && t->state != RC_TASK_RUNNING))
+		return 0;
+	for (i = 0; i < c->v.nmembers; i++)
+		if (strcmp(c->members[i].attrs.id, t->node) == 0)
+			return c->members[i].alive && !c->members[i].draining;
+	return 0;
+}
+
+/* --- placing --------------------------------------------------------------------- */
+
+/* One task being placed: Prepare on its node, then Assign there. */
+struct placing {
+	struct recond *r;
+	struct rc_own *own;
+	char node[MTS_NODE_HEX_LEN + 1];
+	char task[RC_ID_MAX + 1];
+	char lease[33];
+	char service[RC_NAME_MAX];
+	uint64_t version;
+	uint32_t slot;
+	int *outstanding; /* of the batch, shared */
+};
+
+/* <service>.<slot>.<random>: [a-z0-9._-], at most 64 characters. */
+static void
+task_id(char *out, size_t outlen, const char *service, const char *mid)
+{
+	char base[41], rnd[9];
+	size_t i;
+
+	for (i = 0; service[i] != '\0' && i < sizeof(base) - 1; i++) {
+		char ch = service[i];
+
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (char)(ch - 'A' + 'a');
+		base[i] = (ch >= 'a' && ch <= 'z') ||
+		        (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+		        ch == '.'
+		    ? ch
+		    : '-';
+	}
+	base[i] = '\0';
+	if (i == 0 ||
+	    !((base[0] >= 'a' && base[0] <= 'z') ||
+	        (base[0] >= '0' && base[0] <= '9')))
+		base[0] = 't';
+	rc_random_hex(rnd, 4);
+	snprintf(out, outlen, "%s.%s.%s", base, mid, rnd);
+}
+
+static const char *
+member_name(struct recond *r, const char *hex)
+{
+	size_t i;
+
+	for (i = 0; i < r->view.nmembers; i++)
+		if (strcmp(r->view.members[i].hex, hex) == 0)
+			return r->view.members[i].name;
+	return hex;
+}
+
+static void
+batch_end(struct placing *p)
+{
+	if (--*p->outstanding == 0) {
+		free(p->outstanding);
+		p->own->busy = 0;
+		rc_kick(p->r);
+	}
+	free(p);
+}
+
+static void
+assigned(void *arg, int rc, const char *err)
+{
+	struct placing *p = arg;
+
+	if (rc == 0) {
+		inflight_add(p->r, p->task, p->node, p->service, p->slot);
+		backoff_clear(p->r, p->node);
+		log_info("%s: task %s placed on %s", p->service, p->task,
+		    member_name(p->r, p->node));
+	} else {
+		log_warnx("%s: assigning %s to %s: %s", p->service, p->task,
+		    member_name(p->r, p->node), err);
+		backoff_hit(p->r, p->node);
+	}
+	batch_end(p);
+}
+
+static void
+assign_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	assigned(arg, rc, err);
+}
+
+static void
+assign(struct placing *p)
+{
+	Mts__Reconciled__Request req = MTS__RECONCILED__REQUEST__INIT;
+	Mts__Reconciled__AssignReq a = MTS__RECONCILED__ASSIGN_REQ__INIT;
+
+	a.task = p->task;
+	a.service = p->service;
+	a.version = p->version;
+	a.slot = p->slot;
+	a.lease = p->lease;
+	a.owner = p->r->self;
+	if (strcmp(p->node, p->r->self) == 0) {
+		rc_local_assign(p->r, &a, assigned, p);
+		return;
+	}
+	req.body_case = MTS__RECONCILED__REQUEST__BODY_ASSIGN;
+	req.assign = &a;
+	rc_call(p->r, p->node, "reconciled", &req.base,
+	    &mts__reconciled__reply__descriptor, 5000, assign_reply, p);
+}
+
+static void
+prepared(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct placing *p = arg;
+	const Mts__Schedd__Reply *rep = (const Mts__Schedd__Reply *)m;
+	const Mts__Schedd__PrepareRep *pr = rc == 0 ? rep->prepare : NULL;
+
+	if (pr != NULL && pr->granted != NULL) {
+		assign(p);
+		return;
+	}
+	if (pr != NULL && pr->rejected != NULL)
+		snprintf(p->own->message, sizeof(p->own->message),
+		    "%s refused: %s", member_name(p->r, p->node),
+		    pr->rejected->reason);
+	else
+		snprintf(p->own->message, sizeof(p->own->message), "%s: %s",
+		    member_name(p->r, p->node),
+		    rc < 0 ? err : "no prepare reply");
+	log_info("%s: %s", p->service, p->own->message);
+	p->own->pending++;
+	backoff_hit(p->r, p->node);
+	batch_end(p);
+}
+
+static void
+prepare(struct placing *p, const struct rc_svc *s)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__PrepareReq pr = MTS__SCHEDD__PREPARE_REQ__INIT;
+	const Mts__Service__ServiceSpec *sp = s->rec->spec;
+
+	rc_random_hex(p->lease, 16);
+	pr.lease = p->lease;
+	pr.owner = p->r->self;
+	pr.service = p->service;
+	rc_spec_reservation(sp, &pr.cpu_millis, &pr.memory);
+	pr.max_per_node =
+	    sp->placement ? sp->placement->max_replicas_per_node : 0;
+	pr.ttl_ms = (uint32_t)p->r->cfg.lease_ttl_ms;
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_PREPARE;
+	req.prepare = &pr;
+	rc_call(p->r, p->node, "schedd", &req.base,
+	    &mts__schedd__reply__descriptor, 5000, prepared, p);
+}
+
+/* The lowest slots 1.. that no live task of the service holds. */
+static uint32_t
+next_slot(const struct core_view *c, const char *service, uint32_t after,
+    const uint32_t *taken, size_t ntaken)
+{
+	uint32_t s;
+	size_t i, k;
+
+	for (s = after + 1;; s++) {
+		int used = 0;
+
+		for (i = 0; i < c->nrows && !used; i++)
+			used = strcmp(c->rows[i].service, service) == 0 &&
+			    c->rows[i].slot == s && row_live(c, &c->rows[i]);
+		for (k = 0; k < ntaken && !used; k++)
+			used = taken[k] == s;
+		if (!used)
+			return s;
+	}
+}
+
+struct place_job {
+	struct recond *r;
+	struct rc_own *own;
+	char service[RC_NAME_MAX];
+	uint32_t count;
+	int global;
+};
+
+static void
+placed(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct place_job *j = arg;
+	struct recond *r = j->r;
+	const Mts__Schedd__Reply *rep = (const Mts__Schedd__Reply *)m;
+	const Mts__Schedd__PlaceRep *pl = rc == 0 ? rep->place : NULL;
+	const struct rc_svc *s = rc_find_svc(&r->view, j->service);
+	struct core_view c;
+	uint32_t i, slot = 0, *taken;
+	int *outstanding;
+	char mid[16], hex[MTS_NODE_HEX_LEN + 1];
+
+	if (pl == NULL || s == NULL) {
+		snprintf(j->own->message, sizeof(j->own->message), "%s",
+		    rc < 0 ? err : "no such service");
+		j->own->busy = 0;
+		free(j);
+		return;
+	}
+	j->own->pending =
+	    j->count - (pl->placed < j->count ? pl->placed : j->count);
+	if (pl->placed < j->count &&
+	    (pl->placed > 0 || j->own->message[0] == '\0' ||
+	        r->backoff == NULL))
+		snprintf(j->own->message, sizeof(j->own->message), "%s",
+		    pl->explain);
+	else if (pl->placed >= j->count)
+		j->own->message[0] = '\0';
+	if (pl->n_nodes == 0) {
+		j->own->busy = 0;
+		free(j);
+		return;
+	}
+	core_view_build(r, &c);
+	taken = xcalloc(pl->n_nodes + 1, sizeof(*taken));
+	outstanding = xcalloc(1, sizeof(*outstanding));
+	*outstanding = (int)pl->n_nodes;
+	for (i = 0; i < pl->n_nodes; i++) {
+		struct placing *p = xcalloc(1, sizeof(*p));
+
+		if (pl->nodes[i].len == MTS_NODE_ID_LEN)
+			mts_hex(hex, pl->nodes[i].data, MTS_NODE_ID_LEN);
+		else
+			snprintf(hex, sizeof(hex), "%s", r->self);
+		p->r = r;
+		p->own = j->own;
+		snprintf(p->node, sizeof(p->node), "%s", hex);
+		snprintf(p->service, sizeof(p->service), "%s", j->service);
+		p->version = s->rec->version;
+		slot = next_slot(&c, j->service, slot, taken, i);
+		taken[i] = p->slot = slot;
+		snprintf(mid, sizeof(mid), "%u", slot);
+		task_id(p->task, sizeof(p->task), j->service, mid);
+		p->outstanding = outstanding;
+		prepare(p, s);
+	}
+	free(taken);
+	core_view_free(&c);
+	free(j);
+}
+
+/* The owner's placement of count more tasks: schedd's Place over this
+ * node's view (alive members, refusing nodes left out, the service's
+ * live tasks per node), then each chosen node. */
+static void
+place(struct recond *r, const struct core_view *c, const struct rc_svc *s,
+    uint32_t count)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__PlaceReq pr = MTS__SCHEDD__PLACE_REQ__INIT;
+	struct rc_own *o = own_get(r, s->name);
+	ProtobufCBinaryData *alive, *excl;
+	Mts__Schedd__NodeCount *cnt, **cntp;
+	struct place_job *j;
+	size_t i, k, na = 0, ne = 0;
+	mts_time_t now = mts_now();
+
+	if (o->busy)
+		return;
+	o->busy = 1;
+	alive = xcalloc(c->v.nmembers + 1, sizeof(*alive));
+	excl = xcalloc(c->v.nmembers + 1, sizeof(*excl));
+	cnt = xcalloc(c->v.nmembers + 1, sizeof(*cnt));
+	cntp = xcalloc(c->v.nmembers + 1, sizeof(*cntp));
+	for (i = 0; i < c->v.nmembers; i++) {
+		const struct mts_rc_member *m = &c->members[i];
+		struct rc_backoff *b = backoff_find(r, m->attrs.id);
+
+		if (!m->alive || m->draining)
+			continue;
+		alive[na].data = (uint8_t *)m->id;
+		alive[na++].len = MTS_NODE_ID_LEN;
+		if (b != NULL && b->until > now) {
+			excl[ne].data = (uint8_t *)m->id;
+			excl[ne++].len = MTS_NODE_ID_LEN;
+		}
+		mts__schedd__node_count__init(&cnt[i]);
+		cnt[i].node.data = (uint8_t *)m->id;
+		cnt[i].node.len = MTS_NODE_ID_LEN;
+		for (k = 0; k < c->nrows; k++)
+			cnt[i].tasks +=
+			    strcmp(c->rows[k].service, s->name) == 0 &&
+			    strcmp(c->rows[k].node, m->attrs.id) == 0 &&
+			    row_live(c, &c->rows[k]);
+		cntp[pr.n_service_tasks++] = &cnt[i];
+	}
+	pr.service = s->name;
+	pr.count = count;
+	pr.alive = alive;
+	pr.n_alive = na;
+	pr.exclude = excl;
+	pr.n_exclude = ne;
+	pr.service_tasks = cntp;
+	j = xcalloc(1, sizeof(*j));
+	j->r = r;
+	j->own = o;
+	j->count = count;
+	snprintf(j->service, sizeof(j->service), "%s", s->name);
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_PLACE;
+	req.place = &pr;
+	rc_call(r, NULL, "schedd", &req.base, &mts__schedd__reply__descriptor,
+	    5000, placed, j);
+	free(alive);
+	free(excl);
+	free(cnt);
+	free(cntp);
+}
+
+/* A global service's task on this node: Prepare here, Assign here. */
+static void
+place_local(struct recond *r, const struct rc_svc *s)
+{
+	struct rc_own *o = own_get(r, s->name);
+	struct placing *p;
+	char mid[16];
+
+	if (o->busy)
+		return;
+	o->busy = 1;
+	p = xcalloc(1, sizeof(*p));
+	p->r = r;
+	p->own = o;
+	snprintf(p->node, sizeof(p->node), "%s", r->self);
+	snprintf(p->service, sizeof(p->service), "%s", s->name);
+	p->version = s->rec->version;
+	snprintf(mid, sizeof(mid), "%.8s", r->self);
+	task_id(p->task, sizeof(p->task), s->name, mid);
+	p->outstanding = xcalloc(1, sizeof(*p->outstanding));
+	*p->outstanding = 1;
+	prepare(p, s);
+}
+
+/* --- stopping -------------------------------------------------------------------- */
+
+static void
+stop_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	char *id = arg;
+
+	if (rc < 0 && rc != -MTS_ERR_NOTFOUND && rc != -MTS_ERR_CANCELED)
+		log_warnx("stopping %s: %s", id, err);
+	free(id);
+}
+
+static void
+stop_task(struct recond *r, const struct rc_trec *t, const char *why)
+{
+	Mts__Reconciled__Request req = MTS__RECONCILED__REQUEST__INIT;
+	Mts__Reconciled__StopReq st = MTS__RECONCILED__STOP_REQ__INIT;
+	struct rc_stopsent *s;
+	mts_time_t now = mts_now();
+
+	if (strcmp(t->node, r->self) == 0) {
+		(void)rc_local_stop(r, t->id, why);
+		return;
+	}
+	for (s = r->stops; s != NULL; s = s->next)
+		if (strcmp(s->id, t->id) == 0)
+			break;
+	if (s != NULL && s->until > now)
+		return;
+	if (s == NULL) {
+		s = xcalloc(1, sizeof(*s));
+		snprintf(s->id, sizeof(s->id), "%s", t->id);
+		s->next = r->stops;
+		r->stops = s;
+	}
+	s->until = now + STOP_RESEND_MS;
+	log_info("%s: stopping %s on %s (%s)", t->service, t->id,
+	    member_name(r, t->node), why);
+	st.task = (char *)t->id;
+	st.reason = (char *)why;
+	req.body_case = MTS__RECONCILED__REQUEST__BODY_STOP;
+	req.stop = &st;
+	rc_call(r, t->node, "reconciled", &req.base,
+	    &mts__reconciled__reply__descriptor, 5000, stop_reply,
+	    xstrdup(t->id));
+}
+
+/* Stop records whose time passed go. */
+static void
+stops_expire(struct recond *r)
+{
+	struct rc_stopsent **pp = &r->stops, *s;
+	mts_time_t now = mts_now();
+
+	while ((s = *pp) != NULL) {
+		if (s->until + 60000 < now) {
+			*pp = s->next;
+			free(s);
+		} else {
+			pp = &s->next;
+		}
+	}
+}
+
+/* --- p/<service> ------------------------------------------------------------------- */
+
+static void
+status_written(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct rc_own *o = arg;
+
+	o->writing = 0;
+	if (rc < 0)
+		o->written = 0;
+}
+
+static void
+publish(struct recond *r, struct rc_own *o)
+{
+	Mts__Reconciled__PlacementStatus ps =
+	    MTS__RECONCILED__PLACEMENT_STATUS__INIT;
+	char key[RC_NAME_MAX + 4];
+	uint8_t *buf;
+	size_t len;
+
+	if (o->writing ||
+	    (o->written && o->w_desired == o->desired && o->w_live == o->live &&
+	        o->w_pending == o->pending &&
+	        strcmp(o->w_message, o->message) == 0))
+		return;
+	ps.owner = r->self;
+	ps.version = o->version;
+	ps.desired = o->desired;
+	ps.live = o->live;
+	ps.pending = o->pending;
+	ps.message = o->message;
+	ps.updated_at_ms = mts_wall_ms();
+	len = mts__reconciled__placement_status__get_packed_size(&ps);
+	buf = xmalloc(len + 1);
+	mts__reconciled__placement_status__pack(&ps, buf);
+	snprintf(key, sizeof(key), "p/%s", o->service);
+	o->writing = o->written = 1;
+	o->w_desired = o->desired;
+	o->w_live = o->live;
+	o->w_pending = o->pending;
+	snprintf(o->w_message, sizeof(o->w_message), "%s", o->message);
+	rc_store_write(r, key, buf, len, status_written, o);
+	free(buf);
+}
+
+/* The counts of every service this node owns, published when they
+ * changed; p/ of an owned service that was removed is deleted. */
+static void
+owned_status(struct recond *r, const struct core_view *c)
+{
+	struct rc_own *o;
+	size_t i, k;
+	mts_time_t now = mts_now();
+
+	for (i = 0; i < c->v.nservices; i++) {
+		const struct mts_rc_service *s = &c->svcs[i];
+		const struct rc_svc *rs = &r->view.svcs[c->svc_of[i]];
+		long ow;
+
+		if (s->mode == RC_GLOBAL || s->mode == RC_GLOBAL_JOB)
+			continue;
+		ow = mts_rc_owner(&c->v, s->name);
+		if (ow < 0 || strcmp(c->members[ow].attrs.id, r->self) != 0)
+			continue;
+		o = own_get(r, s->name);
+		o->seen = now;
+		o->desired = s->replicas;
+		o->version = rs->rec->version;
+		o->live = 0;
+		for (k = 0; k < c->nrows; k++)
+			o->live += strcmp(c->rows[k].service, s->name) == 0 &&
+			    row_live(c, &c->rows[k]);
+		if (o->live >= o->desired) {
+			o->pending = 0;
+			o->message[0] = '\0';
+		}
+		publish(r, o);
+	}
+	for (o = r->own; o != NULL; o = o->next) {
+		char key[RC_NAME_MAX + 4];
+
+		if (o->written && rc_find_svc(&r->view, o->service) == NULL &&
+		    !o->writing) {
+			snprintf(key, sizeof(key), "p/%s", o->service);
+			rc_store_write(r, key, NULL, 0, NULL, NULL);
+			o->written = 0;
+		}
+	}
+}
+
+/* --- the decisions ------------------------------------------------------------------- */
+
+void
+rc_reconcile(struct recond *r)
+{
+	struct mts_rc_actions out = { NULL, 0, 0 };
+	struct core_view c;
+	size_t i;
+
+	core_view_build(r, &c);
+	mts_rc_reconcile(&c.v, &out);
+	for (i = 0; i < out.n; i++) {
+		const struct mts_rc_action *a = &out.v[i];
+		const struct rc_svc *s =
+		    a->kind != RC_STOP || a->service != SIZE_MAX
+		    ? &r->view.svcs[c.svc_of[a->service]]
+		    : NULL;
+
+		if (a->kind == RC_PLACE)
+			place(r, &c, s, a->count);
+		else if (a->kind == RC_PLACE_LOCAL)
+			place_local(r, s);
+		else
+			stop_task(r, &c.rows[a->task], a->why);
+	}
+	owned_status(r, &c);
+	stops_expire(r);
+	mts_rc_actions_free(&out);
+	core_view_free(&c);
+}

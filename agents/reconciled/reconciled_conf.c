@@ -1,0 +1,55 @@
+/* reconciled_conf.c: the keys of mts.conf's [reconciled] section — how often the view is read, the owner's lease ttl, how long an assigned task counts before its record arrives, the backoff of a refusing node, the ended tasks kept, who may call — and their loading. */
+#include <stddef.h>
+
+#include "cfg.h"
+#include "log.h"
+#include "reconciled.h"
+
+static const struct mts_cfg_schema keys[] = {
+	{ "reconciled", "tick", MTS_CFG_DURATION, "1s",
+	    "a full reconciliation at least this often (changes of the "
+	    "state and of membership trigger one sooner)" },
+	{ "reconciled", "lease_ttl", MTS_CFG_DURATION, "10s",
+	    "ttl of the leases an owner prepares on a node's schedd" },
+	{ "reconciled", "assign_wait", MTS_CFG_DURATION, "15s",
+	    "an owner counts a task it assigned until its record arrives, "
+	    "at most this long" },
+	{ "reconciled", "backoff", MTS_CFG_DURATION, "1s",
+	    "a node that refused a reservation is left out this long, "
+	    "doubling while it keeps refusing" },
+	{ "reconciled", "backoff_max", MTS_CFG_DURATION, "30s",
+	    "the longest a refusing node is left out" },
+	{ "reconciled", "history", MTS_CFG_UINT, "3",
+	    "ended tasks (failed, or exited and replaced) a node keeps per "
+	    "service for service ps" },
+	{ "reconciled", "acl", MTS_CFG_LIST, "0",
+	    "users (names or uids) allowed every call on reconciled.sock "
+	    "(mtsctl)" },
+	{ "reconciled", "acl_relay", MTS_CFG_LIST, "",
+	    "users allowed the calls owners on other nodes make through the "
+	    "relay (assign, stop): the node's gossipd" },
+	{ NULL, NULL, 0, NULL, NULL },
+};
+
+static const struct mts_conf_table reconciled_conf = { "reconciled", keys };
+MTS_CONF_TABLE(reconciled_conf);
+
+int
+rc_conf_load(struct rc_conf *c, const struct mts_cfg *cfg)
+{
+	c->tick_ms = mts_cfg_int(cfg, RC_SECTION, "tick");
+	c->lease_ttl_ms = mts_cfg_int(cfg, RC_SECTION, "lease_ttl");
+	c->assign_wait_ms = mts_cfg_int(cfg, RC_SECTION, "assign_wait");
+	c->backoff_ms = mts_cfg_int(cfg, RC_SECTION, "backoff");
+	c->backoff_max_ms = mts_cfg_int(cfg, RC_SECTION, "backoff_max");
+	c->history = (uint32_t)mts_cfg_int(cfg, RC_SECTION, "history");
+	if (c->tick_ms <= 0 || c->lease_ttl_ms <= 0 ||
+	    c->lease_ttl_ms > 3600000 || c->assign_wait_ms <= 0 ||
+	    c->backoff_ms <= 0 || c->backoff_max_ms < c->backoff_ms) {
+		log_warnx("[reconciled] tick, lease_ttl (at most 1h), "
+		          "assign_wait and backoff must be more than 0, "
+		          "backoff_max at least backoff");
+		return -1;
+	}
+	return 0;
+}
