@@ -10,6 +10,7 @@
 #include "shim.pb-c.h"
 #include "stack_load.h"
 #include "statestore.pb-c.h"
+#include "reconciled.pb-c.h"
 #include "svc_spec.h"
 #include "xmalloc.h"
 
@@ -202,6 +203,9 @@ write_service(struct mtsctl *ctx, struct planned *p)
 
 struct progress {
 	uint32_t running, done, desired;
+	uint32_t pending; /* what the owner's p/ record says it */
+	char why[256];    /* could not place, and why */
+	mts_time_t pending_since;
 };
 
 struct count_arg {
@@ -225,18 +229,55 @@ count_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 	}
 }
 
+/* The owner's placement status of this version (p/<service>). */
+static void
+pending_one(void *arg, const char *svc,
+    const struct Mts__Reconciled__PlacementStatus *st)
+{
+	struct count_arg *c = arg;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		if (strcmp(svc, c->p[i].name) != 0 ||
+		    st->version < c->p[i].version)
+			continue;
+		c->pr[i].pending = st->pending;
+		snprintf(c->pr[i].why, sizeof(c->pr[i].why), "%s", st->message);
+	}
+}
+
 /* Counts the running (and, for jobs, exited-0) tasks of each planned
- * service from the t/ records of every node. */
+ * service from the t/ records of every node, and what its owner could
+ * not place. */
 static int
 count_tasks(struct mtsctl *ctx, struct planned *p, size_t n,
     struct progress *pr)
 {
 	struct count_arg c = { p, n, pr };
 	size_t i;
+	int rc;
 
 	for (i = 0; i < n; i++)
-		pr[i].running = pr[i].done = 0;
-	return mtsctl_task_scan(ctx, count_one, &c);
+		pr[i].running = pr[i].done = pr[i].pending = 0;
+	if ((rc = mtsctl_task_scan(ctx, count_one, &c)) != 0)
+		return rc;
+	return mtsctl_placement_scan(ctx, pending_one, &c);
+}
+
+/* A service whose owner has said for PLACE_FAIL_MS that it cannot place
+ * some of it has failed to place: deploy stops waiting for it. */
+#define PLACE_FAIL_MS 2000
+
+static int
+failed_to_place(struct progress *pr, mts_time_t now)
+{
+	if (pr->pending == 0 || pr->why[0] == '\0') {
+		pr->pending_since = 0;
+		return 0;
+	}
+	if (pr->pending_since == 0)
+		pr->pending_since = now;
+	return now - pr->pending_since >= PLACE_FAIL_MS;
 }
 
 static int
@@ -245,15 +286,18 @@ is_job(const Mts__Service__ServiceSpec *s)
 	return strstr(s->mode, "job") != NULL;
 }
 
-/* Waits until every service runs its desired count (jobs: completed),
- * printing each change of the counts; MTSCTL_EFAIL after timeout_s. */
+/* Waits until every service runs its desired count (jobs: completed) or
+ * its owner cannot place the rest (p/<service> says so for 2 s),
+ * printing each change of the counts; MTSCTL_EFAIL when one cannot be
+ * placed, or after timeout_s. */
 static int
 wait_converged(struct mtsctl *ctx, struct planned *p, size_t n, long timeout_s)
 {
 	struct progress *pr = xcalloc(n ? n : 1, sizeof(*pr)),
 	                *last = xcalloc(n ? n : 1, sizeof(*last));
+	int *said = xcalloc(n ? n : 1, sizeof(*said));
 	mts_time_t deadline = mts_now() + timeout_s * 1000;
-	int rc = 0, done = 0;
+	int rc = 0, done = 0, failed;
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -262,26 +306,38 @@ wait_converged(struct mtsctl *ctx, struct planned *p, size_t n, long timeout_s)
 		if ((rc = count_tasks(ctx, p, n, pr)) != 0)
 			break;
 		done = 1;
+		failed = 0;
 		for (i = 0; i < n; i++) {
 			uint32_t have, want;
+			int stuck;
 
 			if (p[i].spec == NULL ||
 			    strncmp(p[i].spec->mode, "global", 6) == 0)
 				continue; /* global: one per node, not counted */
 			want = p[i].spec->replicas;
 			have = is_job(p[i].spec) ? pr[i].done : pr[i].running;
+			stuck =
+			    have < want && failed_to_place(&pr[i], mts_now());
 			if (ctx->fmt != MTSCTL_FMT_JSON &&
-			    have !=
-			        (is_job(p[i].spec) ? last[i].done
-			                           : last[i].running))
-				printf("%s: %u/%u %s\n", p[i].name, have, want,
-				    is_job(p[i].spec) ? "completed"
-				                      : "running");
+			    (have !=
+			            (is_job(p[i].spec) ? last[i].done
+			                               : last[i].running) ||
+			        (stuck && !said[i])))
+				printf("%s: %u/%u %s%s%s\n", p[i].name, have,
+				    want,
+				    is_job(p[i].spec) ? "completed" : "running",
+				    stuck ? ": " : "", stuck ? pr[i].why : "");
+			said[i] |= stuck;
 			last[i] = pr[i];
-			done &= have >= want;
+			done &= have >= want || stuck;
+			failed |= stuck;
 		}
 		fflush(stdout);
-		if (!done && mts_now() >= deadline) {
+		if (done && failed) {
+			mtsctl_err("some services cannot be placed (mtsctl "
+			           "service ps shows why)");
+			rc = MTSCTL_EFAIL;
+		} else if (!done && mts_now() >= deadline) {
 			mtsctl_err("not converged after %ld s (mtsctl service "
 			           "ps shows why)",
 			    timeout_s);
@@ -291,6 +347,7 @@ wait_converged(struct mtsctl *ctx, struct planned *p, size_t n, long timeout_s)
 	}
 	free(pr);
 	free(last);
+	free(said);
 	return rc;
 }
 

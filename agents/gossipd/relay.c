@@ -74,8 +74,7 @@ static const struct relay_agent {
 	    0 },
 	{ "schedd", &mts__schedd__request__descriptor, schedd_types,
 	    sizeof(schedd_types) / sizeof(schedd_types[0]), NULL, 0 },
-	{ "reconciled", &mts__reconciled__request__descriptor,
-	    reconciled_types,
+	{ "reconciled", &mts__reconciled__request__descriptor, reconciled_types,
 	    sizeof(reconciled_types) / sizeof(reconciled_types[0]), NULL, 0 },
 };
 

@@ -9,7 +9,7 @@
 #include "reconciled.h"
 #include "xmalloc.h"
 
-#define RUN_TIMEOUT_MS 60000 /* an image unpacked into a rootfs */
+#define RUN_TIMEOUT_MS 1800000 /* the shim may fetch the image first */
 #define REMOVE_TIMEOUT_MS 15000
 
 static int

@@ -27,7 +27,7 @@ else
 	check "service ps demo_web on node 3: 6 running and healthy" \
 		test "$(grep -Ec ' running +healthy ' "$T_DIR/demo.out")" -ge 6
 	check "... on all 3 nodes, though only node 1 imported the image" \
-		bash -c "grep -Eq '^demo_web\.[^ ]+ +n2 ' '$T_DIR/demo.out' && grep -Eq '^demo_web\.[^ ]+ +n3 ' '$T_DIR/demo.out'"
+		bash -c "grep -Eq '^demo_web\.[^ ]+ +([0-9]+ +)?n2 ' '$T_DIR/demo.out' && grep -Eq '^demo_web\.[^ ]+ +([0-9]+ +)?n3 ' '$T_DIR/demo.out'"
 	check "a node-1 task's logs read on node 3: its start line" has '^web .* serving /var/www on :8080'
 	check "... and the health probes it answered" has 'url:/'
 fi

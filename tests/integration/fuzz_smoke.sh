@@ -23,7 +23,7 @@ for f in "$BUILD"/fuzz/fuzz_*; do
 done
 check "at least the 7 known targets" test "$n" -ge 7
 # the API targets that drive a real agent (issue 10 item 13)
-for t in fuzz_statestore_api fuzz_init_admin fuzz_schedd_api fuzz_shim_api; do
+for t in fuzz_statestore_api fuzz_init_admin fuzz_schedd_api fuzz_shim_api fuzz_reconciled_api; do
 	check "$t is among them" test -x "$BUILD/fuzz/$t"
 done
 t_done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# recon_basic.sh: mts-reconciled on a 3-node cluster with shims (real runc containers, under init with its shipped policy) — 9 replicas deployed on node 1 become 3 running per node and service ps agrees on every node; a global service runs once per node; scale down from node 2 and up from node 3 converge (extras stopped and their records removed); an impossible constraint stays pending with its reason in service ps and starts nothing; a replicated-job completes 3 times and is not restarted; a restarted reconciled adopts its tasks; service rm stops everything.
+# recon_basic.sh: mts-reconciled on a 3-node cluster with shims (real runc containers, under init with its shipped policy) — 9 replicas deployed on node 1 become 3 running per node and service ps agrees on every node; a global service runs once per node; scale down from node 2 and up from node 3 converge (extras stopped and their records removed); an impossible constraint stays pending with its reason in service ps, starts nothing, and ends deploy's wait with exit 1; a replicated-job completes 3 times and is not restarted; a restarted reconciled adopts its tasks; service rm stops everything.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gossip_lib.sh"
 
@@ -100,7 +100,11 @@ services:
       mode: replicated-job
       replicas: 3
 YML
-g_ctl 1 deploy -c "$T_DIR/db.yml" --stack s --detach >/dev/null
+g_ctl 1 deploy -c "$T_DIR/db.yml" --stack s --wait 40 >"$T_DIR/db.out" 2>&1
+rc=$?
+check "deploy stops waiting for what cannot be placed: exit 1 ($rc)" test $rc = 1
+check "... saying why ($(grep 's_db:' "$T_DIR/db.out" | tail -1))" \
+	grep -q 's_db: 0/1 running: 0 of 1 placeable: no node matches node.labels.disk == ssd' "$T_DIR/db.out"
 pending() { g_ctl 3 service ps s_db | grep -q 'pending.*no node matches node.labels.disk == ssd'; }
 check "an impossible constraint is pending with its reason in service ps" wait_for 15 pending
 check "... and nothing of it started" test "$(records 1 s_db)" = 0

@@ -1,0 +1,473 @@
+/* fuzz_reconciled_api.c: libFuzzer target that drives the real mts-reconciled — its dispatch table and handlers over its own reconciled.sock on its loop, with its node-local task table — with well-formed assign/stop/status requests built from the input (colliding task ids, leases the stand-in schedd refuses, bad owners, over-long and invalid names), and checks every reply, that a task is held once, only after its lease was committed, with its t/<self>/ record written (desired running, managed, its service), that a stop turns it desired stopped, and that status lists exactly the tasks held. */
+#define main reconciled_main
+#include "fuzz_input.h"
+#include "agents/reconciled/reconciled.c"
+#undef main
+
+#include <ftw.h>
+#include <stdio.h>
+
+#include "xmalloc.h"
+
+#define MAX_REQS 24
+#define REPLY_WAIT_MS 2000
+#define MAX_RECS 64
+
+static char tdir[64];
+static struct recond fz;
+static struct mts_agent fz_agent;
+static struct mts_ipc_async *cli;
+
+/* --- stand-ins on reconciled's loop: a statestore of a few records, a
+ * schedd whose commits succeed for leases named ok* ------------------------ */
+
+static struct rec {
+	char key[160];
+	uint8_t *v;
+	size_t len;
+} recs[MAX_RECS];
+static size_t nrecs;
+
+static struct rec *
+rec_find(const ProtobufCBinaryData *k)
+{
+	size_t i;
+
+	for (i = 0; i < nrecs; i++)
+		if (strlen(recs[i].key) == k->len &&
+		    memcmp(recs[i].key, k->data, k->len) == 0)
+			return &recs[i];
+	return NULL;
+}
+
+static void
+rec_put(const ProtobufCBinaryData *k, const ProtobufCBinaryData *v)
+{
+	struct rec *r = rec_find(k);
+
+	if (r == NULL) {
+		if (nrecs == MAX_RECS || k->len >= sizeof(recs[0].key))
+			abort();
+		r = &recs[nrecs++];
+		memset(r, 0, sizeof(*r));
+		memcpy(r->key, k->data, k->len);
+		r->key[k->len] = '\0';
+	}
+	free(r->v);
+	r->v = xmalloc(v->len + 1);
+	memcpy(r->v, v->data, v->len);
+	r->len = v->len;
+}
+
+static void
+rec_del(const ProtobufCBinaryData *k)
+{
+	struct rec *r = rec_find(k);
+
+	if (r == NULL)
+		return;
+	free(r->v);
+	*r = recs[--nrecs];
+}
+
+static void
+h_store(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Statestore__Request *req = (const void *)m;
+	Mts__Statestore__Reply rep = MTS__STATESTORE__REPLY__INIT;
+	Mts__Statestore__PutRep put = MTS__STATESTORE__PUT_REP__INIT;
+	Mts__Statestore__DeleteRep del = MTS__STATESTORE__DELETE_REP__INIT;
+	Mts__Statestore__ScanRep scan = MTS__STATESTORE__SCAN_REP__INIT;
+
+	rep.body_case = (Mts__Statestore__Reply__BodyCase)req->body_case;
+	if (req->body_case == MTS__STATESTORE__REQUEST__BODY_PUT) {
+		rec_put(&req->put->key, &req->put->value);
+		rep.put = &put;
+	} else if (req->body_case == MTS__STATESTORE__REQUEST__BODY_DELETE) {
+		if (rec_find(&req->delete_->key) == NULL) {
+			mts_ipc_reply_error(call, MTS_ERR_NOTFOUND, "%s",
+			    "no such key");
+			return;
+		}
+		rec_del(&req->delete_->key);
+		rep.delete_ = &del;
+	} else {
+		rep.scan = &scan;
+	}
+	mts_ipc_reply(call, &rep.base);
+}
+
+static const struct mts_ipc_route store_routes[] = {
+	{ MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_IPC_ANY, h_store },
+	{ MTS__STATESTORE__REQUEST__BODY_DELETE, "delete", MTS_IPC_ANY,
+	    h_store },
+	{ MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", MTS_IPC_ANY, h_store },
+};
+
+static const struct mts_ipc_service store_svc = {
+	.name = "fuzz-statestore",
+	.request = &mts__statestore__request__descriptor,
+	.reply = &mts__statestore__reply__descriptor,
+	.routes = store_routes,
+	.nroutes = sizeof(store_routes) / sizeof(store_routes[0]),
+};
+
+static void
+h_commit(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	const Mts__Schedd__CommitReq *c =
+	    ((const Mts__Schedd__Request *)m)->commit;
+	Mts__Schedd__Reply rep = MTS__SCHEDD__REPLY__INIT;
+	Mts__Schedd__CommitRep cr = MTS__SCHEDD__COMMIT_REP__INIT;
+
+	if (strncmp(c->lease, "ok", 2) != 0) {
+		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND, "lease %s: unknown",
+		    c->lease);
+		return;
+	}
+	rep.body_case = MTS__SCHEDD__REPLY__BODY_COMMIT;
+	rep.commit = &cr;
+	mts_ipc_reply(call, &rep.base);
+}
+
+static const struct mts_ipc_route schedd_routes[] = {
+	{ MTS__SCHEDD__REQUEST__BODY_COMMIT, "commit", MTS_IPC_ANY, h_commit },
+};
+
+static const struct mts_ipc_service schedd_svc = {
+	.name = "fuzz-schedd",
+	.request = &mts__schedd__request__descriptor,
+	.reply = &mts__schedd__reply__descriptor,
+	.routes = schedd_routes,
+	.nroutes = 1,
+};
+
+static int
+rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	return remove(p);
+}
+
+static void
+rm_tdir(void)
+{
+	if (tdir[0])
+		(void)nftw(tdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static struct mts_ipc_async *
+stand_in(const char *name, const struct mts_ipc_service *svc)
+{
+	struct mts_ipc_server *s;
+	struct mts_ipc_async *c;
+	char sock[160], err[512];
+
+	snprintf(sock, sizeof(sock), "%s/%s.sock", tdir, name);
+	if ((s = mts_ipc_server_open(sock, svc, NULL, err, sizeof(err))) ==
+	        NULL ||
+	    mts_loop_add_server(fz.loop, s) < 0)
+		abort();
+	if ((c = mts_ipc_async_open(fz.loop, sock, 1000, err, sizeof(err))) ==
+	    NULL)
+		abort();
+	return c;
+}
+
+/* main() of reconciled.c without init, the sandbox, the feeds and the
+ * refreshes (no gossipd, no shim: only the API and the local table). */
+static void
+start(void)
+{
+	char conf[128], sock[160], err[512];
+	FILE *f;
+
+	snprintf(tdir, sizeof(tdir), "/tmp/mts-fuzz-rc.XXXXXX");
+	if (mkdtemp(tdir) == NULL)
+		abort();
+	atexit(rm_tdir);
+	snprintf(conf, sizeof(conf), "%s/mts.conf", tdir);
+	if ((f = fopen(conf, "w")) == NULL)
+		abort();
+	fprintf(f, "[reconciled]\nacl = %u\n", (unsigned)getuid());
+	fclose(f);
+	log_init("reconciled", MTS_LOG_WARN);
+	fz_agent.name = "reconciled";
+	fz_agent.node_id = "0123456789abcdef0123456789abcdef";
+	fz_agent.rundir = tdir;
+	fz.agent = &fz_agent;
+	if (mts_cfg_load_agent(conf, mts_conf_schema(), "reconciled",
+	        &fz_agent.cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+	if (setup(&fz, &fz_agent) < 0)
+		abort();
+	fz.store = stand_in("store", &store_svc);
+	fz.schedd = stand_in("schedd", &schedd_svc);
+	/* a change asks for a refresh, which this harness never runs */
+	fz.last_refresh = INT64_MAX / 2;
+	snprintf(sock, sizeof(sock), "%s/reconciled.sock", tdir);
+	if ((fz.srv = mts_ipc_server_open(sock, &reconciled_service, &fz, err,
+	         sizeof(err))) == NULL)
+		abort();
+	mts_ipc_server_set_acl(fz.srv, &fz.cfg.acl);
+	if (mts_loop_add_server(fz.loop, fz.srv) < 0)
+		abort();
+	if ((cli = mts_ipc_async_open(fz.loop, sock, REPLY_WAIT_MS, err,
+	         sizeof(err))) == NULL)
+		abort();
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	start();
+	return 0;
+}
+
+/* --- the program and the checks ---------------------------------------------- */
+
+static char longstr[300];
+
+static const char *
+take_name(struct in *in, const char *const *names, size_t n)
+{
+	unsigned c = take(in, 16);
+
+	if (c == 14)
+		return "";
+	if (c == 15)
+		return longstr;
+	return names[c % n];
+}
+
+static const char *const tasks[] = { "s_a.1.x", "s_a.2.x", "s_b.1.y", "Bad.1",
+	"-t", "s_a.1.x" };
+static const char *const services[] = { "s_a", "s_b" };
+static const char *const leases[] = { "ok1", "ok2", "refused" };
+static const char *const owners[] = { "0123456789abcdef0123456789abcdef",
+	"ffffffffffffffffffffffffffffffff", "0123", "",
+	"0123456789abcdef0123456789abcdeg" };
+
+struct pending {
+	int done, rc;
+	Mts__Reconciled__Reply *rep;
+};
+
+static void
+on_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct pending *p = arg;
+	size_t len;
+	uint8_t *buf;
+
+	p->done = 1;
+	p->rc = rc;
+	if (m == NULL)
+		return;
+	len = protobuf_c_message_get_packed_size(m);
+	buf = xmalloc(len + 1);
+	protobuf_c_message_pack(m, buf);
+	p->rep = mts__reconciled__reply__unpack(NULL, len, buf);
+	free(buf);
+}
+
+/* The error code (0 for none) of req's reply; aborts without one. */
+static int
+call(Mts__Reconciled__Request *req, Mts__Reconciled__Reply **rep)
+{
+	struct pending p = { 0, 0, NULL };
+	mts_time_t end = mts_now() + REPLY_WAIT_MS + 500;
+
+	if (mts_ipc_async_call(cli, &req->base,
+	        &mts__reconciled__reply__descriptor, 0, on_reply, &p) == NULL)
+		abort();
+	while (!p.done && mts_now() < end)
+		mts_loop_run_once(fz.loop, 5);
+	if (!p.done)
+		abort();
+	*rep = p.rep;
+	if (p.rc < 0)
+		return -p.rc;
+	if (p.rep == NULL)
+		abort();
+	return 0;
+}
+
+static size_t
+held(const char *id)
+{
+	struct rc_local *l;
+	size_t n = 0;
+
+	for (l = fz.local; l != NULL; l = l->next)
+		n += id == NULL || strcmp(l->id, id) == 0;
+	return n;
+}
+
+static int
+valid_id(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	if (n == 0 || n > RC_ID_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') ||
+		        (id[i] >= '0' && id[i] <= '9') ||
+		        (i > 0 && strchr("-_.", id[i]) != NULL)))
+			return 0;
+	return 1;
+}
+
+/* The task's t/<self>/ record, once written (the loop runs until the
+ * stand-in statestore has it, or a second passed). */
+static Mts__Shim__TaskStatus *
+record(const char *id)
+{
+	char key[160];
+	ProtobufCBinaryData k;
+	mts_time_t end = mts_now() + 1000;
+	struct rec *r;
+
+	snprintf(key, sizeof(key), "t/%s/%s", fz.self, id);
+	k.data = (uint8_t *)key;
+	k.len = strlen(key);
+	while ((r = rec_find(&k)) == NULL && mts_now() < end)
+		mts_loop_run_once(fz.loop, 5);
+	return r ? mts__shim__task_status__unpack(NULL, r->len, r->v) : NULL;
+}
+
+static void
+do_assign(struct in *in)
+{
+	Mts__Reconciled__Request req = MTS__RECONCILED__REQUEST__INIT;
+	Mts__Reconciled__AssignReq a = MTS__RECONCILED__ASSIGN_REQ__INIT;
+	Mts__Reconciled__Reply *rep;
+	Mts__Shim__TaskStatus *st;
+	int code, valid, had;
+
+	a.task = (char *)take_name(in, tasks, 6);
+	a.service = (char *)take_name(in, services, 2);
+	a.lease = (char *)take_name(in, leases, 3);
+	a.owner = (char *)owners[take(in, 5)];
+	a.version = take(in, 4);
+	a.slot = take(in, 10);
+	req.body_case = MTS__RECONCILED__REQUEST__BODY_ASSIGN;
+	req.assign = &a;
+	valid = valid_id(a.task) && *a.service != '\0' &&
+	    strlen(a.service) < RC_NAME_MAX && *a.lease != '\0' &&
+	    strlen(a.owner) == 32 && strchr(a.owner, 'g') == NULL;
+	had = held(a.task) > 0;
+	code = call(&req, &rep);
+	if (!valid) {
+		if (code != MTS_ERR_INVAL)
+			abort();
+	} else if (had) {
+		if (code != 0) /* a resent assign is answered as the first */
+			abort();
+	} else if (strncmp(a.lease, "ok", 2) != 0) {
+		if (code != MTS_ERR_NOTFOUND || held(a.task) != 0)
+			abort(); /* never held without a committed lease */
+	} else {
+		if (code != 0 || held(a.task) != 1)
+			abort();
+		if ((st = record(a.task)) == NULL || st->spec == NULL ||
+		    !st->spec->managed ||
+		    strcmp(st->spec->service, a.service) != 0 ||
+		    strcmp(st->desired, "running") != 0 ||
+		    strcmp(st->state, "pending") != 0)
+			abort();
+		mts__shim__task_status__free_unpacked(st, NULL);
+	}
+	if (held(a.task) > 1)
+		abort();
+	if (rep)
+		mts__reconciled__reply__free_unpacked(rep, NULL);
+}
+
+static void
+do_stop(struct in *in)
+{
+	Mts__Reconciled__Request req = MTS__RECONCILED__REQUEST__INIT;
+	Mts__Reconciled__StopReq s = MTS__RECONCILED__STOP_REQ__INIT;
+	Mts__Reconciled__Reply *rep;
+	struct rc_local *l;
+	int code;
+
+	s.task = (char *)take_name(in, tasks, 6);
+	s.reason = take(in, 2) ? "fuzz" : "";
+	req.body_case = MTS__RECONCILED__REQUEST__BODY_STOP;
+	req.stop = &s;
+	code = call(&req, &rep);
+	l = *s.task != '\0' && strlen(s.task) <= RC_ID_MAX
+	    ? rc_local_find(&fz, s.task)
+	    : NULL;
+	if (*s.task == '\0' || strlen(s.task) > RC_ID_MAX) {
+		if (code != MTS_ERR_INVAL)
+			abort();
+	} else if (l == NULL ? code != MTS_ERR_NOTFOUND
+	                     : code != 0 || l->want_run) {
+		abort();
+	}
+	if (rep)
+		mts__reconciled__reply__free_unpacked(rep, NULL);
+}
+
+static void
+do_status(struct in *in)
+{
+	Mts__Reconciled__Request req = MTS__RECONCILED__REQUEST__INIT;
+	Mts__Reconciled__StatusReq sr = MTS__RECONCILED__STATUS_REQ__INIT;
+	Mts__Reconciled__Reply *rep;
+	size_t i;
+
+	req.body_case = MTS__RECONCILED__REQUEST__BODY_STATUS;
+	req.status = &sr;
+	if (call(&req, &rep) != 0 ||
+	    rep->body_case != MTS__RECONCILED__REPLY__BODY_STATUS ||
+	    rep->status->n_tasks != held(NULL))
+		abort();
+	for (i = 0; i < rep->status->n_tasks; i++) {
+		const Mts__Reconciled__LocalTask *t = rep->status->tasks[i];
+		struct rc_local *l = rc_local_find(&fz, t->id);
+
+		if (l == NULL ||
+		    strcmp(t->desired, l->want_run ? "running" : "stopped") !=
+		        0 ||
+		    strcmp(t->service, l->service) != 0)
+			abort();
+	}
+	mts__reconciled__reply__free_unpacked(rep, NULL);
+}
+
+static void (*const ops[])(struct in *) = {
+	do_assign,
+	do_assign,
+	do_assign,
+	do_stop,
+	do_status,
+};
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct in in = { data, size };
+	mts_time_t end;
+	int i;
+
+	memset(longstr, 'x', sizeof(longstr) - 1);
+	for (i = 0; i < MAX_REQS && in.n > 0; i++)
+		ops[take(&in, sizeof(ops) / sizeof(ops[0]))](&in);
+	/* the next input starts with no task and no record; writes still
+	 * in flight land first */
+	end = mts_now() + 1000;
+	while (mts_ipc_async_inflight(fz.store) > 0 && mts_now() < end)
+		mts_loop_run_once(fz.loop, 5);
+	rc_local_free_all(&fz);
+	while (nrecs > 0) {
+		free(recs[nrecs - 1].v);
+		nrecs--;
+	}
+	return 0;
+}
