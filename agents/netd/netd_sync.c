@@ -320,12 +320,19 @@ scan_end(struct netd *n)
 {
 	size_t i;
 
-	for (i = 0; i < n->view.len; i++) {
+	for (i = 0; i < n->view.len;) {
 		struct netd_ventry *e = &n->view.e[i];
 
 		e->node.has_key = e->key_gen == n->view.gen;
 		if (e->claim_gen != n->view.gen)
 			e->node.subnet = -1;
+		/* a node gone from the records and from gossipd's members
+		 * (removed long ago) leaves the view */
+		if (!e->node.has_key && e->node.subnet < 0 && !e->node.alive) {
+			n->view.e[i] = n->view.e[--n->view.len];
+			continue;
+		}
+		i++;
 	}
 	n->scanned = 1;
 	decide(n);
