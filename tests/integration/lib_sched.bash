@@ -1,0 +1,127 @@
+# lib_sched.bash: sourced by the sched_*.sh acceptance suites — a scripts/cluster whose nodes run shims (real runc containers), the busybox image imported on every node, and JSON views of mtsctl service ls|ps and node inspect from any node.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/gossip_lib.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
+	skip_all "needs root and runc"
+fi
+
+# s_up N: a scratch directory, an N-node cluster with shims (schedd sized by
+# MTS_CLUSTER_SCHEDD_CONF if set), every node seeing N alive members, the
+# busybox image imported on each node. Ends the test when any step fails.
+s_up() {
+	local n=$1 i
+	t_tmpdir
+	trap 's_cleanup' EXIT
+	export MTS_CLUSTER_SHIM=1
+	if ! g_up "$n"; then
+		fail "$n-node cluster with shims formed"
+		cat "$T_DIR/up.log"
+		t_done
+	fi
+	pass "$n-node cluster with shims formed"
+	if ! wait_for 20 g_all_alive "$n" $(seq 1 "$n"); then
+		fail "every node sees $n alive members"
+		t_done
+	fi
+	"$TOP/scripts/mkimage" "$T_DIR/busybox-oci" >/dev/null ||
+		{ fail "mkimage"; t_done; }
+	for i in $(seq 1 "$n"); do
+		g_ctl "$i" image import "$T_DIR/busybox-oci" >/dev/null ||
+			{ fail "busybox imported on node $i"; t_done; }
+	done
+	S_NODES=$n
+	# Owners place on the nodes whose d/ digest they hold; a node writes
+	# its d/ before it joins, so the others get it only by anti-entropy
+	# (9 s after up here). Deploy as on a cluster up for a while.
+	if ! wait_for 30 s_digests_everywhere; then
+		fail "every node holds the $n d/ digests"
+		t_done
+	fi
+	cd "$T_DIR" || exit 1
+}
+
+s_digests_everywhere() {
+	local i
+	for i in $(seq 1 "$S_NODES"); do
+		[ "$(g_ctl "$i" state ls d/ | tail -n +2 | wc -l)" = "$S_NODES" ] || return 1
+	done
+}
+
+# On a failure the agents' last words help: KEEP=1 keeps everything.
+s_cleanup() {
+	local i
+	if [ "$T_FAILED" != 0 ] && [ -n "${MTS_CLUSTER_DIR:-}" ]; then
+		for i in $(seq 1 "${S_NODES:-0}"); do
+			for f in "$MTS_CLUSTER_DIR/n$i"/log/{reconciled,schedd}.log; do
+				[ -f "$f" ] || continue
+				echo "--- tail of $f"
+				tail -n 15 "$f"
+			done
+		done
+	fi
+	g_down_purge_sched
+	t_cleanup
+}
+g_down_purge_sched() {
+	if [ "${KEEP:-0}" = 1 ]; then
+		"$GOSSIP_CLUSTER" down >/dev/null 2>&1
+	else
+		"$GOSSIP_CLUSTER" down --purge >/dev/null 2>&1
+	fi
+}
+
+# jf EXPR: a Python expression over the JSON on stdin (j); exit 0 if true.
+jf() {
+	python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"
+}
+# jp EXPR: prints a Python expression over the JSON on stdin (j).
+jp() {
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+
+# s_ps I SERVICE: `service ps -o json` on node I ([] if it fails).
+s_ps() { g_ctl "$1" -o json service ps "$2" 2>/dev/null || echo '[]'; }
+# s_ls I: `service ls -o json` on node I.
+s_ls() { g_ctl "$1" -o json service ls 2>/dev/null || echo '[]'; }
+
+# s_running I SERVICE: how many tasks of SERVICE node I sees running.
+s_running() {
+	s_ps "$1" "$2" | jp 'sum(1 for t in j if t["state"] == "running")'
+}
+# s_running_is I SERVICE N: for wait_for.
+s_running_is() { [ "$(s_running "$1" "$2")" = "$3" ]; }
+
+# s_per_node I SERVICE: "name=count ..." of the running tasks, by node name.
+s_per_node() {
+	s_ps "$1" "$2" | jp '" ".join("%s=%d" % (n, c) for n, c in sorted(__import__("collections").Counter(t["node_name"] for t in j if t["state"] == "running").items()))'
+}
+
+# s_all_agree SERVICE N: every node sees N running tasks of SERVICE, on the
+# same nodes.
+s_all_agree() {
+	local i ref
+	ref=$(s_per_node 1 "$1")
+	[ "$(s_running 1 "$1")" = "$2" ] || return 1
+	for i in $(seq 2 "$S_NODES"); do
+		[ "$(s_per_node "$i" "$1")" = "$ref" ] || return 1
+	done
+}
+
+# s_owner I SERVICE: the owner node id that `service ls` shows on node I.
+s_owner() {
+	s_ls "$1" | jp 'next((s["owner"] for s in j if s["name"] == "'"$2"'"), "")'
+}
+
+# s_id_of NAME: node nI's id.
+s_id_of() { g_id "${1#n}"; }
+# s_name_of ID: the nI whose id is ID.
+s_name_of() {
+	local i
+	for i in $(seq 1 "$S_NODES"); do
+		[ "$(g_id "$i")" = "$1" ] && { echo "n$i"; return; }
+	done
+}
+
+# s_stack NAME YAML: writes $T_DIR/NAME.yml.
+s_stack() { printf '%s\n' "$2" >"$T_DIR/$1.yml"; }
