@@ -54,7 +54,7 @@ over=$(xfer "in_task 2 dst" "in_task 1 src" "$a2")
 bare=$(xfer "n_in 2" "n_in 1" "$(n_addr 2)")
 
 # attach latency and RSS with MANY tasks
-pid=$(pgrep -u "$((${MTS_CLUSTER_UID:-64200} + 10 + 4))" -f "$BIN/mts-netd" | head -1)
+pid=$(pgrep -f "^$BIN/mts-netd -c $MTS_CLUSTER_DIR/n1/mts.conf" | head -1)
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 idle=$(rss "$pid")
 t0=$(date +%s%N)

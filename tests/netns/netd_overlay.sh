@@ -141,7 +141,7 @@ stop_capture
 check "control: the marker sent in the clear on the underlay is seen" grep -aq "$MARKER" "$T_DIR/control.pcap"
 
 # --- netd restarts: same addresses, still connected ------------------------------
-netd_pid() { pgrep -u "$((${MTS_CLUSTER_UID:-64200} + 10 * $1 + 4))" -f "$BIN/mts-netd" | head -1; }
+netd_pid() { pgrep -f "^$BIN/mts-netd -c $(ndir "$1")/mts.conf" | head -1; } # this run's only
 old=$(netd_pid 1)
 kill -KILL "$old"
 restarted() { local p; p=$(netd_pid 1); [ -n "$p" ] && [ "$p" != "$old" ] && ctl 1 overlay status >/dev/null; }
