@@ -1,4 +1,4 @@
-/* fuzz_schedd_api.c: libFuzzer target that drives the real mts-schedd — its dispatch table and handlers over its own schedd.sock on its loop, with the real ledger — with well-formed prepare/commit/abort/ledger/availability requests built from the input (colliding lease ids, odd sizes, short ttls, bad owners and over-long strings, unknown availabilities), and checks every reply, that the ledger never holds more than its capacity, that a node not active grants no new lease, and that n/<self> (in a stand-in statestore that honours compare-and-set, with another agent's writes in between) always ends with the availability asked for and the other agent's field intact. */
+/* fuzz_schedd_api.c: libFuzzer target that drives the real mts-schedd — its dispatch table and handlers over its own schedd.sock on its loop, with the real ledger, a stand-in statestore and gossipd — with well-formed prepare/commit/abort/ledger/availability/place requests built from the input (colliding lease ids, odd sizes, short ttls, bad owners and over-long strings, unknown availabilities), and checks every reply, that the ledger never holds more than its capacity, that a node not active grants no new lease nor is placed on, and that n/<self> (in a stand-in statestore that honours compare-and-set, with another agent's writes in between) always ends with the availability asked for and the other agent's field intact. */
 #define main schedd_main
 #include "fuzz_input.h"
 #include "agents/schedd/schedd.c"
@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <stdio.h>
 
+#include "gossipd.pb-c.h"
 #include "mtserr.h"
 #include "node.pb-c.h"
 #include "xmalloc.h"
@@ -38,6 +39,49 @@ is_nkey(const ProtobufCBinaryData *k)
 
 	snprintf(key, sizeof(key), "n/%s", fz.self);
 	return k->len == strlen(key) && memcmp(k->data, key, k->len) == 0;
+}
+
+/* A scan of d/ finds this node's digest, one of n/ its record; the
+ * rest (t/, nl/) is empty. The items live until the reply is sent. */
+static Mts__KeyRecord scan_kr, *scan_krp = &scan_kr;
+static Mts__Record scan_rec;
+static uint8_t *scan_buf;
+static char scan_key[64];
+
+static void
+scan_items(const Mts__Statestore__ScanReq *sc, Mts__Statestore__ScanRep *out)
+{
+	Mts__Schedd__Digest d = MTS__SCHEDD__DIGEST__INIT;
+	size_t len = 0;
+
+	if (sc->start_after.len != 0)
+		return;
+	mts__key_record__init(&scan_kr);
+	mts__record__init(&scan_rec);
+	if (sc->prefix.len == 2 && memcmp(sc->prefix.data, "d/", 2) == 0) {
+		schedd_digest_fill(&fz, &d);
+		len = mts__schedd__digest__get_packed_size(&d);
+		scan_buf = xmalloc(len + 1);
+		mts__schedd__digest__pack(&d, scan_buf);
+		snprintf(scan_key, sizeof(scan_key), "d/%s", fz.self);
+	} else if (sc->prefix.len == 2 &&
+	    memcmp(sc->prefix.data, "n/", 2) == 0 && nrec.hlc) {
+		scan_buf = xmemdup(nrec.v, nrec.len + 1);
+		len = nrec.len;
+		snprintf(scan_key, sizeof(scan_key), "n/%s", fz.self);
+	} else {
+		return;
+	}
+	scan_rec.hlc = 1;
+	scan_rec.origin.data = (uint8_t *)other_origin;
+	scan_rec.origin.len = sizeof(other_origin);
+	scan_rec.value.data = scan_buf;
+	scan_rec.value.len = len;
+	scan_kr.key.data = (uint8_t *)scan_key;
+	scan_kr.key.len = strlen(scan_key);
+	scan_kr.record = &scan_rec;
+	out->items = &scan_krp;
+	out->n_items = 1;
 }
 
 static void
@@ -78,16 +122,51 @@ h_store(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		}
 		rep.put = &put;
 	} else {
+		scan_items(req->scan, &scan);
 		rep.body_case = MTS__STATESTORE__REPLY__BODY_SCAN;
 		rep.scan = &scan;
 	}
 	mts_ipc_reply(call, &rep.base);
+	free(scan_buf);
+	scan_buf = NULL;
 }
 
 static const struct mts_ipc_route store_routes[] = {
 	{ MTS__STATESTORE__REQUEST__BODY_GET, "get", MTS_IPC_ANY, h_store },
 	{ MTS__STATESTORE__REQUEST__BODY_PUT, "put", MTS_IPC_ANY, h_store },
 	{ MTS__STATESTORE__REQUEST__BODY_SCAN, "scan", MTS_IPC_ANY, h_store },
+};
+
+/* A stand-in gossipd: this node alone, alive. */
+static void
+h_members(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	Mts__Gossipd__Reply rep = MTS__GOSSIPD__REPLY__INIT;
+	Mts__Gossipd__MembersRep mr = MTS__GOSSIPD__MEMBERS_REP__INIT;
+	Mts__Gossipd__NodeInfo ni = MTS__GOSSIPD__NODE_INFO__INIT, *nip = &ni;
+
+	ni.node.data = fz.self_id;
+	ni.node.len = sizeof(fz.self_id);
+	ni.state = "alive";
+	ni.self = 1;
+	mr.nodes = &nip;
+	mr.n_nodes = 1;
+	rep.body_case = MTS__GOSSIPD__REPLY__BODY_MEMBERS;
+	rep.members = &mr;
+	mts_ipc_reply(call, &rep.base);
+}
+
+static const struct mts_ipc_route gossip_routes[] = {
+	{ MTS__GOSSIPD__REQUEST__BODY_MEMBERS, "members", MTS_IPC_ANY,
+	    h_members },
+};
+
+static const struct mts_ipc_service gossip_svc = {
+	.name = "fuzz-gossipd",
+	.request = &mts__gossipd__request__descriptor,
+	.reply = &mts__gossipd__reply__descriptor,
+	.routes = gossip_routes,
+	.nroutes = sizeof(gossip_routes) / sizeof(gossip_routes[0]),
 };
 
 static const struct mts_ipc_service store_svc = {
@@ -117,7 +196,7 @@ static void
 start(void)
 {
 	char conf[128], sock[160], err[512];
-	struct mts_ipc_server *store;
+	struct mts_ipc_server *store, *gossip;
 	FILE *f;
 
 	snprintf(tdir, sizeof(tdir), "/tmp/mts-fuzz-sd.XXXXXX");
@@ -147,6 +226,13 @@ start(void)
 	    mts_loop_add_server(fz.loop, store) < 0)
 		abort();
 	if ((fz.store = mts_ipc_async_open(fz.loop, sock, 1000, err,
+	         sizeof(err))) == NULL)
+		abort();
+	snprintf(sock, sizeof(sock), "%s/gossipd.sock", tdir);
+	if ((gossip = mts_ipc_server_open(sock, &gossip_svc, NULL, err,
+	         sizeof(err))) == NULL ||
+	    mts_loop_add_server(fz.loop, gossip) < 0 ||
+	    (fz.gossip = mts_ipc_async_open(fz.loop, sock, 1000, err,
 	         sizeof(err))) == NULL)
 		abort();
 	snprintf(sock, sizeof(sock), "%s/schedd.sock", tdir);
@@ -475,6 +561,57 @@ do_avail(struct in *in)
 		mts__schedd__reply__free_unpacked(rep, NULL);
 }
 
+/* The placement dry-run of a spec over this node alone: bad constraints
+ * and counts refused, otherwise never more placed than asked, and
+ * nothing placed on a node that is not active or lacks the room. */
+static void
+do_place(struct in *in)
+{
+	static char *const cons[] = { "node.labels.a == b", "node.id != x",
+		"bogus", "node.role == manager", "node.platform.os == linux" };
+	static const uint32_t counts[] = { 0, 1, 3, 10000, 10001 };
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__PlaceReq p = MTS__SCHEDD__PLACE_REQ__INIT;
+	Mts__Schedd__Reply *rep;
+	char *c[1];
+	struct mts_digest d;
+	unsigned k = take(in, 6);
+	int code;
+
+	p.count = counts[take(in, 5)];
+	p.cpu_millis = take(in, 0) * 20;
+	p.memory = (uint64_t)take(in, 0) << 22;
+	p.max_per_node = take(in, 3);
+	p.global = take(in, 4) == 0;
+	p.replaces = (char *)take_name(in, services, 3);
+	if (k < 5) {
+		c[0] = cons[k];
+		p.constraints = c;
+		p.n_constraints = 1;
+	}
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_PLACE;
+	req.place = &p;
+	mts_ledger_digest(&fz.ledger, &d);
+	code = call(&req, &rep);
+	if (k == 2 || p.count > 10000 ||
+	    strlen(p.replaces) >= MTS_SERVICE_MAX) {
+		if (code != MTS_ERR_INVAL)
+			abort();
+	} else if (code != 0 ||
+	    rep->body_case != MTS__SCHEDD__REPLY__BODY_PLACE ||
+	    rep->place->placed > rep->place->count ||
+	    rep->place->n_nodes != rep->place->placed ||
+	    *rep->place->explain == '\0' ||
+	    (rep->place->placed > 0 &&
+	        (fz.avail != MTS_AVAIL_ACTIVE ||
+	            d.free.cpu_millis < p.cpu_millis ||
+	            d.free.memory < p.memory))) {
+		abort();
+	}
+	if (rep)
+		mts__schedd__reply__free_unpacked(rep, NULL);
+}
+
 /* Another agent of the node (netd) rewrites n/<self> with its subnet. */
 static void
 do_netd(struct in *in)
@@ -503,6 +640,7 @@ static void (*const ops[])(struct in *) = {
 	do_task_gone,
 	do_avail,
 	do_netd,
+	do_place,
 };
 
 int
@@ -520,6 +658,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mts_ledger_free(&fz.ledger);
 	mts_ledger_init(&fz.ledger, fz.cfg.capacity, 0);
 	fz.avail = MTS_AVAIL_ACTIVE;
+	free(nrec.v);
+	memset(&nrec, 0, sizeof(nrec));
 	schedd_changed(&fz);
 	return 0;
 }
