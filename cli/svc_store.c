@@ -322,7 +322,8 @@ placement_page(const Mts__Statestore__ScanRep *sr, char *after, size_t afterlen,
 		         kr->record->value.len, kr->record->value.data)) ==
 		        NULL)
 			continue;
-		name = xmemdup(kr->key.data + 2, kr->key.len - 2 + 1);
+		name = xmalloc(kr->key.len - 2 + 1);
+		memcpy(name, kr->key.data + 2, kr->key.len - 2);
 		name[kr->key.len - 2] = '\0';
 		fn(arg, name, p);
 		free(name);

@@ -202,7 +202,8 @@ take_label(struct recond *r, const char *key, const Mts__Record *rec)
 	memcpy(l->node, key + 3, MTS_NODE_HEX_LEN);
 	l->node[MTS_NODE_HEX_LEN] = '\0';
 	l->key = xstrdup(key + pre + 1);
-	l->value = xmemdup(rec->value.data, rec->value.len + 1);
+	l->value = xmalloc(rec->value.len + 1);
+	memcpy(l->value, rec->value.data, rec->value.len);
 	l->value[rec->value.len] = '\0';
 }
 
