@@ -202,6 +202,11 @@ until [ "$(mts_running "$T/c1" many_app)" = "$MANY" ] || [ $SECONDS -ge $deadlin
 many_ms=$(($(now_ms) - t0))
 many_run=$(mts_running "$T/c1" many_app)
 s_many=$(rss_of "$T/c1" schedd) r_many=$(rss_of "$T/c1" reconciled)
+# reconciled stops and removes them; scripts/cluster's down would kill
+# the containers under a live shim, which restarts them
+mctl "$T/c1" stack rm many >/dev/null
+deadline=$((SECONDS + 600))
+while [ "$(mts_tasks "$T/c1")" != 0 ] && [ $SECONDS -lt $deadline ]; do sleep 2; done
 MTS_CLUSTER_DIR=$T/c1 "$CLUSTER" down --purge >/dev/null 2>&1
 
 mts_up "$T/c3" 3
