@@ -91,7 +91,7 @@ mts_running() { # DIR SERVICE
 mts_tasks() {
 	local d=$1 i n=0 c
 	for i in $(seq 1 "$(ls -d "$d"/n* | wc -l)"); do
-		c=$(MTS_CLUSTER_DIR=$d "$CLUSTER" ctl "$i" -o json task ls 2>/dev/null | python3 -c "import json,sys; print(len(json.load(sys.stdin)))" || echo 0)
+		c=$(MTS_CLUSTER_DIR=$d "$CLUSTER" ctl "$i" -o json task ls 2>/dev/null | python3 -c "import json,sys; print(len(json.load(sys.stdin)))" 2>/dev/null || echo 0)
 		n=$((n + c))
 	done
 	echo $n
@@ -197,7 +197,7 @@ m1=$(median "${M1[@]}")
 sed "s/replicas: $N/replicas: $MANY/" "$T/bench.yml" >"$T/many.yml"
 t0=$(now_ms)
 mctl "$T/c1" deploy -c "$T/many.yml" --stack many --detach >/dev/null
-deadline=$((SECONDS + 900))
+deadline=$((SECONDS + ${DEPLOY_BENCH_MANY_WAIT:-300}))
 until [ "$(mts_running "$T/c1" many_app)" = "$MANY" ] || [ $SECONDS -ge $deadline ]; do sleep 1; done
 many_ms=$(($(now_ms) - t0))
 many_run=$(mts_running "$T/c1" many_app)
