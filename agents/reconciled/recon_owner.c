@@ -3,10 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event.h"
 #include "log.h"
 #include "mtserr.h"
 #include "mtstime.h"
 #include "reconciled.h"
+#include "update_pb.h"
 #include "xmalloc.h"
 
 #define STOP_RESEND_MS 3000
@@ -121,9 +123,13 @@ rc_owner_free(struct recond *r)
 {
 	void *p;
 
-	while ((p = r->own) != NULL) {
-		r->own = r->own->next;
-		free(p);
+	while (r->own != NULL) {
+		struct rc_own *o = r->own;
+
+		r->own = o->next;
+		free(o->upd);
+		free(o->upd_raw);
+		free(o);
 	}
 	while ((p = r->backoff) != NULL) {
 		r->backoff = r->backoff->next;
@@ -175,6 +181,7 @@ local_rows(struct recond *r, struct core_view *c)
 		t.desired_running = l->want_run;
 		t.created = l->assigned_at;
 		t.slot = l->slot;
+		rc_trec_update_fields(&t, l->st);
 		add_row(c, &t);
 	}
 	for (f = r->inflight; f != NULL; f = f->next) {
@@ -189,6 +196,7 @@ local_rows(struct recond *r, struct core_view *c)
 		t.desired_running = 1;
 		t.created = (uint64_t)mts_wall_ms();
 		t.slot = f->slot;
+		t.inflight = 1;
 		add_row(c, &t);
 	}
 }
@@ -758,6 +766,172 @@ owned_status(struct recond *r, const struct core_view *c)
 	}
 }
 
+/* --- rolling updates (update_core) ------------------------------------------------- */
+
+static void
+upd_written(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct rc_own *o = arg;
+
+	o->upd_writing = 0;
+	if (rc < 0) { /* written again at the next step */
+		free(o->upd_raw);
+		o->upd_raw = NULL;
+		o->upd_len = 0;
+	}
+}
+
+/* The status to step from: this owner's own while its write is on the
+ * way or the replica still holds it, else the replica's (another owner
+ * carried the update on meanwhile, or this node just became owner). */
+static void
+upd_status(struct recond *r, struct rc_own *o, struct mts_up_status *st)
+{
+	const struct rc_upd *u = rc_find_upd(&r->view, o->service);
+
+	if (o->upd &&
+	    (o->upd_writing ||
+	        (u && o->upd_raw && u->len == o->upd_len &&
+	            memcmp(u->raw, o->upd_raw, u->len) == 0))) {
+		*st = *o->upd;
+		return;
+	}
+	if (u == NULL || mts_up_status_decode(u->raw, u->len, st) != 0)
+		memset(st, 0, sizeof(*st));
+}
+
+/* Writes st to u/<service> when it is not what was last written. */
+static void
+upd_publish(struct recond *r, struct rc_own *o, const struct mts_up_status *st,
+    uint64_t from_version)
+{
+	char key[RC_NAME_MAX + 4];
+	size_t len;
+	uint8_t *buf = mts_up_status_encode(st, r->self_id, from_version, &len);
+
+	if (o->upd == NULL)
+		o->upd = xmalloc(sizeof(*o->upd));
+	*o->upd = *st;
+	if (o->upd_writing ||
+	    (o->upd_raw && o->upd_len == len &&
+	        memcmp(o->upd_raw, buf, len) == 0)) {
+		free(buf);
+		return;
+	}
+	free(o->upd_raw);
+	o->upd_raw = buf;
+	o->upd_len = len;
+	o->upd_writing = 1;
+	snprintf(key, sizeof(key), "u/%s", o->service);
+	rc_store_write(r, key, buf, len, upd_written, o);
+}
+
+/* failure_action rollback or auto_revert: s/ back to the previous spec. */
+static void
+upd_rollback(struct recond *r, const struct rc_svc *s)
+{
+	Mts__Service__ServiceRecord rec;
+	Mts__Service__UpdateControl ctl;
+	char key[RC_NAME_MAX + 4];
+	uint8_t *buf;
+	size_t len;
+
+	if (mts_svc_rollback(s->rec, &rec, &ctl) != 0)
+		return;
+	rec.updated_at_ms = mts_wall_ms();
+	rec.updated_on = r->agent->node ? (char *)r->agent->node : "";
+	len = mts__service__service_record__get_packed_size(&rec);
+	buf = xmalloc(len + 1);
+	mts__service__service_record__pack(&rec, buf);
+	snprintf(key, sizeof(key), "s/%s", s->name);
+	log_info("%s: rolling back to the spec of version %llu", s->name,
+	    (unsigned long long)s->rec->version - 1);
+	rc_store_write(r, key, buf, len, NULL, NULL);
+	free(buf);
+}
+
+static int
+upd_node_ok(const struct core_view *c, const char *hex)
+{
+	size_t i;
+
+	for (i = 0; i < c->v.nmembers; i++)
+		if (strcmp(c->members[i].attrs.id, hex) == 0)
+			return c->members[i].alive && !c->members[i].draining;
+	return 0;
+}
+
+/* One step of service si's rolling update (si: a core index); 1 when the
+ * update owns the service's count, so that the reconciler's places and
+ * stops of it are left out. */
+static int
+update_step(struct recond *r, struct core_view *c, size_t si)
+{
+	const struct rc_svc *s = &r->view.svcs[c->svc_of[si]];
+	struct rc_own *o = own_get(r, s->name);
+	struct mts_up_actions out = { NULL, 0, 0 };
+	struct mts_up_service us;
+	struct mts_up_status st;
+	struct mts_up_task *t = xcalloc(c->nrows + 1, sizeof(*t));
+	size_t *row = xcalloc(c->nrows + 1, sizeof(*row)), n = 0, i;
+	uint8_t digest[MTS_SPEC_DIGEST_LEN];
+	int active;
+
+	mts_spec_digest(s->rec->spec, digest);
+	mts_up_service_from_pb(s->rec, &us);
+	for (i = 0; i < c->nrows; i++) {
+		const struct rc_trec *x = &c->rows[i];
+
+		if (strcmp(x->service, s->name) != 0 ||
+		    !upd_node_ok(c, x->node))
+			continue;
+		t[n].id = x->id;
+		/* a task whose spec is not known yet (just placed, the shim
+		 * has not listed it) counts as of the record's spec: only a
+		 * digest seen to differ makes a task old */
+		t[n].current = x->inflight || !x->has_digest ||
+		    memcmp(x->digest, digest, sizeof(digest)) == 0;
+		t[n].state = x->state == RC_TASK_RUNNING ? UP_TASK_RUNNING
+		    : x->state == RC_TASK_PENDING        ? UP_TASK_PENDING
+		    : x->state == RC_TASK_FAILED         ? UP_TASK_FAILED
+		    : x->state == RC_TASK_DONE           ? UP_TASK_EXITED
+		                                         : UP_TASK_STOPPED;
+		t[n].health = x->health;
+		t[n].desired_running = x->desired_running;
+		t[n].started_ms = x->started_ms;
+		row[n++] = i;
+	}
+	upd_status(r, o, &st);
+	mts_up_step(&us, t, n, &st, mts_wall_ms(), &out);
+	for (i = 0; i < out.n; i++) {
+		const struct mts_up_action *a = &out.v[i];
+
+		if (a->kind == UP_START)
+			place(r, c, s, a->count);
+		else if (a->kind == UP_STOP)
+			stop_task(r, &c->rows[row[a->task]], a->why);
+		else if (a->kind == UP_ROLLBACK)
+			upd_rollback(r, s);
+		if (a->kind != UP_START && a->kind != UP_STOP) {
+			struct mts_event ev = { .type =
+				                    mts_up_kind_name(a->kind),
+				.service = s->name,
+				.message = a->why };
+
+			(void)mts_event_emit(NULL, &ev);
+		}
+	}
+	active = mts_up_active(&st);
+	if (st.phase != UP_NONE)
+		upd_publish(r, o, &st,
+		    s->rec->previous_version ? s->rec->previous_version
+		                             : s->rec->version - 1);
+	mts_up_actions_free(&out);
+	free(t);
+	free(row);
+	return active;
+}
+
 /* --- the decisions ------------------------------------------------------------------- */
 
 void
@@ -765,10 +939,19 @@ rc_reconcile(struct recond *r)
 {
 	struct mts_rc_actions out = { NULL, 0, 0 };
 	struct core_view c;
+	char *updating;
 	size_t i;
 
 	core_view_build(r, &c);
 	mts_rc_reconcile(&c.v, &out);
+	updating = xcalloc(c.v.nservices + 1, 1);
+	for (i = 0; i < c.v.nservices; i++) {
+		long ow = mts_rc_owner(&c.v, c.svcs[i].name);
+
+		if (c.svcs[i].mode == RC_REPLICATED && ow >= 0 &&
+		    strcmp(c.members[ow].attrs.id, r->self) == 0)
+			updating[i] = (char)update_step(r, &c, i);
+	}
 	for (i = 0; i < out.n; i++) {
 		const struct mts_rc_action *a = &out.v[i];
 		const struct rc_svc *s =
@@ -776,6 +959,10 @@ rc_reconcile(struct recond *r)
 		    ? &r->view.svcs[c.svc_of[a->service]]
 		    : NULL;
 
+		if (a->service != SIZE_MAX && updating[a->service] &&
+		    a->kind != RC_PLACE_LOCAL &&
+		    strcmp(a->why, "node draining") != 0)
+			continue; /* the update keeps this service's count */
 		if (a->kind == RC_PLACE)
 			place(r, &c, s, a->count);
 		else if (a->kind == RC_PLACE_LOCAL)
@@ -787,4 +974,5 @@ rc_reconcile(struct recond *r)
 	stops_expire(r);
 	mts_rc_actions_free(&out);
 	core_view_free(&c);
+	free(updating);
 }

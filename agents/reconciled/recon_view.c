@@ -1,4 +1,4 @@
-/* recon_view.c: one refresh of what reconciled acts on — the members gossipd sees, then the s/, t/, nl/ and d/ records of the local replica page by page, then the local shim's tasks — read asynchronously into a new view that replaces the last one when complete. */
+/* recon_view.c: one refresh of what reconciled acts on — the members gossipd sees, then the s/, t/, nl/, d/ and u/ records of the local replica page by page, then the local shim's tasks — read asynchronously into a new view that replaces the last one when complete. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,18 +9,29 @@
 #include "mtserr.h"
 #include "mtstime.h"
 #include "reconciled.h"
+#include "update_pb.h"
 #include "xmalloc.h"
 
 #define SCAN_PAGE 1000
 #define MAX_ITEMS 200000 /* of each kind in one view */
 
-enum { V_MEMBERS, V_SVC, V_TASKS, V_LABELS, V_DIGESTS, V_SHIM, V_DONE };
+enum {
+	V_MEMBERS,
+	V_SVC,
+	V_TASKS,
+	V_LABELS,
+	V_DIGESTS,
+	V_UPDATES,
+	V_SHIM,
+	V_DONE
+};
 
 static const char *const prefixes[] = {
 	[V_SVC] = "s/",
 	[V_TASKS] = "t/",
 	[V_LABELS] = "nl/",
 	[V_DIGESTS] = "d/",
+	[V_UPDATES] = "u/",
 };
 
 static void step(struct recond *);
@@ -46,12 +57,26 @@ rc_view_clear(struct rc_view *v)
 		free(v->labels[i].key);
 		free(v->labels[i].value);
 	}
+	for (i = 0; i < v->nupds; i++)
+		free(v->upds[i].raw);
+	free(v->upds);
 	free(v->members);
 	free(v->svcs);
 	free(v->tasks);
 	free(v->labels);
 	free(v->draining);
 	memset(v, 0, sizeof(*v));
+}
+
+const struct rc_upd *
+rc_find_upd(const struct rc_view *v, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < v->nupds; i++)
+		if (strcmp(v->upds[i].name, name) == 0)
+			return &v->upds[i];
+	return NULL;
 }
 
 const struct rc_svc *
@@ -98,7 +123,26 @@ rc_trec_from(struct rc_trec *t, const char *node, const char *id,
 	t->desired_running = strcmp(st->desired, "stopped") != 0;
 	t->created = st->assigned_at ? st->assigned_at : st->started_at;
 	t->slot = st->slot;
+	rc_trec_update_fields(t, st);
 	return 0;
+}
+
+/* What a rolling update needs of a task: health, spec digest, start. */
+void
+rc_trec_update_fields(struct rc_trec *t, const Mts__Shim__TaskStatus *st)
+{
+	struct mts_up_task u;
+
+	if (st == NULL)
+		return;
+	mts_up_task_from_pb(st, t->digest, &u); /* its health and start */
+	t->health = u.health;
+	t->started_ms = u.started_ms;
+	if (st->spec && st->spec->spec_digest.len == MTS_SPEC_DIGEST_LEN) {
+		memcpy(t->digest, st->spec->spec_digest.data,
+		    MTS_SPEC_DIGEST_LEN);
+		t->has_digest = 1;
+	}
 }
 
 /* --- records ------------------------------------------------------------- */
@@ -187,6 +231,22 @@ take_task(struct recond *r, const char *key, const Mts__Record *rec)
 	mts__shim__task_status__free_unpacked(st, NULL);
 }
 
+/* u/<service>: kept as bytes, decoded by the owner that steps it. */
+static void
+take_update(struct recond *r, const char *name, const Mts__Record *rec)
+{
+	struct rc_view *v = &r->next;
+	struct rc_upd *u;
+
+	if (strlen(name) >= RC_NAME_MAX || v->nupds >= MAX_ITEMS)
+		return;
+	v->upds = xreallocarray(v->upds, v->nupds + 1, sizeof(*v->upds));
+	u = &v->upds[v->nupds++];
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	u->raw = xmemdup(rec->value.data, rec->value.len ? rec->value.len : 1);
+	u->len = rec->value.len;
+}
+
 static void
 take_label(struct recond *r, const char *key, const Mts__Record *rec)
 {
@@ -243,8 +303,10 @@ take_item(struct recond *r, const Mts__KeyRecord *kr)
 		take_task(r, key, kr->record);
 	else if (r->stage == V_LABELS)
 		take_label(r, key, kr->record);
-	else
+	else if (r->stage == V_DIGESTS)
 		take_digest(r, key, kr->record);
+	else
+		take_update(r, key + 2, kr->record);
 }
 
 /* --- the steps ------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include "shim.pb-c.h"
 #include "statestore.pb-c.h"
 #include "svcrec.h"
+#include "update_core.h"
 
 #define RC_SECTION "reconciled"
 #define RC_ID_MAX 64       /* a task id, as the shim takes it */
@@ -50,6 +51,11 @@ struct rc_trec {
 	int desired_running;
 	uint64_t created;
 	uint32_t slot;
+	/* for a rolling update (update_core) */
+	enum mts_up_health health;
+	int has_digest, inflight; /* inflight: placed from the record now */
+	uint8_t digest[MTS_SPEC_DIGEST_LEN];
+	uint64_t started_ms;
 };
 
 /* A member as gossipd and the nl/ and d/ records say. */
@@ -79,6 +85,13 @@ struct rc_view {
 	char (*draining)[MTS_NODE_HEX_LEN + 1];
 	size_t ndraining;
 	int members_ok; /* gossipd answered */
+	/* u/ records: rolling update statuses, as the replica holds them */
+	struct rc_upd {
+		char name[RC_NAME_MAX];
+		uint8_t *raw;
+		size_t len;
+	} * upds;
+	size_t nupds;
 };
 
 /* A task of this node: the intent (the t/<self>/ record) and what the
@@ -128,6 +141,11 @@ struct rc_own {
 	char w_message[256];
 	int written, writing;
 	mts_time_t seen; /* last refresh it was owned */
+	/* the rolling update: the status this owner last wrote to u/ */
+	struct mts_up_status *upd;
+	uint8_t *upd_raw;
+	size_t upd_len;
+	int upd_writing;
 	struct rc_own *next;
 };
 
@@ -186,7 +204,10 @@ void rc_refresh(struct recond *);
 void rc_kick(struct recond *);
 void rc_view_clear(struct rc_view *);
 const struct rc_svc *rc_find_svc(const struct rc_view *, const char *name);
+/* The u/ value of service in v (NULL: none). */
+const struct rc_upd *rc_find_upd(const struct rc_view *, const char *name);
 /* Parses a t/ record value into a task row; 0 or -1. */
+void rc_trec_update_fields(struct rc_trec *, const Mts__Shim__TaskStatus *);
 int rc_trec_from(struct rc_trec *, const char *node, const char *id,
     const Mts__Shim__TaskStatus *);
 enum mts_rc_task_state rc_state_of(const char *shim_state, int32_t exit_code,
