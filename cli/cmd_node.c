@@ -17,6 +17,7 @@
 #include "xmalloc.h"
 
 #define RELAY_TIMEOUT_MS 3000
+#define NODE_INFO_TIMEOUT_MS 1000 /* node ls's scan of n/ */
 
 /* A request to the target's schedd (local, or relayed); *rep on 0. */
 static int
@@ -521,10 +522,13 @@ mtsctl_node_infos(struct mtsctl *ctx, struct mtsctl_node_info **out, size_t *n)
 	char after[MTS_NODEINFO_KEY_LEN + 1] = "";
 	char err[256];
 	size_t i, cap = 0;
-	int more = 1;
+	int more = 1, rc = 0, saved = ctx->timeout_ms;
 
 	*out = NULL;
 	*n = 0;
+	/* node ls must not wait long on a statestore that is away */
+	if (ctx->timeout_ms > NODE_INFO_TIMEOUT_MS)
+		ctx->timeout_ms = NODE_INFO_TIMEOUT_MS;
 	while (more) {
 		sc.prefix.data = (uint8_t *)MTS_NODEINFO_PREFIX;
 		sc.prefix.len = strlen(MTS_NODEINFO_PREFIX);
@@ -534,8 +538,10 @@ mtsctl_node_infos(struct mtsctl *ctx, struct mtsctl_node_info **out, size_t *n)
 		req.scan = &sc;
 		if (mtsctl_try_call(ctx, "statestore", &req.base,
 		        &mts__statestore__reply__descriptor,
-		        (ProtobufCMessage **)&rep, err, sizeof(err)) != 0)
-			return -1;
+		        (ProtobufCMessage **)&rep, err, sizeof(err)) != 0) {
+			rc = -1;
+			break;
+		}
 		more = rep->scan && rep->scan->more && rep->scan->n_items > 0;
 		for (i = 0; rep->scan && i < rep->scan->n_items; i++) {
 			const Mts__KeyRecord *kr = rep->scan->items[i];
@@ -564,5 +570,6 @@ mtsctl_node_infos(struct mtsctl *ctx, struct mtsctl_node_info **out, size_t *n)
 		}
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 	}
-	return 0;
+	ctx->timeout_ms = saved;
+	return rc;
 }
