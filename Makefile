@@ -79,14 +79,33 @@ $(BUILD)/tests/unit/$(1): $(call objs,$(2)) $(COMMON_LIB)
 	$$(CC) $$(LDFLAGS) -o $$@ $(call objs,$(2)) $(COMMON_LIB) $(3) -lcmocka $$(LDLIBS)
 endef
 
-# $(call fuzzer,NAME,SOURCES,EXTRA_LIBS): a libFuzzer target built by `make fuzz` (clang).
-# It compiles every common/*.c, so it links what all of them need.
-FUZZ_LIBS := -lcap -lseccomp
+# $(call fuzzer,NAME,SOURCES,EXTRA): a libFuzzer target built by `make fuzz` (clang).
+# EXTRA holds libraries and may hold -D/-U/-I flags for SOURCES. common/*.c and
+# the protobuf code are compiled once for all fuzzers (build/fuzz/obj/shared,
+# instrumented, not archived: every object is linked as before); SOURCES are
+# compiled per fuzzer (build/fuzz/obj/NAME), since EXTRA's flags are its own.
+FUZZ_LIBS   := -lcap -lseccomp
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -MMD -MP \
+    -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_SHARED := $(COMMON_SRCS:%.c=$(BUILD)/fuzz/obj/shared/%.o) \
+    $(PROTO_C:$(BUILD)/proto/%.c=$(BUILD)/fuzz/obj/shared/proto/%.o)
+
+$(BUILD)/fuzz/obj/shared/%.o: %.c | $(PROTO_H)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/obj/shared/proto/%.o: $(BUILD)/proto/%.c | $(PROTO_H)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
 define fuzzer
 FUZZERS += $(BUILD)/fuzz/$(1)
-$(BUILD)/fuzz/$(1): $(2) $(COMMON_SRCS) $(PROTO_C)
+$(BUILD)/fuzz/obj/$(1)/%.o: %.c | $(PROTO_H)
 	@mkdir -p $$(@D)
-	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o $$@ $(2) $(COMMON_SRCS) $(PROTO_C) $(3) $(FUZZ_LIBS) $(LDLIBS)
+	clang $(FUZZ_CFLAGS) $(CPPFLAGS) $(filter -D% -U% -I%,$(3)) -c -o $$@ $$<
+$(BUILD)/fuzz/$(1): $(patsubst %.c,$(BUILD)/fuzz/obj/$(1)/%.o,$(2)) $(FUZZ_SHARED)
+	@mkdir -p $$(@D)
+	clang -fsanitize=fuzzer,address,undefined -o $$@ $$^ $(filter-out -D% -U% -I%,$(3)) $(FUZZ_LIBS) $(LDLIBS)
 endef
 
 # Agents first: each adds its mts.conf key table to MTS_CONF_SRCS, which init
