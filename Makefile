@@ -87,23 +87,28 @@ endef
 FUZZ_LIBS   := -lcap -lseccomp
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -MMD -MP \
     -fsanitize=fuzzer-no-link,address,undefined
-FUZZ_SHARED := $(COMMON_SRCS:%.c=$(BUILD)/fuzz/obj/shared/%.o) \
-    $(PROTO_C:$(BUILD)/proto/%.c=$(BUILD)/fuzz/obj/shared/proto/%.o)
+# Object paths are absolute whatever BUILD's form, so the dependency files
+# name the same targets whether make ran with BUILD=build or with the
+# absolute path tests/integration/fuzz_smoke.sh passes (else an object built
+# one way is never rebuilt the other way when a header changes).
+FUZZ_OBJ    := $(abspath $(BUILD))/fuzz/obj
+FUZZ_SHARED := $(COMMON_SRCS:%.c=$(FUZZ_OBJ)/shared/%.o) \
+    $(PROTO_C:$(BUILD)/proto/%.c=$(FUZZ_OBJ)/shared/proto/%.o)
 
-$(BUILD)/fuzz/obj/shared/%.o: %.c | $(PROTO_H)
+$(FUZZ_OBJ)/shared/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(CPPFLAGS) -c -o $@ $<
 
-$(BUILD)/fuzz/obj/shared/proto/%.o: $(BUILD)/proto/%.c | $(PROTO_H)
+$(FUZZ_OBJ)/shared/proto/%.o: $(BUILD)/proto/%.c | $(PROTO_H)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(CPPFLAGS) -c -o $@ $<
 
 define fuzzer
 FUZZERS += $(BUILD)/fuzz/$(1)
-$(BUILD)/fuzz/obj/$(1)/%.o: %.c | $(PROTO_H)
+$(FUZZ_OBJ)/$(1)/%.o: %.c | $(PROTO_H)
 	@mkdir -p $$(@D)
 	clang $(FUZZ_CFLAGS) $(CPPFLAGS) $(filter -D% -U% -I%,$(3)) -c -o $$@ $$<
-$(BUILD)/fuzz/$(1): $(patsubst %.c,$(BUILD)/fuzz/obj/$(1)/%.o,$(2)) $(FUZZ_SHARED)
+$(BUILD)/fuzz/$(1): $(patsubst %.c,$(FUZZ_OBJ)/$(1)/%.o,$(2)) $(FUZZ_SHARED)
 	@mkdir -p $$(@D)
 	clang -fsanitize=fuzzer,address,undefined -o $$@ $$^ $(filter-out -D% -U% -I%,$(3)) $(FUZZ_LIBS) $(LDLIBS)
 endef
