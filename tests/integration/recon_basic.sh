@@ -21,6 +21,12 @@ check "reconciled runs sandboxed on every node" \
 	bash -c "$(declare -f recon_up g_ctl); GOSSIP_CLUSTER=$GOSSIP_CLUSTER; recon_up 1 && recon_up 2 && recon_up 3"
 "$TOP/scripts/mkimage" "$T_DIR/bb" >/dev/null
 for i in 1 2 3; do g_ctl "$i" image import "$T_DIR/bb" >/dev/null; done
+# A node writes its d/ digest before it joins, so the others may get it only
+# by anti-entropy seconds later (an open problem of schedd, see
+# docs/scheduling.md); until then owners place on the nodes they know. The
+# checks below are about placement on a settled cluster, as lib_sched does.
+digests() { local i; for i in 1 2 3; do [ "$(g_ctl "$i" state ls d/ | tail -n +2 | wc -l)" = 3 ] || return 1; done; }
+check "every node holds the 3 d/ digests" wait_for 30 digests
 
 # jq-less JSON checks: jf EXPR over the JSON on stdin as j
 jf() { python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"; }

@@ -115,7 +115,7 @@ check "... saying so" grep -q 'not a member' "$T_DIR/err"
 # A caller the local gossipd does not relay for (in the admin group, so
 # it reaches the sockets, but not in [gossipd] acl_relay).
 adm=$((${MTS_CLUSTER_UID:-64200} + 20))
-setpriv --reuid=$((adm + 5)) --regid="$adm" --clear-groups \
+setpriv --reuid=$((adm + 9)) --regid="$adm" --clear-groups \
 	$CTL2 logs --node n1 printer 2>"$T_DIR/err"
 rc=$?
 check "a caller outside acl_relay is refused ($rc)" test $rc -eq 4
