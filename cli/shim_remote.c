@@ -10,10 +10,10 @@
 #include "mtserr.h"
 #include "shimctl.h"
 #include "statestore.pb-c.h"
+#include "store_scan.h"
 #include "xmalloc.h"
 
 #define RELAY_TIMEOUT_MS 3000 /* the remote side bounds its call to 2 s */
-#define SCAN_PAGE 1000
 
 /* The members as the local gossipd sees them (caller frees), or NULL with
  * the reason in err. */
@@ -128,53 +128,42 @@ local_has(struct mtsctl *ctx, const char *task)
 	return mtsctl_exit_for(rc);
 }
 
+struct holders {
+	const char *task;
+	const uint8_t *self;
+	uint8_t **nodes;
+	size_t *n;
+};
+
+/* Appends the node of a record t/<node>/<task> (but self) to the list. */
+static int
+take_holder(void *arg, const char *k, size_t klen, const Mts__Record *rec)
+{
+	const struct holders *h = arg;
+	size_t tl = strlen(h->task);
+	uint8_t id[16];
+
+	/* t/ + 32 hex digits + / + task */
+	if (klen != 2 + MTS_NODE_HEX_LEN + 1 + tl ||
+	    k[2 + MTS_NODE_HEX_LEN] != '/' ||
+	    memcmp(k + klen - tl, h->task, tl) != 0 ||
+	    mts_unhex(id, 16, k + 2, MTS_NODE_HEX_LEN) != 0 ||
+	    (h->self != NULL && !memcmp(id, h->self, 16)))
+		return 0;
+	*h->nodes = xreallocarray(*h->nodes, *h->n + 1, 16);
+	memcpy(*h->nodes + 16 * (*h->n)++, id, 16);
+	return 0;
+}
+
 /* Appends to *nodes (16 bytes each) every other node with a record
  * t/<node>/<task>. */
 static int
 scan_records(struct mtsctl *ctx, const char *task, const uint8_t self[16],
     uint8_t **nodes, size_t *n, char *err, size_t errlen)
 {
-	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-	Mts__Statestore__ScanReq sr = MTS__STATESTORE__SCAN_REQ__INIT;
-	Mts__Statestore__Reply *rep;
-	char after[256] = "t/";
-	size_t i, klen, tl = strlen(task);
-	uint8_t id[16];
-	const char *k;
-	int rc, more = 1;
+	struct holders h = { task, self, nodes, n };
 
-	sr.prefix.data = (uint8_t *)"t/";
-	sr.prefix.len = 2;
-	sr.limit = SCAN_PAGE;
-	req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
-	req.scan = &sr;
-	while (more) {
-		sr.start_after.data = (uint8_t *)after;
-		sr.start_after.len = strlen(after);
-		if ((rc = mtsctl_try_call(ctx, "statestore", &req.base,
-		         &mts__statestore__reply__descriptor,
-		         (ProtobufCMessage **)&rep, err, errlen)) != 0)
-			return rc;
-		more = rep->scan->more && rep->scan->n_items > 0;
-		for (i = 0; i < rep->scan->n_items; i++) {
-			k = (const char *)rep->scan->items[i]->key.data;
-			klen = rep->scan->items[i]->key.len;
-			if (i + 1 == rep->scan->n_items && klen < sizeof(after))
-				snprintf(after, sizeof(after), "%.*s",
-				    (int)klen, k);
-			/* t/ + 32 hex digits + / + task */
-			if (klen != 2 + MTS_NODE_HEX_LEN + 1 + tl ||
-			    k[2 + MTS_NODE_HEX_LEN] != '/' ||
-			    memcmp(k + klen - tl, task, tl) != 0 ||
-			    mts_unhex(id, 16, k + 2, MTS_NODE_HEX_LEN) != 0 ||
-			    (self != NULL && !memcmp(id, self, 16)))
-				continue;
-			*nodes = xreallocarray(*nodes, *n + 1, 16);
-			memcpy(*nodes + 16 * (*n)++, id, 16);
-		}
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-	}
-	return 0;
+	return mtsctl_scan_prefix(ctx, "t/", take_holder, &h, err, errlen);
 }
 
 static const Mts__Gossipd__NodeInfo *

@@ -6,12 +6,12 @@
 #include "reconciled.pb-c.h"
 #include "shim.pb-c.h"
 #include "statestore.pb-c.h"
+#include "store_scan.h"
 #include "svc_spec.h"
 #include "xmalloc.h"
 
 #define SVC_PREFIX "s/"
 #define UPD_PREFIX "u/" /* UpdateStatus, written by the owner */
-#define SCAN_PAGE 1000
 
 static int
 ss(struct mtsctl *ctx, Mts__Statestore__Request *req,
@@ -168,63 +168,41 @@ mtsctl_upd_get(struct mtsctl *ctx, const char *name,
 	return rc;
 }
 
-/* Appends the live records of one scan page; returns whether more. */
+struct svc_list {
+	struct svc_rec *l;
+	size_t n;
+};
+
+/* Appends one s/ record that decodes to the list. */
 static int
-take_page(const Mts__Statestore__ScanRep *sr, struct svc_rec **out, size_t *n,
-    char *after, size_t afterlen)
+take_svc(void *arg, const char *key, size_t len, const Mts__Record *rec)
 {
-	size_t i;
+	struct svc_list *sl = arg;
 
-	for (i = 0; i < sr->n_items; i++) {
-		const Mts__KeyRecord *kr = sr->items[i];
-		char *name = xmalloc(kr->key.len + 1);
-
-		memcpy(name, kr->key.data, kr->key.len);
-		name[kr->key.len] = '\0';
-		snprintf(after, afterlen, "%s", name);
-		*out = xreallocarray(*out, *n + 1, sizeof(**out));
-		from_record(name + strlen(SVC_PREFIX), kr->record, &(*out)[*n]);
-		if ((*out)[*n].rec != NULL)
-			(*n)++;
-		else
-			mtsctl_svc_rec_clear(&(*out)[*n]);
-		free(name);
-	}
-	return sr->more;
+	sl->l = xreallocarray(sl->l, sl->n + 1, sizeof(*sl->l));
+	from_record(key + strlen(SVC_PREFIX), rec, &sl->l[sl->n]);
+	if (sl->l[sl->n].rec != NULL)
+		sl->n++;
+	else
+		mtsctl_svc_rec_clear(&sl->l[sl->n]);
+	return 0;
 }
 
 int
 mtsctl_svc_list(struct mtsctl *ctx, struct svc_rec **out, size_t *n)
 {
-	char after[512] = "";
-	int rc, more = 1;
+	struct svc_list sl = { NULL, 0 };
+	int rc;
 
-	*out = NULL;
-	*n = 0;
-	while (more) {
-		Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-		Mts__Statestore__ScanReq s = MTS__STATESTORE__SCAN_REQ__INIT;
-		Mts__Statestore__Reply *rep = NULL;
-
-		s.prefix.data = (uint8_t *)SVC_PREFIX;
-		s.prefix.len = strlen(SVC_PREFIX);
-		s.start_after.data = (uint8_t *)after;
-		s.start_after.len = strlen(after);
-		s.limit = SCAN_PAGE;
-		req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
-		req.scan = &s;
-		if ((rc = ss(ctx, &req, &rep)) != 0) {
-			mtsctl_svc_list_free(*out, *n);
-			*out = NULL;
-			*n = 0;
-			return rc;
-		}
-		more = rep->scan
-		    ? take_page(rep->scan, out, n, after, sizeof(after))
-		    : 0;
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if ((rc = mtsctl_scan_prefix(ctx, SVC_PREFIX, take_svc, &sl, NULL,
+	         0)) != 0) {
+		mtsctl_svc_list_free(sl.l, sl.n);
+		sl.l = NULL;
+		sl.n = 0;
 	}
-	return 0;
+	*out = sl.l;
+	*n = sl.n;
+	return rc;
 }
 
 void
@@ -246,116 +224,60 @@ mtsctl_svc_list_free(struct svc_rec *l, size_t n)
 	free(l);
 }
 
-/* Hands each decodable task of one scan page to fn; returns whether more. */
+/* The caller's callback of a task or placement scan. */
+struct scan_cb {
+	mtsctl_task_fn task;
+	mtsctl_placement_fn placement;
+	void *arg;
+};
+
+/* Hands a t/<node>/<task> record that decodes to the task callback. */
 static int
-task_page(const Mts__Statestore__ScanRep *sr, char *after, size_t afterlen,
-    mtsctl_task_fn fn, void *arg)
+take_task(void *arg, const char *key, size_t len, const Mts__Record *rec)
 {
-	size_t k;
+	const struct scan_cb *cb = arg;
+	Mts__Shim__TaskStatus *t;
+	char node[33];
 
-	for (k = 0; k < sr->n_items; k++) {
-		const Mts__KeyRecord *kr = sr->items[k];
-		Mts__Shim__TaskStatus *t;
-		char node[33];
-
-		snprintf(after, afterlen, "%.*s", (int)kr->key.len,
-		    (const char *)kr->key.data);
-		if (kr->record == NULL || kr->record->tombstone ||
-		    kr->key.len < 2 + 32 ||
-		    (t = mts__shim__task_status__unpack(NULL,
-		         kr->record->value.len, kr->record->value.data)) ==
-		        NULL)
-			continue;
-		memcpy(node, kr->key.data + 2, 32);
-		node[32] = '\0';
-		fn(arg, node, t);
-		mts__shim__task_status__free_unpacked(t, NULL);
-	}
-	return sr->more;
+	if (len < 2 + 32 ||
+	    (t = mts__shim__task_status__unpack(NULL, rec->value.len,
+	         rec->value.data)) == NULL)
+		return 0;
+	memcpy(node, key + 2, 32);
+	node[32] = '\0';
+	cb->task(cb->arg, node, t);
+	mts__shim__task_status__free_unpacked(t, NULL);
+	return 0;
 }
 
 int
 mtsctl_task_scan(struct mtsctl *ctx, mtsctl_task_fn fn, void *arg)
 {
-	char after[512] = "t/";
-	int more = 1, rc;
+	struct scan_cb cb = { fn, NULL, arg };
 
-	while (more) {
-		Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-		Mts__Statestore__ScanReq s = MTS__STATESTORE__SCAN_REQ__INIT;
-		Mts__Statestore__Reply *rep = NULL;
-
-		s.prefix.data = (uint8_t *)"t/";
-		s.prefix.len = 2;
-		s.start_after.data = (uint8_t *)after;
-		s.start_after.len = strlen(after);
-		s.limit = SCAN_PAGE;
-		req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
-		req.scan = &s;
-		if ((rc = ss(ctx, &req, &rep)) != 0)
-			return rc;
-		more = rep->scan
-		    ? task_page(rep->scan, after, sizeof(after), fn, arg)
-		    : 0;
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-	}
-	return 0;
+	return mtsctl_scan_prefix(ctx, "t/", take_task, &cb, NULL, 0);
 }
 
-/* Hands each decodable p/ record of one scan page to fn. */
+/* Hands a p/<service> record that decodes to the placement callback. */
 static int
-placement_page(const Mts__Statestore__ScanRep *sr, char *after, size_t afterlen,
-    mtsctl_placement_fn fn, void *arg)
+take_placement(void *arg, const char *key, size_t len, const Mts__Record *rec)
 {
-	size_t k;
+	const struct scan_cb *cb = arg;
+	Mts__Reconciled__PlacementStatus *p;
 
-	for (k = 0; k < sr->n_items; k++) {
-		const Mts__KeyRecord *kr = sr->items[k];
-		Mts__Reconciled__PlacementStatus *p;
-		char *name;
-
-		snprintf(after, afterlen, "%.*s", (int)kr->key.len,
-		    (const char *)kr->key.data);
-		if (kr->record == NULL || kr->record->tombstone ||
-		    kr->key.len < 3 ||
-		    (p = mts__reconciled__placement_status__unpack(NULL,
-		         kr->record->value.len, kr->record->value.data)) ==
-		        NULL)
-			continue;
-		name = xmalloc(kr->key.len - 2 + 1);
-		memcpy(name, kr->key.data + 2, kr->key.len - 2);
-		name[kr->key.len - 2] = '\0';
-		fn(arg, name, p);
-		free(name);
-		mts__reconciled__placement_status__free_unpacked(p, NULL);
-	}
-	return sr->more;
+	if (len < 3 ||
+	    (p = mts__reconciled__placement_status__unpack(NULL, rec->value.len,
+	         rec->value.data)) == NULL)
+		return 0;
+	cb->placement(cb->arg, key + 2, p);
+	mts__reconciled__placement_status__free_unpacked(p, NULL);
+	return 0;
 }
 
 int
 mtsctl_placement_scan(struct mtsctl *ctx, mtsctl_placement_fn fn, void *arg)
 {
-	char after[512] = "p/";
-	int more = 1, rc;
+	struct scan_cb cb = { NULL, fn, arg };
 
-	while (more) {
-		Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
-		Mts__Statestore__ScanReq s = MTS__STATESTORE__SCAN_REQ__INIT;
-		Mts__Statestore__Reply *rep = NULL;
-
-		s.prefix.data = (uint8_t *)"p/";
-		s.prefix.len = 2;
-		s.start_after.data = (uint8_t *)after;
-		s.start_after.len = strlen(after);
-		s.limit = SCAN_PAGE;
-		req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
-		req.scan = &s;
-		if ((rc = ss(ctx, &req, &rep)) != 0)
-			return rc;
-		more = rep->scan
-		    ? placement_page(rep->scan, after, sizeof(after), fn, arg)
-		    : 0;
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-	}
-	return 0;
+	return mtsctl_scan_prefix(ctx, "p/", take_placement, &cb, NULL, 0);
 }

@@ -8,4 +8,4 @@ $(eval $(call unittest,test_init_core,tests/unit/test_init_core.c init/init_core
 $(eval $(call unittest,test_seccomp,tests/unit/test_seccomp.c,-lseccomp))
 $(eval $(call fuzzer,fuzz_seccomp_policy,tests/fuzz/fuzz_seccomp_policy.c,-ljansson))
 # the real mts-init (its init.c included, main renamed) on a stand-in config
-$(eval $(call fuzzer,fuzz_init_admin,tests/fuzz/fuzz_init_admin.c init/init_admin.c init/init_reload.c init/init_conf.c init/init_core.c $(MTS_CONF_SRCS),-lseccomp -lcap))
+$(eval $(call fuzzer,fuzz_init_admin,tests/fuzz/fuzz_init_admin.c tests/fuzz/fuzz_harness.c init/init_admin.c init/init_reload.c init/init_conf.c init/init_core.c $(MTS_CONF_SRCS),-lseccomp -lcap))

@@ -21,4 +21,4 @@ $(eval $(call testprog,gossip_load,tests/integration/gossip_load.c))
 $(eval $(call testprog,gossip_relay,tests/integration/gossip_relay.c))
 # gossipd's real API (dispatch table and handlers) under libFuzzer; its
 # main() is renamed so libFuzzer's is the program's
-$(eval $(call fuzzer,fuzz_gossipd_api,tests/fuzz/fuzz_gossipd_api.c $(GOSSIPD_SRCS) $(GOSSIPD_CORE),-Dmain=gossipd_main -lm))
+$(eval $(call fuzzer,fuzz_gossipd_api,tests/fuzz/fuzz_gossipd_api.c tests/fuzz/fuzz_harness.c $(GOSSIPD_SRCS) $(GOSSIPD_CORE),-Dmain=gossipd_main -lm))

@@ -10,4 +10,4 @@ $(eval $(call testprog,bench_place,tests/bench/bench_place.c $(SCHEDD_CORE)))
 $(eval $(call testprog,schedtool,tests/integration/schedtool.c))
 $(eval $(call unittest,test_schedd_conf,tests/unit/test_schedd_conf.c agents/schedd/schedd_conf.c))
 # The API fuzzer includes schedd.c itself (main renamed) and links the rest.
-$(eval $(call fuzzer,fuzz_schedd_api,tests/fuzz/fuzz_schedd_api.c agents/schedd/schedd_api.c agents/schedd/schedd_store.c agents/schedd/schedd_place.c agents/schedd/schedd_node.c agents/schedd/schedd_save.c agents/schedd/schedd_conf.c $(SCHEDD_CORE)))
+$(eval $(call fuzzer,fuzz_schedd_api,tests/fuzz/fuzz_schedd_api.c tests/fuzz/fuzz_harness.c agents/schedd/schedd_api.c agents/schedd/schedd_store.c agents/schedd/schedd_place.c agents/schedd/schedd_node.c agents/schedd/schedd_save.c agents/schedd/schedd_conf.c $(SCHEDD_CORE)))

@@ -11,4 +11,4 @@ $(eval $(call testprog,storebench,tests/bench/storebench.c agents/statestore/sto
 $(eval $(call fuzzer,fuzz_statestore_req,tests/fuzz/fuzz_statestore_req.c agents/statestore/state_core.c))
 $(eval $(call testprog,ipcbench,tests/bench/ipcbench.c tests/unit/ipc_echo.c))
 # the real agent (its statestore.c included, main renamed) on a temporary RocksDB
-$(eval $(call fuzzer,fuzz_statestore_api,tests/fuzz/fuzz_statestore_api.c agents/statestore/statestore_conf.c agents/statestore/statestore_api.c agents/statestore/commit.c agents/statestore/prune.c agents/statestore/store.c agents/statestore/round.c agents/statestore/committer.c $(STATESTORE_CORE),-lrocksdb))
+$(eval $(call fuzzer,fuzz_statestore_api,tests/fuzz/fuzz_statestore_api.c tests/fuzz/fuzz_harness.c agents/statestore/statestore_conf.c agents/statestore/statestore_api.c agents/statestore/commit.c agents/statestore/prune.c agents/statestore/store.c agents/statestore/round.c agents/statestore/committer.c $(STATESTORE_CORE),-lrocksdb))

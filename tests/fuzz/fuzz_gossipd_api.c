@@ -1,5 +1,4 @@
 /* fuzz_gossipd_api.c: libFuzzer target for gossipd's local API — well-formed requests built from the fuzzer's bytes go through the real gossipd.sock server, dispatch table and handlers (api.c: init, join, token, leave, members, remove, relay, stats), with a temp run and state directory, a stand-in statestore and no peers. */
-#include <ftw.h>
 #include <pthread.h>
 #include <poll.h>
 #include <stddef.h>
@@ -13,6 +12,7 @@
 #include <sodium.h>
 
 #include "agents/gossipd/gossipd.h"
+#include "fuzz_harness.h"
 #include "gossipd.pb-c.h"
 #include "ipc.h"
 #include "log.h"
@@ -88,20 +88,7 @@ store_main(void *arg)
 
 static struct gossipd g;
 static struct mts_ipc_async *cli;
-static char top[64];
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	return remove(path) < 0 ? 0 : 0;
-}
-
-/* libFuzzer exits through exit(): the temp directory goes too. */
-static void
-remove_top(void)
-{
-	(void)nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
+static const char *top;
 
 static void
 setup_gossipd(void)
@@ -112,10 +99,7 @@ setup_gossipd(void)
 	struct mts_ipc_server *store;
 	pthread_t thr;
 
-	snprintf(top, sizeof(top), "/tmp/fuzz-gossipd-XXXXXX");
-	if (mkdtemp(top) == NULL)
-		abort();
-	atexit(remove_top);
+	top = fz_scratch("gd");
 	snprintf(path, sizeof(path), "%s/run", top);
 	setenv("MTS_RUNDIR", path, 1);
 	(void)mkdir(path, 0755);

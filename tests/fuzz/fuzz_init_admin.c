@@ -1,10 +1,10 @@
 /* fuzz_init_admin.c: libFuzzer target that drives the real mts-init — its admin dispatch table and handlers (version, agent ls/start/stop/restart, config reload), its supervisor and its loop on a thread of its own — over admin.sock with well-formed requests built from the input, on a stand-in config whose agents are shell scripts that report ready and sleep; checks each reply. */
 #define main init_main
 #include "fuzz_input.h"
+#include "fuzz_harness.h"
 #include "init/init.c"
 #undef main
 
-#include <ftw.h>
 #include <pthread.h>
 #include <stdarg.h>
 
@@ -29,18 +29,13 @@
 #define NAMES 5
 
 static const char *const names[NAMES] = { "a", "b", "c", "d", "nosuch" };
-static char tdir[64], conf[128];
+static const char *tdir;
+static char conf[128];
 static struct init fz;
 static struct mts_ipc_client *cli;
 
-static int
-rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	return remove(p);
-}
-
 /* The agents' process groups get SIGKILL (the scripts would go by
- * themselves within a minute), then the scratch directory goes. */
+ * themselves within a minute); fz_scratch then removes the directory. */
 static void
 cleanup(void)
 {
@@ -49,8 +44,6 @@ cleanup(void)
 	for (i = 0; i < fz.core.n; i++)
 		if (fz.rt != NULL && fz.rt[i].pid > 0)
 			(void)kill(-fz.rt[i].pid, SIGKILL);
-	if (tdir[0])
-		(void)nftw(tdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* The config for variant bits v (0: the one init starts with). */
@@ -110,8 +103,8 @@ start(void)
 	size_t i;
 	FILE *f;
 
-	snprintf(tdir, sizeof(tdir), "/tmp/mts-fuzz-init.XXXXXX");
-	if (mkdtemp(tdir) == NULL || chmod(tdir, 0755) < 0)
+	tdir = fz_scratch("init"); /* removed after cleanup() ran */
+	if (chmod(tdir, 0755) < 0)
 		abort();
 	atexit(cleanup);
 	snprintf(conf, sizeof(conf), "%s/mts.conf", tdir);

@@ -1,10 +1,10 @@
 /* fuzz_reconciled_api.c: libFuzzer target that drives the real mts-reconciled — its dispatch table and handlers over its own reconciled.sock on its loop, with its node-local task table — with well-formed assign/stop/status requests built from the input (colliding task ids, leases the stand-in schedd refuses, bad owners, over-long and invalid names), and checks every reply, that a task is held once, only after its lease was committed, with its t/<self>/ record written (desired running, managed, its service), that a stop turns it desired stopped, and that status lists exactly the tasks held. */
 #define main reconciled_main
 #include "fuzz_input.h"
+#include "fuzz_harness.h"
 #include "agents/reconciled/reconciled.c"
 #undef main
 
-#include <ftw.h>
 #include <stdio.h>
 
 #include "xmalloc.h"
@@ -13,7 +13,7 @@
 #define REPLY_WAIT_MS 2000
 #define MAX_RECS 64
 
-static char tdir[64];
+static const char *tdir;
 static struct recond fz;
 static struct mts_agent fz_agent;
 static struct mts_ipc_async *cli;
@@ -142,37 +142,6 @@ static const struct mts_ipc_service schedd_svc = {
 	.nroutes = 1,
 };
 
-static int
-rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	return remove(p);
-}
-
-static void
-rm_tdir(void)
-{
-	if (tdir[0])
-		(void)nftw(tdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static struct mts_ipc_async *
-stand_in(const char *name, const struct mts_ipc_service *svc)
-{
-	struct mts_ipc_server *s;
-	struct mts_ipc_async *c;
-	char sock[160], err[512];
-
-	snprintf(sock, sizeof(sock), "%s/%s.sock", tdir, name);
-	if ((s = mts_ipc_server_open(sock, svc, NULL, err, sizeof(err))) ==
-	        NULL ||
-	    mts_loop_add_server(fz.loop, s) < 0)
-		abort();
-	if ((c = mts_ipc_async_open(fz.loop, sock, 1000, err, sizeof(err))) ==
-	    NULL)
-		abort();
-	return c;
-}
-
 /* main() of reconciled.c without init, the sandbox, the feeds and the
  * refreshes (no gossipd, no shim: only the API and the local table). */
 static void
@@ -181,10 +150,7 @@ start(void)
 	char conf[128], sock[160], err[512];
 	FILE *f;
 
-	snprintf(tdir, sizeof(tdir), "/tmp/mts-fuzz-rc.XXXXXX");
-	if (mkdtemp(tdir) == NULL)
-		abort();
-	atexit(rm_tdir);
+	tdir = fz_scratch("rc");
 	snprintf(conf, sizeof(conf), "%s/mts.conf", tdir);
 	if ((f = fopen(conf, "w")) == NULL)
 		abort();
@@ -202,8 +168,8 @@ start(void)
 	}
 	if (setup(&fz, &fz_agent) < 0)
 		abort();
-	fz.store = stand_in("store", &store_svc);
-	fz.schedd = stand_in("schedd", &schedd_svc);
+	fz.store = fz_stand_in(fz.loop, tdir, "store", &store_svc, NULL);
+	fz.schedd = fz_stand_in(fz.loop, tdir, "schedd", &schedd_svc, NULL);
 	/* a change asks for a refresh, which this harness never runs */
 	fz.last_refresh = INT64_MAX / 2;
 	snprintf(sock, sizeof(sock), "%s/reconciled.sock", tdir);
@@ -249,49 +215,13 @@ static const char *const owners[] = { "0123456789abcdef0123456789abcdef",
 	"ffffffffffffffffffffffffffffffff", "0123", "",
 	"0123456789abcdef0123456789abcdeg" };
 
-struct pending {
-	int done, rc;
-	Mts__Reconciled__Reply *rep;
-};
-
-static void
-on_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
-{
-	struct pending *p = arg;
-	size_t len;
-	uint8_t *buf;
-
-	p->done = 1;
-	p->rc = rc;
-	if (m == NULL)
-		return;
-	len = protobuf_c_message_get_packed_size(m);
-	buf = xmalloc(len + 1);
-	protobuf_c_message_pack(m, buf);
-	p->rep = mts__reconciled__reply__unpack(NULL, len, buf);
-	free(buf);
-}
-
 /* The error code (0 for none) of req's reply; aborts without one. */
 static int
 call(Mts__Reconciled__Request *req, Mts__Reconciled__Reply **rep)
 {
-	struct pending p = { 0, 0, NULL };
-	mts_time_t end = mts_now() + REPLY_WAIT_MS + 500;
-
-	if (mts_ipc_async_call(cli, &req->base,
-	        &mts__reconciled__reply__descriptor, 0, on_reply, &p) == NULL)
-		abort();
-	while (!p.done && mts_now() < end)
-		mts_loop_run_once(fz.loop, 5);
-	if (!p.done)
-		abort();
-	*rep = p.rep;
-	if (p.rc < 0)
-		return -p.rc;
-	if (p.rep == NULL)
-		abort();
-	return 0;
+	return fz_call(fz.loop, cli, &req->base,
+	    &mts__reconciled__reply__descriptor, REPLY_WAIT_MS,
+	    (ProtobufCMessage **)rep);
 }
 
 static size_t

@@ -1,10 +1,10 @@
 /* fuzz_schedd_api.c: libFuzzer target that drives the real mts-schedd — its dispatch table and handlers over its own schedd.sock on its loop, with the real ledger, a stand-in statestore and gossipd — with well-formed prepare/commit/abort/ledger/availability/place requests built from the input (colliding lease ids, odd sizes, short ttls, bad owners and over-long strings, unknown availabilities), and checks every reply, that the ledger never holds more than its capacity, that a node not active grants no new lease nor is placed on, and that n/<self> (in a stand-in statestore that honours compare-and-set, with another agent's writes in between) always ends with the availability asked for and the other agent's field intact. */
 #define main schedd_main
 #include "fuzz_input.h"
+#include "fuzz_harness.h"
 #include "agents/schedd/schedd.c"
 #undef main
 
-#include <ftw.h>
 #include <stdio.h>
 
 #include "gossipd.pb-c.h"
@@ -17,7 +17,7 @@
 #define CAP_CPU 2000
 #define CAP_MEM (1ull << 30)
 
-static char tdir[64];
+static const char *tdir;
 static struct schedd fz;
 static struct mts_agent fz_agent;
 static struct mts_ipc_async *cli;
@@ -177,32 +177,15 @@ static const struct mts_ipc_service store_svc = {
 	.nroutes = sizeof(store_routes) / sizeof(store_routes[0]),
 };
 
-static int
-rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	return remove(p);
-}
-
-static void
-rm_tdir(void)
-{
-	if (tdir[0])
-		(void)nftw(tdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* main() of schedd.c without init, the sandbox and the statestore: the
  * stand-in statestore (on schedd's loop) takes the digest and n/ writes. */
 static void
 start(void)
 {
 	char conf[128], sock[160], err[512];
-	struct mts_ipc_server *store, *gossip;
 	FILE *f;
 
-	snprintf(tdir, sizeof(tdir), "/tmp/mts-fuzz-sd.XXXXXX");
-	if (mkdtemp(tdir) == NULL)
-		abort();
-	atexit(rm_tdir);
+	tdir = fz_scratch("sd");
 	snprintf(conf, sizeof(conf), "%s/mts.conf", tdir);
 	if ((f = fopen(conf, "w")) == NULL)
 		abort();
@@ -220,21 +203,8 @@ start(void)
 	}
 	if (setup(&fz, &fz_agent) < 0)
 		abort();
-	snprintf(sock, sizeof(sock), "%s/store.sock", tdir);
-	if ((store = mts_ipc_server_open(sock, &store_svc, NULL, err,
-	         sizeof(err))) == NULL ||
-	    mts_loop_add_server(fz.loop, store) < 0)
-		abort();
-	if ((fz.store = mts_ipc_async_open(fz.loop, sock, 1000, err,
-	         sizeof(err))) == NULL)
-		abort();
-	snprintf(sock, sizeof(sock), "%s/gossipd.sock", tdir);
-	if ((gossip = mts_ipc_server_open(sock, &gossip_svc, NULL, err,
-	         sizeof(err))) == NULL ||
-	    mts_loop_add_server(fz.loop, gossip) < 0 ||
-	    (fz.gossip = mts_ipc_async_open(fz.loop, sock, 1000, err,
-	         sizeof(err))) == NULL)
-		abort();
+	fz.store = fz_stand_in(fz.loop, tdir, "store", &store_svc, NULL);
+	fz.gossip = fz_stand_in(fz.loop, tdir, "gossipd", &gossip_svc, NULL);
 	snprintf(sock, sizeof(sock), "%s/schedd.sock", tdir);
 	if ((fz.srv = mts_ipc_server_open(sock, &schedd_service, &fz, err,
 	         sizeof(err))) == NULL)
@@ -322,51 +292,14 @@ lease_of(const char *id)
 	return NULL;
 }
 
-struct pending {
-	int done, rc;
-	Mts__Schedd__Reply *rep;
-};
-
-static void
-on_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
-{
-	struct pending *p = arg;
-	size_t len;
-	uint8_t *buf;
-
-	p->done = 1;
-	p->rc = rc;
-	if (m == NULL)
-		return;
-	/* keep a copy: m is valid only during the callback */
-	len = protobuf_c_message_get_packed_size(m);
-	buf = xmalloc(len + 1);
-	protobuf_c_message_pack(m, buf);
-	p->rep = mts__schedd__reply__unpack(NULL, len, buf);
-	free(buf);
-}
-
 /* Sends req and runs schedd's loop until the reply came; the error
- * code (0 for none) or -1 when there was no reply. */
+ * code (0 for none). */
 static int
 call(Mts__Schedd__Request *req, Mts__Schedd__Reply **rep)
 {
-	struct pending p = { 0, 0, NULL };
-	mts_time_t end = mts_now() + REPLY_WAIT_MS + 500;
-
-	if (mts_ipc_async_call(cli, &req->base, &mts__schedd__reply__descriptor,
-	        0, on_reply, &p) == NULL)
-		abort();
-	while (!p.done && mts_now() < end)
-		mts_loop_run_once(fz.loop, 5);
-	if (!p.done)
-		abort(); /* schedd never answered */
-	*rep = p.rep;
-	if (p.rc < 0)
-		return -p.rc;
-	if (p.rep == NULL)
-		abort();
-	return 0;
+	return fz_call(fz.loop, cli, &req->base,
+	    &mts__schedd__reply__descriptor, REPLY_WAIT_MS,
+	    (ProtobufCMessage **)rep);
 }
 
 static int

@@ -1,10 +1,10 @@
 /* fuzz_statestore_api.c: libFuzzer target that drives the real mts-statestore — its dispatch table, handlers, group commit and pruning on its own loop thread, over its socket, on a temporary RocksDB — with well-formed requests built from the input, and checks each reply. */
 #define main statestore_main
 #include "fuzz_input.h"
+#include "fuzz_harness.h"
 #include "agents/statestore/statestore.c"
 #undef main
 
-#include <ftw.h>
 #include <pthread.h>
 #include <stdarg.h>
 
@@ -30,23 +30,10 @@
  * contradicts the request (a put not read back, a scan out of order).
  */
 
-static char tdir[64];
+static const char *tdir;
 static struct statestore fz;
 static struct round fz_rounds[3];
 static struct mts_ipc_client *cli;
-
-static int
-rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	return remove(p);
-}
-
-static void
-cleanup(void)
-{
-	if (tdir[0])
-		(void)nftw(tdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static void *
 loop_thread(void *arg)
@@ -63,10 +50,7 @@ start(void)
 	pthread_t t;
 	FILE *f;
 
-	snprintf(tdir, sizeof(tdir), "/tmp/mts-fuzz-ss.XXXXXX");
-	if (mkdtemp(tdir) == NULL)
-		abort();
-	atexit(cleanup);
+	tdir = fz_scratch("ss");
 	snprintf(conf, sizeof(conf), "%s/mts.conf", tdir);
 	snprintf(rundir, sizeof(rundir), "%s/run", tdir);
 	snprintf(statedir, sizeof(statedir), "%s/state", tdir);
