@@ -10,8 +10,8 @@
 #define KEY_MAX 512 /* longer keys than any mts writes end the scan */
 
 int
-mtsctl_scan_prefix(struct mtsctl *ctx, const char *prefix,
-    mtsctl_record_fn fn, void *arg, char *err, size_t errlen)
+mtsctl_scan_prefix(struct mtsctl *ctx, const char *prefix, mtsctl_record_fn fn,
+    void *arg, char *err, size_t errlen)
 {
 	char after[KEY_MAX];
 	int more = 1, rc = 0, stop = 0;
@@ -31,13 +31,12 @@ mtsctl_scan_prefix(struct mtsctl *ctx, const char *prefix,
 		s.limit = SCAN_PAGE;
 		req.body_case = MTS__STATESTORE__REQUEST__BODY_SCAN;
 		req.scan = &s;
-		rc = err != NULL
-		    ? mtsctl_try_call(ctx, "statestore", &req.base,
-		          &mts__statestore__reply__descriptor,
-		          (ProtobufCMessage **)&rep, err, errlen)
-		    : mtsctl_call(ctx, "statestore", &req.base,
-		          &mts__statestore__reply__descriptor,
-		          (ProtobufCMessage **)&rep);
+		rc = err != NULL ? mtsctl_try_call(ctx, "statestore", &req.base,
+		                       &mts__statestore__reply__descriptor,
+		                       (ProtobufCMessage **)&rep, err, errlen)
+		                 : mtsctl_call(ctx, "statestore", &req.base,
+		                       &mts__statestore__reply__descriptor,
+		                       (ProtobufCMessage **)&rep);
 		if (rc != 0)
 			return rc;
 		sr = rep->scan;

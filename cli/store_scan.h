@@ -17,7 +17,7 @@ typedef int (*mtsctl_record_fn)(void *arg, const char *key, size_t len,
  * a time. With err NULL a failed call prints its reason and the exit
  * status is returned (mtsctl_call); with err the reason goes there and a
  * negated enum mts_err is returned (mtsctl_try_call). 0 on success. */
-int mtsctl_scan_prefix(struct mtsctl *, const char *prefix,
-    mtsctl_record_fn fn, void *arg, char *err, size_t errlen);
+int mtsctl_scan_prefix(struct mtsctl *, const char *prefix, mtsctl_record_fn fn,
+    void *arg, char *err, size_t errlen);
 
 #endif

@@ -192,13 +192,33 @@ mts_oci_blob_kind(const char *json, size_t len, enum mts_blob_kind *kind,
 	return 0;
 }
 
+/* The descriptors of JSON array a into *out (room for spare more, zeroed);
+ * *n counts those begun, so that the caller's free covers a failure half
+ * way. what names the array in errors: "what[i]: ...". */
+static int
+parse_descs(json_t *a, size_t spare, struct mts_desc **out, size_t *n,
+    const char *what, char *err, size_t errlen)
+{
+	char where[64];
+	json_t *e;
+	size_t i;
+
+	*out = xcalloc(json_array_size(a) + spare, sizeof(**out));
+	json_array_foreach(a, i, e)
+	{
+		snprintf(where, sizeof(where), "%s[%zu]", what, i);
+		*n = i + 1;
+		if (parse_desc(e, &(*out)[i], where, err, errlen))
+			return -MTS_ERR_INVAL;
+	}
+	return 0;
+}
+
 int
 mts_oci_parse_index(const char *json, size_t len, struct mts_oci_index *out,
     char *err, size_t errlen)
 {
-	json_t *j, *ms, *e;
-	char where[64];
-	size_t i;
+	json_t *j, *ms;
 	int rc = -MTS_ERR_INVAL;
 
 	memset(out, 0, sizeof(*out));
@@ -208,15 +228,8 @@ mts_oci_parse_index(const char *json, size_t len, struct mts_oci_index *out,
 	if (!json_is_array(ms) || json_array_size(ms) == 0 ||
 	    json_array_size(ms) > 1024)
 		ERR("index: \"manifests\" is not a non-empty array");
-	out->m = xcalloc(json_array_size(ms), sizeof(*out->m));
-	json_array_foreach(ms, i, e)
-	{
-		snprintf(where, sizeof(where), "index.manifests[%zu]", i);
-		out->n = i + 1;
-		if (parse_desc(e, &out->m[i], where, err, errlen))
-			goto out;
-	}
-	rc = 0;
+	rc = parse_descs(ms, 0, &out->m, &out->n, "index.manifests", err,
+	    errlen);
 out:
 	json_decref(j);
 	return rc;
@@ -237,9 +250,7 @@ int
 mts_oci_parse_manifest(const char *json, size_t len,
     struct mts_oci_manifest *out, char *err, size_t errlen)
 {
-	json_t *j, *ls, *e, *sv;
-	char where[64];
-	size_t i;
+	json_t *j, *ls, *sv;
 	int rc = -MTS_ERR_INVAL;
 
 	memset(out, 0, sizeof(*out));
@@ -255,15 +266,8 @@ mts_oci_parse_manifest(const char *json, size_t len,
 	if (!json_is_array(ls) || json_array_size(ls) > MTS_IMAGE_MAX_LAYERS)
 		ERR("manifest: \"layers\" is not an array of at most %d",
 		    MTS_IMAGE_MAX_LAYERS);
-	out->layers = xcalloc(json_array_size(ls) + 1, sizeof(*out->layers));
-	json_array_foreach(ls, i, e)
-	{
-		snprintf(where, sizeof(where), "manifest.layers[%zu]", i);
-		out->nlayers = i + 1;
-		if (parse_desc(e, &out->layers[i], where, err, errlen))
-			goto out;
-	}
-	rc = 0;
+	rc = parse_descs(ls, 1, &out->layers, &out->nlayers, "manifest.layers",
+	    err, errlen);
 out:
 	json_decref(j);
 	return rc;

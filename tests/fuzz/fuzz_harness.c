@@ -78,9 +78,8 @@ on_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 }
 
 int
-fz_call(struct mts_loop *loop, struct mts_ipc_async *cli,
-    ProtobufCMessage *req, const ProtobufCMessageDescriptor *rd,
-    int wait_ms, ProtobufCMessage **rep)
+fz_call(struct mts_loop *loop, struct mts_ipc_async *cli, ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *rd, int wait_ms, ProtobufCMessage **rep)
 {
 	struct pending p = { 0, 0, rd, NULL };
 	mts_time_t end = mts_now() + wait_ms + 500;

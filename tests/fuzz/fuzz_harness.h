@@ -23,7 +23,7 @@ struct mts_ipc_async *fz_stand_in(struct mts_loop *loop, const char *dir,
  * MTS_ERR code. Aborts when no answer came within wait_ms: the agent
  * under test hung. */
 int fz_call(struct mts_loop *loop, struct mts_ipc_async *cli,
-    ProtobufCMessage *req, const ProtobufCMessageDescriptor *rd,
-    int wait_ms, ProtobufCMessage **rep);
+    ProtobufCMessage *req, const ProtobufCMessageDescriptor *rd, int wait_ms,
+    ProtobufCMessage **rep);
 
 #endif
