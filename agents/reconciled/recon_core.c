@@ -141,20 +141,49 @@ tasks_on(const struct mts_rc_view *v, const size_t *idx, size_t n,
 	return c;
 }
 
-/* > 0 when task a should be stopped before task b. */
+/* > 0 when task x was placed after task y. */
 static int
-stop_first(const struct mts_rc_view *v, size_t a, size_t b, size_t ca,
-    size_t cb)
+newer(const struct mts_rc_task *x, const struct mts_rc_task *y)
 {
-	const struct mts_rc_task *x = &v->tasks[a], *y = &v->tasks[b];
 	int c;
 
-	if (ca != cb)
-		return ca > cb ? 1 : -1;
 	if (x->created != y->created)
 		return x->created > y->created ? 1 : -1;
 	c = strcmp(x->id, y->id);
 	return c > 0 ? 1 : c < 0 ? -1 : 0;
+}
+
+/* Whether the task at idx[k] is stale: a newer task among idx holds its
+ * slot (its replacement, placed while its node was dead or cut off). */
+static int
+stale(const struct mts_rc_view *v, const size_t *idx, size_t n, size_t k)
+{
+	const struct mts_rc_task *x = &v->tasks[idx[k]];
+	size_t i;
+
+	if (x->slot == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (i != k && idx[i] != SIZE_MAX &&
+		    v->tasks[idx[i]].slot == x->slot &&
+		    newer(&v->tasks[idx[i]], x) > 0)
+			return 1;
+	return 0;
+}
+
+/* > 0 when task a should be stopped before task b (sa, sb: whether each
+ * is stale; ca, cb: the tasks on its node). */
+static int
+stop_first(const struct mts_rc_view *v, size_t a, size_t b, int sa, int sb,
+    size_t ca, size_t cb)
+{
+	const struct mts_rc_task *x = &v->tasks[a], *y = &v->tasks[b];
+
+	if (sa != sb)
+		return sa ? 1 : -1;
+	if (ca != cb)
+		return ca > cb ? 1 : -1;
+	return newer(x, y);
 }
 
 /* Stops `extra` of the live tasks in idx by the shared rule, one at a
@@ -164,25 +193,35 @@ stop_extras(const struct mts_rc_view *v, size_t si, size_t *idx, size_t n,
     size_t extra, const char *why, struct mts_rc_actions *out)
 {
 	size_t k, i;
+	char swhy[96];
 
 	for (k = 0; k < extra; k++) {
 		size_t best = SIZE_MAX, cbest = 0;
+		int sbest = 0;
 
 		for (i = 0; i < n; i++) {
 			size_t c;
+			int st;
 
 			if (idx[i] == SIZE_MAX)
 				continue;
 			c = tasks_on(v, idx, n, v->tasks[idx[i]].node);
+			st = stale(v, idx, n, i);
 			if (best == SIZE_MAX ||
-			    stop_first(v, idx[i], idx[best], c, cbest) > 0) {
+			    stop_first(v, idx[i], idx[best], st, sbest, c,
+			        cbest) > 0) {
 				best = i;
 				cbest = c;
+				sbest = st;
 			}
 		}
 		if (best == SIZE_MAX)
 			return;
-		add(out, RC_STOP, si, idx[best], 0, why);
+		if (sbest)
+			snprintf(swhy, sizeof(swhy),
+			    "stale: slot %u runs a newer task",
+			    v->tasks[idx[best]].slot);
+		add(out, RC_STOP, si, idx[best], 0, sbest ? swhy : why);
 		idx[best] = SIZE_MAX;
 	}
 }

@@ -46,6 +46,7 @@ struct mts_rc_task {
 	enum mts_rc_task_state state;
 	int desired_running; /* the node's intent */
 	uint64_t created;    /* HLC of its creation: orders "newest" */
+	uint32_t slot;       /* replicated: 1..replicas; 0: none */
 };
 
 struct mts_rc_view {
@@ -91,8 +92,9 @@ long mts_rc_owner(const struct mts_rc_view *, const char *service);
 /* Appends to out what view.self must do now. Deterministic: the same view
  * gives the same actions in the same order, whatever the order of its
  * tasks. Extras are chosen by the rule both sides of a healed partition
- * share: most tasks of the service on one node first, then the newest,
- * then the greatest task id. */
+ * share: a stale task first (its slot is also held by a newer live task:
+ * it was replaced while its node was dead or cut off), then most tasks of
+ * the service on one node, then the newest, then the greatest task id. */
 void mts_rc_reconcile(const struct mts_rc_view *, struct mts_rc_actions *out);
 void mts_rc_actions_free(struct mts_rc_actions *);
 

@@ -238,6 +238,7 @@ core_view_build(struct recond *r, struct core_view *c)
 		c->tasks[i].state = c->rows[i].state;
 		c->tasks[i].desired_running = c->rows[i].desired_running;
 		c->tasks[i].created = c->rows[i].created;
+		c->tasks[i].slot = c->rows[i].slot;
 	}
 	c->v.members = c->members;
 	c->v.nmembers = v->nmembers;

@@ -242,6 +242,64 @@ test_heal_same_choice(void **state)
 	mts_rc_actions_free(&b);
 }
 
+/* A node comes back after its tasks were replaced elsewhere in their
+ * slots: its stale tasks stop, not the replacements, although the
+ * replacements' nodes now hold the most; a duplicate slot is stale
+ * whatever the order of the records. */
+static void
+test_returning_node_stale(void **state)
+{
+	struct mts_rc_service s = { .name = "x_web",
+		.mode = RC_REPLICATED,
+		.replicas = 6 };
+	struct mts_rc_task t[8], shuffled[8];
+	struct mts_rc_actions a = { 0 }, b = { 0 };
+	const char *ids[8], *ids2[8];
+	struct mts_rc_view v;
+	int o, n[3], i;
+
+	setup_members();
+	o = owner_of(&s);
+	for (i = 0; i < 3; i++)
+		n[i] = (o + 1 + i) % NODES;
+	for (i = 0; i < 6; i++) {
+		static const char *id[] = { "s1", "s2", "s3", "s4", "s5",
+			"s6" };
+
+		t[i] = task(id[i], n[i % 3], "x_web", (uint64_t)(10 + i));
+		t[i].slot = (uint32_t)i + 1;
+	}
+	/* n[2] held slots 3 and 6; it died: both are missing */
+	members[n[2]].alive = 0;
+	v = view(&s, 1, t, 6, o);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_PLACE);
+	assert_int_equal(a.v[0].count, 2);
+	mts_rc_actions_free(&a);
+	/* replaced in slots 3 and 6 on n[0]; then n[2] comes back */
+	t[6] = task("r3", n[0], "x_web", 100);
+	t[6].slot = 3;
+	t[7] = task("r6", n[0], "x_web", 101);
+	t[7].slot = 6;
+	members[n[2]].alive = 1;
+	v = view(&s, 1, t, 8, o);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(stopped(&v, &a, ids), 2);
+	assert_string_equal(ids[0], "s3");
+	assert_string_equal(ids[1], "s6");
+	assert_non_null(strstr(a.v[0].why, "stale"));
+	for (i = 0; i < 8; i++)
+		shuffled[i] = t[(i * 3 + 5) % 8];
+	v = view(&s, 1, shuffled, 8, o);
+	mts_rc_reconcile(&v, &b);
+	assert_int_equal(stopped(&v, &b, ids2), 2);
+	assert_string_equal(ids2[0], "s3");
+	assert_string_equal(ids2[1], "s6");
+	mts_rc_actions_free(&a);
+	mts_rc_actions_free(&b);
+}
+
 static void
 test_extras_most_on_one_node(void **state)
 {
@@ -404,6 +462,7 @@ main(void)
 		cmocka_unit_test(test_dead_node_missing),
 		cmocka_unit_test(test_heal_same_choice),
 		cmocka_unit_test(test_extras_most_on_one_node),
+		cmocka_unit_test(test_returning_node_stale),
 		cmocka_unit_test(test_global),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_orphans_and_drain),

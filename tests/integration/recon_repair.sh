@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# recon_repair.sh: repair after a node failure on 3 real nodes with real containers — 12 replicas run 4 per node; SIGKILL of a node's whole process tree (its containers too): its 4 tasks are replaced on the survivors within 10 s of the kill, in the slots they held; the node restarts: its stale tasks (their slots now held by the replacements) are stopped and removed, the count is exactly 12 within 30 s and stays 12, and the shims run 12 containers.
+. "$(dirname "$0")/lib_sched.bash"
+s_up 3
+
+s_stack rep 'services:
+  web:
+    image: busybox:latest
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+    deploy: {replicas: 12}'
+check "deploy of 12 replicas exits 0" g_ctl 1 deploy -c rep.yml --stack rep --wait 60
+check "they run 4 per node" wait_for 20 bash -c "[ \"\$($(declare -f s_per_node s_ps g_ctl jp); GOSSIP_CLUSTER=$GOSSIP_CLUSTER s_per_node 1 rep_web)\" = 'n1=4 n2=4 n3=4' ]"
+
+# the victim: the service's owner unless that is node 1 (node 1 stays up to
+# look from), else node 3
+victim=$(s_name_of "$(s_owner 1 rep_web)")
+victim=${victim#n}
+[ "$victim" = 1 ] || [ -z "$victim" ] && victim=3
+vid=$(g_id "$victim")
+survivors=$(seq 1 3 | grep -vx "$victim" | tr '\n' ' ')
+# old_ids: the victim's tasks (id and slot) before the kill
+old=$(s_ps 1 rep_web | jp '" ".join(sorted("%s:%d" % (t["task"], t["slot"]) for t in j if t["node"] == "'"$vid"'" and t["state"] == "running"))')
+check "node $victim runs 4 tasks ($old)" test "$(wc -w <<<"$old")" = 4
+
+# on_survivors I: running tasks of rep_web on the survivors, in node I's view
+on_survivors() {
+	s_ps "$1" rep_web | jp 'sum(1 for t in j if t["state"] == "running" and t["desired_state"] == "running" and t["node"] != "'"$vid"'")'
+}
+echo "    SIGKILL of node $victim's process tree (owner: $(s_name_of "$(s_owner 1 rep_web)"))"
+t0=$(date +%s.%N)
+"$GOSSIP_CLUSTER" kill "$victim" >/dev/null
+repaired=
+while :; do
+	now=$(date +%s.%N)
+	if [ "$(on_survivors 1)" = 12 ]; then repaired=$now; break; fi
+	[ "$(echo "$now - $t0 > 20" | bc)" = 1 ] && break
+	sleep 0.1
+done
+took=$([ -n "$repaired" ] && printf '%.1f' "$(echo "$repaired - $t0" | bc)" || echo never)
+echo "    12 running on the survivors $took s after the kill"
+check "12 running on the survivors within 10 s of the kill ($took s)" \
+	bash -c "[ '$took' != never ] && [ \"\$(echo '$took <= 10' | bc)\" = 1 ]"
+check "... on both survivors' view" wait_for 5 bash -c "[ \"\$($(declare -f on_survivors s_ps g_ctl jp); vid=$vid GOSSIP_CLUSTER=$GOSSIP_CLUSTER on_survivors ${survivors%% *})\" = 12 ]"
+# the replacements hold the slots the victim's tasks held
+slots() { s_ps 1 rep_web | jp '" ".join(str(s) for s in sorted(t["slot"] for t in j if t["state"] == "running" and t["node"] != "'"$vid"'"))'; }
+check "... in slots 1..12, each once ($(slots))" test "$(slots)" = "$(seq -s ' ' 1 12)"
+
+running_ids() { s_ps 1 rep_web | jp '" ".join(sorted(t["task"] for t in j if t["state"] == "running"))'; }
+after_repair=$(running_ids)
+
+echo "    restarting node $victim"
+"$GOSSIP_CLUSTER" start "$victim" >/dev/null ||
+	fail "node $victim restarted"
+t1=$SECONDS
+# exact I: 12 running, none of them one of the victim's old tasks
+exact() {
+	s_ps "$1" rep_web | jp 'sum(1 for t in j if t["state"] == "running") == 12 and not any(t["state"] == "running" and t["task"] + ":" + str(t["slot"]) in "'"$old"'".split() for t in j)' | grep -qx True
+}
+check "the stale tasks stop: exactly 12 running within 30 s of the restart" wait_for 30 exact 1
+echo "    exact after $((SECONDS - t1)) s"
+stale_gone() {
+	local id
+	for id in $old; do
+		g_ctl 1 state ls t/ | grep -q "/${id%%:*}\$" && return 1
+	done
+	return 0
+}
+check "... and their records are removed" wait_for 20 stale_gone
+# still I N: N samples a second apart, each exactly 12 running on node I
+still() {
+	local k
+	for k in $(seq 1 "$2"); do
+		[ "$(s_running "$1" rep_web)" = 12 ] || return 1
+		sleep 1
+	done
+}
+check "... and it stays 12 (sampled 4 times over 4 s)" still 1 4
+check "... the 12 that ran after the repair (no replacement was stopped)" test "$(running_ids)" = "$after_repair"
+for i in 1 2 3; do
+	check "node $i's view agrees: 12 running" wait_for 10 s_running_is "$i" rep_web 12
+done
+on_shims=0
+for i in 1 2 3; do
+	c=$(g_ctl "$i" -o json task ls | jp 'sum(1 for t in j if t.get("service", "") == "rep_web" and t["state"] == "running")')
+	on_shims=$((on_shims + c))
+done
+check "the shims run 12 containers of the service ($on_shims)" test "$on_shims" = 12
+t_done
