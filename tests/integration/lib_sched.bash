@@ -125,3 +125,35 @@ s_name_of() {
 
 # s_stack NAME YAML: writes $T_DIR/NAME.yml.
 s_stack() { printf '%s\n' "$2" >"$T_DIR/$1.yml"; }
+
+# s_sampler I SERVICE OUT: in the background, every 200 ms until OUT.stop
+# exists, node I's `service ps SERVICE` reduced to one line per sample in
+# OUT: "<unix ms> <healthy> <running>" (tasks wanted running; healthy: its
+# health check passes, or it has none and runs). S_SAMPLER is its pid.
+s_sampler() {
+	python3 - "$MTS_CLUSTER_DIR/n$1/run" "$2" "$3" "$BIN/mtsctl" <<'PY' &
+import json, os, subprocess, sys, time
+run, svc, out, ctl = sys.argv[1:5]
+with open(out, "w") as f:
+    while not os.path.exists(out + ".stop"):
+        t0 = time.time()
+        p = subprocess.run([ctl, "-r", run, "-o", "json", "service", "ps", svc],
+                           capture_output=True, text=True)
+        if p.returncode == 0:
+            j = json.loads(p.stdout)
+            live = [t for t in j if t["desired_state"] == "running" and t["state"] == "running"]
+            h = sum(1 for t in live if t["health"] in ("healthy", ""))
+            f.write("%d %d %d\n" % (t0 * 1000, h, len(live)))
+            f.flush()
+        time.sleep(max(0, 0.2 - (time.time() - t0)))
+PY
+	S_SAMPLER=$!
+}
+# s_sampler_stop OUT: ends the sampler; prints "<samples> <lowest healthy>
+# <lowest running>".
+s_sampler_stop() {
+	touch "$1.stop"
+	wait "$S_SAMPLER" 2>/dev/null
+	awk 'NR == 1 || $2 < h { h = $2 } NR == 1 || $3 < r { r = $3 }
+	    END { printf "%d %d %d\n", NR, h, r }' "$1"
+}
