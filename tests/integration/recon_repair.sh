@@ -46,8 +46,9 @@ check "... on both survivors' view" wait_for 5 bash -c "[ \"\$($(declare -f on_s
 slots() { s_ps 1 rep_web | jp '" ".join(str(s) for s in sorted(t["slot"] for t in j if t["state"] == "running" and t["node"] != "'"$vid"'"))'; }
 check "... in slots 1..12, each once ($(slots))" test "$(slots)" = "$(seq -s ' ' 1 12)"
 
-running_ids() { s_ps 1 rep_web | jp '" ".join(sorted(t["task"] for t in j if t["state"] == "running"))'; }
-after_repair=$(running_ids)
+# running_ids [NODE]: the running tasks in node 1's view (not on NODE)
+running_ids() { s_ps 1 rep_web | jp '" ".join(sorted(t["task"] for t in j if t["state"] == "running" and t["node"] != "'"${1:-}"'"))'; }
+after_repair=$(running_ids "$vid")
 
 echo "    restarting node $victim"
 "$GOSSIP_CLUSTER" start "$victim" >/dev/null ||
