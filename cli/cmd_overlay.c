@@ -1,4 +1,5 @@
 /* cmd_overlay.c: `mtsctl overlay status|attach|detach` — the node's mts-netd: its /24, WireGuard peers (endpoint, latest handshake, bytes) and task attachments, and attaching a task by hand. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,8 +35,19 @@ peer_row(const Mts__Netd__Peer *p)
 static json_t *
 att_row(const Mts__Netd__Attachment *a)
 {
-	return json_pack("{s:s s:s s:s s:s}", "task", a->task, "address",
-	    a->address, "veth", a->veth, "netns", a->netns);
+	json_t *nets = json_array();
+	char text[1024] = "";
+	size_t i, len = 0;
+
+	for (i = 0; i < a->n_networks; i++) {
+		json_array_append_new(nets, json_string(a->networks[i]));
+		len += (size_t)snprintf(text + len,
+		    len < sizeof(text) ? sizeof(text) - len : 0, "%s%s",
+		    i ? "," : "", a->networks[i]);
+	}
+	return json_pack("{s:s s:s s:s s:s s:o s:s}", "task", a->task,
+	    "address", a->address, "veth", a->veth, "netns", a->netns,
+	    "networks", nets, "networks_text", a->n_networks ? text : "-");
 }
 
 static int
@@ -51,7 +63,8 @@ cmd_status(struct mtsctl *ctx, int argc, char **argv)
 		{ "tx_bytes", "TX" }, { NULL, NULL } };
 	static const struct mtsctl_col acols[] = { { "task", "TASK" },
 		{ "address", "ADDRESS" }, { "veth", "VETH" },
-		{ "netns", "NETNS" }, { NULL, NULL } };
+		{ "networks_text", "NETWORKS" }, { "netns", "NETNS" },
+		{ NULL, NULL } };
 	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
 	Mts__Netd__StatusReq sr = MTS__NETD__STATUS_REQ__INIT;
 	Mts__Netd__Reply *rep;
@@ -107,17 +120,28 @@ cmd_attach(struct mtsctl *ctx, int argc, char **argv)
 {
 	static const struct mtsctl_col cols[] = { { "task", "task:" },
 		{ "address", "address:" }, { "gateway", "gateway:" },
-		{ "mtu", "mtu:" }, { "veth", "veth:" }, { "netns", "netns:" },
+		{ "mtu", "mtu:" }, { "veth", "veth:" },
+		{ "networks_text", "networks:" }, { "netns", "netns:" },
 		{ NULL, NULL } };
+	static const struct option lo[] = { { "network", required_argument,
+		                                NULL, 'n' },
+		{ NULL, 0, NULL, 0 } };
 	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
 	Mts__Netd__AttachReq ar = MTS__NETD__ATTACH_REQ__INIT;
 	Mts__Netd__Reply *rep;
+	char *nets[16];
 	json_t *o;
-	int rc;
+	int c, rc;
 
-	if (argc != 2)
+	while ((c = getopt_long(argc, argv, "n:", lo, NULL)) != -1) {
+		if (c != 'n' || ar.n_networks == sizeof(nets) / sizeof(nets[0]))
+			return mtsctl_usage(ctx);
+		nets[ar.n_networks++] = optarg;
+	}
+	if (argc - optind != 1)
 		return mtsctl_usage(ctx);
-	ar.task = argv[1];
+	ar.task = argv[optind];
+	ar.networks = nets;
 	req.body_case = MTS__NETD__REQUEST__BODY_ATTACH;
 	req.attach = &ar;
 	if ((rc = call(ctx, &req, &rep)) != 0)
@@ -172,7 +196,7 @@ static const struct mtsctl_cmd cmds[] = {
 	    "\nEXAMPLES\n"
 	    "    mtsctl overlay status\n"
 	    "    mtsctl -o json overlay status\n" },
-	{ "attach", cmd_attach, "TASK",
+	{ "attach", cmd_attach, "[--network NAME]... TASK",
 	    "give a task a network namespace and an address",
 	    "DESCRIPTION\n"
 	    "    Makes (or returns, when it exists) the attachment of TASK: a\n"
@@ -182,8 +206,16 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    default route through the bridge. reconciled does this before\n"
 	    "    it starts a task; by hand it is for tests and debugging.\n"
 	    "    Needs [netd] acl (root by default).\n"
+	    "\nOPTIONS\n"
+	    "    --network NAME  the task is on network NAME (repeatable, at\n"
+	    "                    most 16): tasks reach it only when they share\n"
+	    "                    one of its networks (nftables on this node).\n"
+	    "                    Without any, it is on no network: it reaches,\n"
+	    "                    and is reached by, only attachments on none.\n"
+	    "                    Asked again, the networks are replaced.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl overlay attach web.1\n"
+	    "    mtsctl overlay attach --network shop_default shop_web.1\n"
 	    "    ip netns exec ... or nsenter --net=$(mtsctl -o json overlay "
 	    "attach web.1 | jq -r .netns)\n" },
 	{ "detach", cmd_detach, "TASK", "remove a task's attachment",

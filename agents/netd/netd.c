@@ -122,8 +122,8 @@ open_net(struct netd *n, struct mts_agent *a)
 		log_warn("mkdir %s", n->nsdir);
 		return -1;
 	}
-	if (netd_bridge_apply(n) < 0 || netd_wg_start(n) < 0 ||
-	    netd_attach_restore(n) < 0)
+	if (netd_nft_open(n) < 0 || netd_bridge_apply(n) < 0 ||
+	    netd_wg_start(n) < 0 || netd_attach_restore(n) < 0)
 		return -1;
 	return 0;
 }
@@ -177,6 +177,7 @@ cleanup(struct netd *n, struct mts_agent *a)
 		mts_timer_disarm(n->loop, &n->poll_timer);
 		mts_timer_disarm(n->loop, &n->scan_timer);
 	}
+	netd_nft_close(n);
 	mts_loop_free(n->loop);
 	if (n->nl != NULL)
 		mnl_socket_close(n->nl);
@@ -185,6 +186,7 @@ cleanup(struct netd *n, struct mts_agent *a)
 	sodium_memzero(n->priv, sizeof(n->priv));
 	mts_acl_table_free(&n->cfg.acl);
 	netd_att_free(&n->att);
+	free(n->tasks.t);
 	netd_peers_free(&n->have);
 	netd_peers_free(&n->want);
 	netd_view_free(&n->view);

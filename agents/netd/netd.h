@@ -10,6 +10,8 @@
 #include "loop.h"
 #include "netd_core.h"
 
+struct nft_ctx;
+
 #define NETD_SECTION "netd"
 #define NETD_WG_IF "mts0"
 #define NETD_BRIDGE "mtsbr0"
@@ -19,6 +21,7 @@
 #define NETD_SCAN_MS 1000       /* m/ and n/ records */
 #define NETD_CLAIM_PREFIX "n/"  /* + node id: NodeInfo, its overlay_subnet */
 #define NETD_MEMBER_PREFIX "m/" /* + node id: MemberRecord */
+#define NETD_TASK_PREFIX "t/"   /* + node id / task: TaskStatus */
 
 struct netd_conf {
 	struct netd_cidr cidr;
@@ -37,6 +40,26 @@ struct netd_ventry {
 	struct netd_node node;
 	char name[64];
 	unsigned key_gen, claim_gen;
+};
+
+/* A task of some node as its t/<node>/<task> record says (reconciled
+ * writes the address and networks netd's Attach gave it), kept only when
+ * the last full scan saw it (gen). */
+struct netd_task {
+	char node[MTS_NODE_HEX_LEN + 1];
+	char id[NETD_TASK_MAX];
+	char service[128];
+	char state[16];  /* the shim's: running, exited, ... */
+	char health[16]; /* "", starting, healthy, unhealthy */
+	uint32_t addr;   /* host order; 0: none */
+	char nets[NETD_NETS_TEXT];
+	int local; /* on this node */
+	unsigned gen;
+};
+
+struct netd_tasks {
+	struct netd_task *t;
+	size_t n, cap;
 };
 
 struct netd_view {
@@ -62,6 +85,13 @@ struct netd {
 	int32_t claim_put; /* the /24 the last written claim says */
 	struct netd_peers have, want;
 	struct netd_attachments att;
+	struct netd_tasks tasks; /* every node's, from t/ */
+	/* table inet mts (netd_nft.c) */
+	struct nft_ctx *nft;
+	struct mts_timer nft_timer;
+	int nft_dirty;
+	char *nft_applied; /* the text last applied */
+	uint64_t nft_applies;
 	struct mnl_socket *nl;
 	int hostns; /* this netd's own network namespace */
 	unsigned mtu;
@@ -91,6 +121,9 @@ int netd_nl_veth(struct mnl_socket *, const char *host, const char *peer,
     int netns_fd, unsigned mtu);
 int netd_nl_set(struct mnl_socket *, const char *name, int up,
     const char *master, unsigned mtu);
+/* Marks bridge port name isolated: it exchanges frames with the bridge
+ * itself only, never with another isolated port. */
+int netd_nl_port_isolate(struct mnl_socket *, const char *name);
 int netd_nl_addr(struct mnl_socket *, const char *name, uint32_t addr,
     unsigned plen, int add);
 /* Removes every IPv4 address of name inside cidr but keep/plen. */
@@ -123,7 +156,8 @@ const char *netd_view_name(const struct netd *, const uint8_t node[16]);
 
 /* netd_attach.c: the bridge, the tasks' namespaces and veths. */
 int netd_bridge_apply(struct netd *);
-int netd_attach(struct netd *, const char *task,
+/* nets: comma-joined (netd_nets_join), set on the attachment. */
+int netd_attach(struct netd *, const char *task, const char *nets,
     const struct netd_attach **out);
 int netd_detach(struct netd *, const char *task, int *found);
 /* Reads the persisted attachments back and repairs what the kernel lost. */
@@ -131,6 +165,16 @@ int netd_attach_restore(struct netd *);
 void netd_attach_path(const struct netd *, const char *task, char *out,
     size_t outlen);
 void netd_veth_name(unsigned host, char *out, size_t outlen);
+
+/* netd_nft.c: table inet mts, built from its parts and replaced whole in
+ * one transaction. netd_nft_changed asks for a rebuild at the next turn
+ * of the loop (several changes, one transaction); netd_nft_apply does it
+ * now (0, or -1 logged: the old table stays). */
+int netd_nft_open(struct netd *);
+void netd_nft_close(struct netd *);
+int netd_nft_apply(struct netd *);
+void netd_nft_changed(struct netd *);
+void netd_nft_on_timer(void *arg, mts_time_t now);
 
 /* netd_api.c */
 extern const struct mts_ipc_service netd_service;

@@ -10,10 +10,31 @@
 #include "netd.pb-c.h"
 #include "xmalloc.h"
 
+/* The networks of a comma-joined list as a string vector pointing into
+ * buf (a copy of the list, NETD_NETS_TEXT bytes; the vector is malloc'd,
+ * the caller frees it). */
+static char **
+nets_vec(const char *nets, char *buf, size_t *n)
+{
+	char **v = xcalloc(NETD_NETS_MAX + 1, sizeof(*v)), *p = buf;
+
+	snprintf(buf, NETD_NETS_TEXT, "%s", nets);
+	*n = 0;
+	while (*p != '\0' && *n < NETD_NETS_MAX) {
+		v[(*n)++] = p;
+		if ((p = strchr(p, ',')) == NULL)
+			break;
+		*p++ = '\0';
+	}
+	return v;
+}
+
+/* out's strings point into path, addr, veth and netbuf; out->networks is
+ * malloc'd (the caller frees it). */
 static void
 fill_attachment(const struct netd *n, const struct netd_attach *a,
     Mts__Netd__Attachment *out, char *path, size_t plen, char *addr,
-    size_t alen, char *veth, size_t vlen)
+    size_t alen, char *veth, size_t vlen, char *netbuf)
 {
 	char ip[16];
 
@@ -28,6 +49,7 @@ fill_attachment(const struct netd *n, const struct netd_attach *a,
 	out->netns = path;
 	out->address = addr;
 	out->veth = veth;
+	out->networks = nets_vec(a->nets, netbuf, &out->n_networks);
 }
 
 /* The peers' part of the status (strings in one block freed by the
@@ -80,6 +102,7 @@ h_status(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	Mts__Netd__StatusRep s = MTS__NETD__STATUS_REP__INIT;
 	Mts__Netd__Attachment *aa = xcalloc(n->att.n + 1, sizeof(*aa));
 	char(*strs)[3][512] = xcalloc(n->att.n + 1, sizeof(*strs));
+	char(*nets)[NETD_NETS_TEXT] = xcalloc(n->att.n + 1, sizeof(*nets));
 	char subnet[32] = "", ip[16], *blk[2];
 	size_t i;
 
@@ -100,13 +123,16 @@ h_status(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	for (i = 0; i < n->att.n; i++) {
 		mts__netd__attachment__init(&aa[i]);
 		fill_attachment(n, &n->att.a[i], &aa[i], strs[i][0], 512,
-		    strs[i][1], 512, strs[i][2], 512);
+		    strs[i][1], 512, strs[i][2], 512, nets[i]);
 		s.attachments[i] = &aa[i];
 	}
 	s.n_attachments = n->att.n;
 	rep.body_case = MTS__NETD__REPLY__BODY_STATUS;
 	rep.status = &s;
 	mts_ipc_reply(call, &rep.base);
+	for (i = 0; i < n->att.n; i++)
+		free(aa[i].networks);
+	free(nets);
 	free(s.attachments);
 	free(s.peers);
 	free(blk[0]);
@@ -124,9 +150,19 @@ h_attach(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	Mts__Netd__AttachRep ar = MTS__NETD__ATTACH_REP__INIT;
 	Mts__Netd__Attachment at = MTS__NETD__ATTACHMENT__INIT;
 	const struct netd_attach *a;
-	char path[512], addr[32], veth[16], gw[16];
-	int rc = netd_attach(n, q->task, &a);
+	char path[512], addr[32], veth[16], gw[16], nets[NETD_NETS_TEXT],
+	    netbuf[NETD_NETS_TEXT];
+	int rc;
 
+	if (netd_nets_join(q->networks, q->n_networks, nets, sizeof(nets)) <
+	    0) {
+		mts_ipc_reply_error(call, MTS_ERR_INVAL,
+		    "attaching task '%s': at most %d networks, each 1-%d of "
+		    "[A-Za-z0-9_.-]",
+		    q->task, NETD_NETS_MAX, NETD_NET_MAX - 1);
+		return;
+	}
+	rc = netd_attach(n, q->task, nets, &a);
 	if (rc == -MTS_ERR_STATE) {
 		mts_ipc_reply_error(call, MTS_ERR_STATE,
 		    "this node has no /24 of %s yet", n->cfg.cidr_text);
@@ -141,16 +177,18 @@ h_attach(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		return;
 	}
 	fill_attachment(n, a, &at, path, sizeof(path), addr, sizeof(addr), veth,
-	    sizeof(veth));
+	    sizeof(veth), netbuf);
 	netd_ip_str(gw, sizeof(gw),
 	    netd_subnet_net(&n->cfg.cidr, (uint32_t)n->subnet) | 1);
 	ar.attachment = &at;
 	ar.gateway = gw;
 	ar.mtu = n->mtu;
-	log_info("task %s attached: %s in %s", a->task, addr, path);
+	log_info("task %s attached: %s in %s%s%s", a->task, addr, path,
+	    a->nets[0] ? ", networks " : "", a->nets);
 	rep.body_case = MTS__NETD__REPLY__BODY_ATTACH;
 	rep.attach = &ar;
 	mts_ipc_reply(call, &rep.base);
+	free(at.networks);
 }
 
 static void

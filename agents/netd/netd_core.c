@@ -239,6 +239,20 @@ netd_att_restore(struct netd_attachments *s, const char *task, unsigned host)
 }
 
 int
+netd_att_set_nets(struct netd_attachments *s, const char *task,
+    const char *nets)
+{
+	struct netd_attach *a = (struct netd_attach *)netd_att_find(s, task);
+
+	if (a == NULL)
+		return -MTS_ERR_NOTFOUND;
+	if (strcmp(a->nets, nets) == 0)
+		return 0;
+	snprintf(a->nets, sizeof(a->nets), "%s", nets);
+	return 1;
+}
+
+int
 netd_att_remove(struct netd_attachments *s, const char *task)
 {
 	size_t i;
@@ -255,7 +269,7 @@ char *
 netd_att_format(const struct netd_attachments *s)
 {
 	struct mts_buf b;
-	char line[NETD_TASK_MAX + 8];
+	char line[NETD_TASK_MAX + NETD_NETS_TEXT + 8];
 	unsigned host;
 	size_t i;
 
@@ -263,8 +277,9 @@ netd_att_format(const struct netd_attachments *s)
 	for (host = NETD_HOST_FIRST; host <= NETD_HOST_LAST; host++)
 		for (i = 0; i < s->n; i++)
 			if (s->a[i].host == host) {
-				snprintf(line, sizeof(line), "%s %u\n",
-				    s->a[i].task, host);
+				snprintf(line, sizeof(line), "%s %u%s%s\n",
+				    s->a[i].task, host,
+				    s->a[i].nets[0] ? " " : "", s->a[i].nets);
 				mts_buf_put(&b, line, strlen(line));
 			}
 	mts_buf_put_u8(&b, 0);
@@ -274,10 +289,11 @@ netd_att_format(const struct netd_attachments *s)
 int
 netd_att_parse(struct netd_attachments *s, const char *text)
 {
-	char task[NETD_TASK_MAX + 1], tail;
+	char task[NETD_TASK_MAX + 1], nets[NETD_NETS_TEXT + 1], tail;
 	const char *p = text, *nl;
 	unsigned host;
-	char line[NETD_TASK_MAX + 16];
+	char line[NETD_TASK_MAX + NETD_NETS_TEXT + 16];
+	int k;
 
 	s->n = 0;
 	for (; *p != '\0'; p = nl + 1) {
@@ -286,8 +302,12 @@ netd_att_parse(struct netd_attachments *s, const char *text)
 			goto bad;
 		memcpy(line, p, nl - p);
 		line[nl - p] = '\0';
-		if (sscanf(line, "%128s %3u%c", task, &host, &tail) != 2 ||
-		    netd_att_restore(s, task, host) < 0)
+		nets[0] = '\0';
+		k = sscanf(line, "%128s %3u %1024s%c", task, &host, nets,
+		    &tail);
+		if ((k != 2 && k != 3) || netd_att_restore(s, task, host) < 0 ||
+		    !netd_nets_valid(nets) ||
+		    netd_att_set_nets(s, task, nets) < 0)
 			goto bad;
 	}
 	return 0;

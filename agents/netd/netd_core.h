@@ -13,6 +13,9 @@
 #define NETD_TASK_MAX 128  /* a task id, NUL included */
 #define NETD_ENDPOINT_MAX 64
 #define NETD_WG_OVERHEAD 80 /* IPv6 outer header 40 + UDP 8 + WireGuard 32 */
+#define NETD_NET_MAX 64     /* a network's name, NUL included */
+#define NETD_NETS_MAX 16    /* networks a task may be on */
+#define NETD_NETS_TEXT (NETD_NETS_MAX * NETD_NET_MAX) /* comma-joined */
 
 /* The cluster CIDR: base address (host order) and prefix length, 8..24. */
 struct netd_cidr {
@@ -59,6 +62,7 @@ int32_t netd_subnet_choose(const uint8_t self[MTS_NODE_ID_LEN], int32_t current,
 struct netd_attach {
 	char task[NETD_TASK_MAX];
 	uint8_t host; /* last octet of the address in the node's /24 */
+	char nets[NETD_NETS_TEXT]; /* its networks, comma-joined, sorted */
 };
 
 struct netd_attachments {
@@ -79,13 +83,53 @@ const struct netd_attach *netd_att_add(struct netd_attachments *,
  * the task or the host number is taken, -MTS_ERR_INVAL when out of range. */
 int netd_att_restore(struct netd_attachments *, const char *task,
     unsigned host);
+/* Sets the networks (comma-joined, as netd_nets_join makes them) of the
+ * task's attachment: 1 when they changed, 0 when not, -MTS_ERR_NOTFOUND. */
+int netd_att_set_nets(struct netd_attachments *, const char *task,
+    const char *nets);
 /* 1 when the task had an attachment (now gone), 0 otherwise. */
 int netd_att_remove(struct netd_attachments *, const char *task);
-/* "task host\n" lines, in host order, into a malloc'd string (caller
- * frees), and back: parse replaces the set; a bad line is -MTS_ERR_INVAL
- * and leaves the set empty. */
+/* "task host[ net,net...]\n" lines, in host order, into a malloc'd string
+ * (caller frees), and back: parse replaces the set; a bad line is
+ * -MTS_ERR_INVAL and leaves the set empty. */
 char *netd_att_format(const struct netd_attachments *);
 int netd_att_parse(struct netd_attachments *, const char *text);
+
+/* --- networks ----------------------------------------------------------------- */
+
+/* A network's name: 1..NETD_NET_MAX-1 bytes of [A-Za-z0-9_.-]. */
+int netd_net_ok(const char *name);
+/* names[0..n) checked, sorted, duplicates dropped and comma-joined into
+ * out (NETD_NETS_TEXT bytes). 0, or -MTS_ERR_INVAL for a bad name or more
+ * than NETD_NETS_MAX. */
+int netd_nets_join(char *const *names, size_t n, char *out, size_t outlen);
+/* Whether nets is "" or a comma-joined list of valid names. */
+int netd_nets_valid(const char *nets);
+/* Whether the comma-joined list nets holds name. */
+int netd_nets_has(const char *nets, const char *name);
+
+/* A task's address and networks as the isolation part of the nftables
+ * table needs them: this node's attachments (local) and the other nodes'
+ * tasks from their t/ records. */
+struct netd_member {
+	uint32_t addr;    /* host order */
+	const char *nets; /* comma-joined; "" or NULL: none */
+	int local;
+};
+
+/*
+ * The isolation part of the table (nft syntax, malloc'd; caller frees):
+ * for every network with a task on this node, a set of the addresses of
+ * all its tasks (here and elsewhere) and a rule in chain `isolate` that
+ * accepts a packet whose source and destination are both in it; a set
+ * `known` of every address that is on some network, with a rule that lets
+ * two addresses on no network at all talk (attachments made without one);
+ * then `jump allow` (other parts' exceptions) and a counted drop. bridge
+ * is the interface whose outgoing packets chain `forward` sends through
+ * `isolate` (after accepting established and related ones).
+ */
+char *netd_nft_isolation(const struct netd_member *, size_t n,
+    const char *bridge);
 
 /* --- WireGuard peers -------------------------------------------------------- */
 

@@ -175,6 +175,27 @@ netd_nl_veth(struct mnl_socket *nl, const char *host, const char *peer,
 }
 
 int
+netd_nl_port_isolate(struct mnl_socket *nl, const char *name)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct ifinfomsg *ifm;
+	struct nlmsghdr *nlh = link_msg(buf, RTM_NEWLINK, 0, &ifm);
+	struct nlattr *info, *data;
+	int idx;
+
+	if ((idx = netd_nl_ifindex(nl, name, NULL)) < 0)
+		return idx;
+	ifm->ifi_index = idx;
+	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_SLAVE_KIND, "bridge");
+	data = mnl_attr_nest_start(nlh, IFLA_INFO_SLAVE_DATA);
+	mnl_attr_put_u8(nlh, IFLA_BRPORT_ISOLATED, 1);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, info);
+	return talk(nl, nlh, NULL, NULL);
+}
+
+int
 netd_nl_set(struct mnl_socket *nl, const char *name, int up, const char *master,
     unsigned mtu)
 {

@@ -1,4 +1,4 @@
-/* netd_sync.c: mts-netd's view of the cluster — gossipd's members (polled every 250 ms and on every gossipd.pub event), the m/ (keys) and n/ (the overlay_subnet of NodeInfo) records (scanned every second and on every change statestore.pub announces) — and what follows from it: the node's own claim written into n/<self>, the bridge's address, WireGuard's peers. */
+/* netd_sync.c: mts-netd's view of the cluster — gossipd's members (polled every 250 ms and on every gossipd.pub event), the m/ (keys), n/ (the overlay_subnet of NodeInfo) and t/ (tasks' addresses and networks) records (scanned every second and on every change statestore.pub announces) — and what follows from it: the node's own claim written into n/<self>, the bridge's address, WireGuard's peers. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include "mtserr.h"
 #include "netd.h"
 #include "nodeinfo.h"
+#include "shim.pb-c.h"
 #include "statestore.pb-c.h"
 #include <nng/protocol/pubsub0/sub.h>
 #include "xmalloc.h"
@@ -297,12 +298,103 @@ claim_record(struct netd *n, struct netd_ventry *e, const Mts__Record *r)
 	}
 }
 
+static struct netd_task *
+task_get(struct netd_tasks *ts, const char *node, const char *id)
+{
+	struct netd_task *t;
+	size_t i;
+
+	for (i = 0; i < ts->n; i++)
+		if (strcmp(ts->t[i].id, id) == 0 &&
+		    strcmp(ts->t[i].node, node) == 0)
+			return &ts->t[i];
+	if (ts->n == ts->cap) {
+		ts->cap = ts->cap ? 2 * ts->cap : 64;
+		ts->t = xreallocarray(ts->t, ts->cap, sizeof(*ts->t));
+	}
+	t = &ts->t[ts->n++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->node, sizeof(t->node), "%s", node);
+	snprintf(t->id, sizeof(t->id), "%s", id);
+	return t;
+}
+
+/* t/<node>/<task>: the task's address and networks (the shim's own tasks,
+ * and reconciled's before netd attached them, have none). */
+static void
+task_record(struct netd *n, const char *node, const char *id,
+    const Mts__Record *r)
+{
+	Mts__Shim__TaskStatus *st =
+	    mts__shim__task_status__unpack(NULL, r->value.len, r->value.data);
+	char nets[NETD_NETS_TEXT];
+	struct netd_task *t;
+	uint32_t addr = 0;
+
+	if (st == NULL)
+		return;
+	if (st->address && st->address[0] != '\0' &&
+	    netd_ip_parse(st->address, &addr) < 0)
+		addr = 0;
+	if (netd_nets_join(st->networks, st->n_networks, nets, sizeof(nets)) <
+	    0)
+		nets[0] = '\0';
+	t = task_get(&n->tasks, node, id);
+	t->addr = addr;
+	snprintf(t->nets, sizeof(t->nets), "%s", nets);
+	snprintf(t->service, sizeof(t->service), "%s",
+	    st->spec && st->spec->service ? st->spec->service : "");
+	snprintf(t->state, sizeof(t->state), "%s", st->state ? st->state : "");
+	snprintf(t->health, sizeof(t->health), "%s",
+	    st->health ? st->health : "");
+	t->local = strcmp(node, n->self) == 0;
+	t->gen = n->view.gen;
+	mts__shim__task_status__free_unpacked(st, NULL);
+}
+
+static void
+task_key(struct netd *n, const Mts__KeyRecord *kr)
+{
+	const char *k = (const char *)kr->key.data + strlen(NETD_TASK_PREFIX);
+	size_t len = kr->key.len - strlen(NETD_TASK_PREFIX);
+	char node[MTS_NODE_HEX_LEN + 1], id[NETD_TASK_MAX];
+
+	if (kr->record == NULL || kr->record->tombstone ||
+	    len <= MTS_NODE_HEX_LEN + 1 || k[MTS_NODE_HEX_LEN] != '/' ||
+	    len - MTS_NODE_HEX_LEN - 1 >= sizeof(id))
+		return;
+	memcpy(node, k, MTS_NODE_HEX_LEN);
+	node[MTS_NODE_HEX_LEN] = '\0';
+	memcpy(id, k + MTS_NODE_HEX_LEN + 1, len - MTS_NODE_HEX_LEN - 1);
+	id[len - MTS_NODE_HEX_LEN - 1] = '\0';
+	if (memchr(id, '\0', len - MTS_NODE_HEX_LEN - 1) != NULL)
+		return;
+	task_record(n, node, id, kr->record);
+}
+
+/* The tasks whose records the last full scan did not see are gone. */
+static void
+tasks_end(struct netd *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->tasks.n;)
+		if (n->tasks.t[i].gen != n->view.gen)
+			n->tasks.t[i] = n->tasks.t[--n->tasks.n];
+		else
+			i++;
+}
+
 static void
 record(struct netd *n, const Mts__KeyRecord *kr)
 {
 	size_t plen = strlen(n->scan_prefix);
 	uint8_t id[MTS_NODE_ID_LEN];
 
+	if (n->scan_prefix[0] == 't') {
+		task_key(n, kr);
+		return;
+	}
 	if (kr->record == NULL || kr->record->tombstone ||
 	    kr->key.len != plen + MTS_NODE_HEX_LEN ||
 	    mts_unhex(id, sizeof(id), (const char *)kr->key.data + plen,
@@ -334,8 +426,10 @@ scan_end(struct netd *n)
 		}
 		i++;
 	}
+	tasks_end(n);
 	n->scanned = 1;
 	decide(n);
+	netd_nft_changed(n);
 	if (n->rescan) {
 		n->rescan = 0;
 		netd_on_scan(n, 0);
@@ -370,8 +464,9 @@ scan_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 	}
 	if (rep->scan->more && rep->scan->n_items > 0) {
 		scan_next(n);
-	} else if (n->scan_prefix[0] == 'm') {
-		n->scan_prefix = NETD_CLAIM_PREFIX;
+	} else if (n->scan_prefix[0] != 't') {
+		n->scan_prefix = n->scan_prefix[0] == 'm' ? NETD_CLAIM_PREFIX
+		                                          : NETD_TASK_PREFIX;
 		n->scan_after[0] = '\0';
 		scan_next(n);
 	} else {
@@ -491,7 +586,9 @@ netd_feeds_open(struct netd *n)
 	        &n->store_sub, &n->store_open, &n->store_w,
 	        on_store_feed) < 0 ||
 	    nng_socket_set(n->store_sub, NNG_OPT_SUB_SUBSCRIBE,
-	        NETD_CLAIM_PREFIX, strlen(NETD_CLAIM_PREFIX)) != 0)
+	        NETD_CLAIM_PREFIX, strlen(NETD_CLAIM_PREFIX)) != 0 ||
+	    nng_socket_set(n->store_sub, NNG_OPT_SUB_SUBSCRIBE,
+	        NETD_TASK_PREFIX, strlen(NETD_TASK_PREFIX)) != 0)
 		return -1;
 	return feed_open(n, "gossipd", "gossipd.pub", "", &n->gossip_sub,
 	    &n->gossip_open, &n->gossip_w, on_gossip_feed);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netd_overlay.sh: mts-netd on 3 nodes, each in its own network namespace joined only by a test bridge (scripts/cluster MTS_CLUSTER_NETNS=1 MTS_CLUSTER_NETD=1), real WireGuard through wireguard-go: forced /24 collisions end distinct, tasks on nodes 1 and 3 reach each other by address over mts0, a capture on the bridge holds only WireGuard UDP and Noise TCP and never the payload's marker, a netd restart keeps the tasks' addresses and connectivity, a removed node's peer goes within a second.
+# netd_overlay.sh: mts-netd on 3 nodes, each in its own network namespace joined only by a test bridge (scripts/cluster MTS_CLUSTER_NETNS=1 MTS_CLUSTER_NETD=1), real WireGuard through wireguard-go: forced /24 collisions end distinct, tasks on nodes 1 and 3 reach each other by address over mts0, tasks of one node reach each other only when they share a network (table inet mts), a capture on the bridge holds only WireGuard UDP and Noise TCP and never the payload's marker, a netd restart keeps the tasks' addresses and connectivity, a removed node's peer goes within a second.
 . "$(dirname "$0")/lib.sh"
 for c in tcpdump busybox wireguard-go; do
 	command -v "$c" >/dev/null || skip_all "needs $c"
@@ -80,6 +80,24 @@ echo "$MARKER" | in_task 1 web.1 busybox nc -w 2 "$a3" 7777
 wait_for 5 grep -q "$MARKER" "$T_DIR/got"
 check "a TCP payload goes from the node-1 task to the node-3 task" grep -q "$MARKER" "$T_DIR/got"
 kill "$NCPID" 2>/dev/null
+
+# --- isolation on one node: only tasks that share a network ---------------------
+attachn() { # I TASK NET...: attached on networks NET..., prints the address
+	local i=$1 t=$2 n a=()
+	shift 2
+	for n in "$@"; do a+=(--network "$n"); done
+	ctl "$i" -o json overlay attach "${a[@]}" "$t" | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"].split("/")[0])'
+}
+nping() { in_task 1 "$1" busybox ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+i1=$(attachn 1 iso-a1 neta) && i2=$(attachn 1 iso-a2 neta shared) && i3=$(attachn 1 iso-b1 netb shared) ||
+	fail "attach three tasks on node 1 with networks"
+check "two tasks of one network on one node reach each other ($i1 -> $i2)" wait_for 5 nping iso-a1 "$i2"
+check "a task does not reach a task of another network on the same node ($i1 -> $i3)" sh -c "! nsenter --net='$(g_run 1)/netd/ns/iso-a1' busybox ping -c 1 -W 1 $i3"
+check "two tasks that share their second network reach each other ($i3 -> $i2)" wait_for 5 nping iso-b1 "$i2"
+check "a task on a network does not reach an attachment on none ($i1 -> $a1)" sh -c "! nsenter --net='$(g_run 1)/netd/ns/iso-a1' busybox ping -c 1 -W 1 $a1"
+check "the drops are counted in table inet mts" sh -c "nsenter --net=/run/netns/$(n_ns 1) nft list chain inet mts isolate | grep -Eq 'counter packets [1-9][0-9]* bytes [0-9]+ drop'"
+check "overlay status lists the networks" sh -c "'$CTL' -r '$(g_run 1)' overlay status | grep -Eq '^iso-a2 +$i2/24 +mtsv[0-9]+ +neta,shared '"
+for t in iso-a1 iso-a2 iso-b1; do ctl 1 overlay detach "$t" >/dev/null; done
 
 # --- node inspect: the subnet, and this node's WireGuard peer of it -------------
 inspect_ok() {

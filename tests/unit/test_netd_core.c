@@ -1,4 +1,4 @@
-/* test_netd_core.c: unit tests of mts-netd's core (agents/netd/netd_core.c) — the cluster CIDR, /24 claims converging to distinct subnets from forced collisions (seeded, printed), task host numbers and their persisted form, the WireGuard peer set, its UAPI diff and the UAPI answers read back. */
+/* test_netd_core.c: unit tests of mts-netd's core (agents/netd/netd_core.c, netd_nft_core.c) — the cluster CIDR, /24 claims converging to distinct subnets from forced collisions (seeded, printed), task host numbers and their persisted form with their networks, network names, the isolation table (read back by a small evaluator: a packet to a local task is accepted exactly when both share a network, 200 seeded cases), the WireGuard peer set, its UAPI diff and the UAPI answers read back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -168,6 +168,224 @@ test_subnet_rules(void **state)
 }
 
 static void
+test_networks(void **state)
+{
+	char *v[NETD_NETS_MAX + 2], out[NETD_NETS_TEXT], name[8];
+	char *dup[] = { "shop_default", "shared", "shop_default", "a.b-c" };
+	char *bad[] = { "ok", "no/slash" };
+	char *empty[] = { "" };
+	char big[NETD_NET_MAX + 1];
+	int i;
+
+	assert_true(netd_net_ok("shop_default"));
+	assert_false(netd_net_ok(""));
+	assert_false(netd_net_ok("a,b"));
+	assert_false(netd_net_ok("a b"));
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_false(netd_net_ok(big));
+	big[NETD_NET_MAX - 1] = '\0';
+	assert_true(netd_net_ok(big));
+	/* sorted, without duplicates */
+	assert_int_equal(netd_nets_join(dup, 4, out, sizeof(out)), 0);
+	assert_string_equal(out, "a.b-c,shared,shop_default");
+	assert_true(netd_nets_valid(out));
+	assert_true(netd_nets_has(out, "shared"));
+	assert_true(netd_nets_has(out, "a.b-c"));
+	assert_false(netd_nets_has(out, "shop"));
+	assert_false(netd_nets_has(out, "default"));
+	assert_int_equal(netd_nets_join(bad, 2, out, sizeof(out)),
+	    -MTS_ERR_INVAL);
+	assert_string_equal(out, "");
+	assert_int_equal(netd_nets_join(empty, 1, out, sizeof(out)),
+	    -MTS_ERR_INVAL);
+	assert_int_equal(netd_nets_join(NULL, 0, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	for (i = 0; i < NETD_NETS_MAX + 1; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		v[i] = strdup(name);
+	}
+	assert_int_equal(netd_nets_join(v, NETD_NETS_MAX, out, sizeof(out)), 0);
+	assert_int_equal(netd_nets_join(v, NETD_NETS_MAX + 1, out, sizeof(out)),
+	    -MTS_ERR_INVAL);
+	for (i = 0; i < NETD_NETS_MAX + 1; i++)
+		free(v[i]);
+	assert_true(netd_nets_valid(""));
+	assert_false(netd_nets_valid(","));
+	assert_false(netd_nets_valid("a,"));
+	assert_false(netd_nets_valid("a b"));
+}
+
+/* --- the isolation table, read back by a small evaluator ----------------------- */
+
+#define EV_SETS 64
+#define EV_ADDRS 64
+
+/* The sets and the rules of chain isolate as the text declares them. */
+struct ev {
+	char name[EV_SETS][32];
+	uint32_t addr[EV_SETS][EV_ADDRS];
+	size_t naddr[EV_SETS], nsets;
+	int rule[EV_SETS]; /* saddr and daddr in set i: accept */
+	size_t nrules;
+	int none_rule, jump_allow, drop;
+};
+
+static int
+ev_set(const struct ev *e, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsets; i++)
+		if (strcmp(e->name[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void
+ev_parse(struct ev *e, const char *text)
+{
+	const char *p;
+	char name[32], a[20], b[20];
+	int cur = -1;
+
+	memset(e, 0, sizeof(*e));
+	for (p = text; *p; p = strchr(p, '\n') + 1) {
+		const char *q = p + strspn(p, "\t");
+
+		if (sscanf(q, "set %31s {", name) == 1) {
+			cur = (int)e->nsets++;
+			snprintf(e->name[cur], sizeof(e->name[cur]), "%s",
+			    name);
+		} else if (strncmp(q, "elements = { ", 13) == 0) {
+			const char *x = q + 13;
+			uint32_t ip;
+
+			assert_true(cur >= 0);
+			while (sscanf(x, "%19[0-9.]", a) == 1 &&
+			    netd_ip_parse(a, &ip) == 0) {
+				e->addr[cur][e->naddr[cur]++] = ip;
+				x += strlen(a);
+				if (strncmp(x, ", ", 2) != 0)
+					break;
+				x += 2;
+			}
+		} else if (sscanf(q, "ip saddr @%19s ip daddr @%19s accept", a,
+		               b) == 2) {
+			assert_string_equal(a, b);
+			assert_true(ev_set(e, a) >= 0);
+			e->rule[e->nrules++] = ev_set(e, a);
+		} else if (strncmp(q,
+		               "ip saddr != @known ip daddr != @known accept",
+		               44) == 0) {
+			e->none_rule = 1;
+		} else if (strncmp(q, "jump allow", 10) == 0) {
+			e->jump_allow = 1;
+		} else if (strncmp(q, "counter drop", 12) == 0) {
+			e->drop = 1;
+		}
+		if (strchr(p, '\n') == NULL)
+			break;
+	}
+}
+
+static int
+ev_in(const struct ev *e, int set, uint32_t ip)
+{
+	size_t i;
+
+	for (i = 0; set >= 0 && i < e->naddr[set]; i++)
+		if (e->addr[set][i] == ip)
+			return 1;
+	return 0;
+}
+
+/* Whether chain isolate accepts src -> dst. */
+static int
+ev_accepts(const struct ev *e, uint32_t src, uint32_t dst)
+{
+	int known = ev_set(e, "known");
+	size_t i;
+
+	for (i = 0; i < e->nrules; i++)
+		if (ev_in(e, e->rule[i], src) && ev_in(e, e->rule[i], dst))
+			return 1;
+	return e->none_rule && !ev_in(e, known, src) && !ev_in(e, known, dst);
+}
+
+/* Whether two members share a network, or are both on none. */
+static int
+share(const struct netd_member *a, const struct netd_member *b)
+{
+	char name[NETD_NET_MAX];
+	const char *p = a->nets;
+	size_t k;
+
+	if (a->nets[0] == '\0' || b->nets[0] == '\0')
+		return a->nets[0] == '\0' && b->nets[0] == '\0';
+	while (*p) {
+		k = strcspn(p, ",");
+		snprintf(name, sizeof(name), "%.*s", (int)k, p);
+		if (netd_nets_has(b->nets, name))
+			return 1;
+		p += k + (p[k] == ',');
+	}
+	return 0;
+}
+
+static void
+test_isolation(void **state)
+{
+	static const char *nets[] = { "", "a", "b", "a,b", "shared", "b,shared",
+		"x" };
+	struct netd_member m[24];
+	struct ev e;
+	char *text;
+	size_t i, j, n;
+	unsigned seed;
+
+	for (seed = 1; seed <= 200; seed++) {
+		srand(seed);
+		n = 1 + (size_t)rand() % 24;
+		for (i = 0; i < n; i++) {
+			m[i].addr = (10u << 24) | (210u << 16) |
+			    ((unsigned)(rand() % 3) << 8) | (2 + (unsigned)i);
+			m[i].nets = nets[rand() % 7];
+			m[i].local = (m[i].addr >> 8 & 0xff) == 0;
+		}
+		text = netd_nft_isolation(m, n, "mtsbr0");
+		assert_non_null(strstr(text,
+		    "oifname \"mtsbr0\" ct state established,related accept"));
+		assert_non_null(
+		    strstr(text, "oifname \"mtsbr0\" jump isolate"));
+		ev_parse(&e, text);
+		assert_true(e.drop && e.jump_allow && e.none_rule);
+		/* every packet to a task of this node: accepted exactly
+		 * when both share a network (or neither is on one) */
+		for (i = 0; i < n; i++)
+			for (j = 0; j < n; j++) {
+				if (!m[j].local)
+					continue;
+				if (ev_accepts(&e, m[i].addr, m[j].addr) !=
+				    share(&m[i], &m[j])) {
+					print_message("seed %u: %zu -> %zu "
+					              "(%s -> %s)\n%s",
+					    seed, i, j, m[i].nets, m[j].nets,
+					    text);
+					fail();
+				}
+			}
+		free(text);
+	}
+	/* no member: only the rule for addresses on no network */
+	text = netd_nft_isolation(NULL, 0, "mtsbr0");
+	ev_parse(&e, text);
+	assert_int_equal(e.nrules, 0);
+	assert_true(e.none_rule);
+	free(text);
+}
+
+static void
 test_attachments(void **state)
 {
 	struct netd_attachments s, back;
@@ -203,7 +421,19 @@ test_attachments(void **state)
 	assert_int_equal(back.n, 0);
 	assert_int_equal(netd_att_parse(&back, "x 1\n"), -MTS_ERR_INVAL);
 	assert_int_equal(netd_att_parse(&back, "x 2"), -MTS_ERR_INVAL);
-	assert_int_equal(netd_att_parse(&back, "x 2 3\n"), -MTS_ERR_INVAL);
+	assert_int_equal(netd_att_parse(&back, "x 2 a b\n"), -MTS_ERR_INVAL);
+	assert_int_equal(netd_att_parse(&back, "x 2 a/b\n"), -MTS_ERR_INVAL);
+	assert_int_equal(netd_att_parse(&back, "x 2 a,,b\n"), -MTS_ERR_INVAL);
+	/* networks persist with their attachment */
+	assert_int_equal(netd_att_parse(&back, "x 2 a,b\ny 3\n"), 0);
+	assert_string_equal(netd_att_find(&back, "x")->nets, "a,b");
+	assert_string_equal(netd_att_find(&back, "y")->nets, "");
+	assert_int_equal(netd_att_set_nets(&back, "y", "c"), 1);
+	assert_int_equal(netd_att_set_nets(&back, "y", "c"), 0);
+	assert_int_equal(netd_att_set_nets(&back, "z", "c"), -MTS_ERR_NOTFOUND);
+	text = netd_att_format(&back);
+	assert_string_equal(text, "x 2 a,b\ny 3 c\n");
+	free(text);
 	assert_int_equal(netd_att_parse(&back, ""), 0);
 	/* a full /24 */
 	for (int i = 0; i < 300; i++) {
@@ -339,6 +569,8 @@ main(void)
 		cmocka_unit_test(test_subnets_converge),
 		cmocka_unit_test(test_subnet_rules),
 		cmocka_unit_test(test_attachments),
+		cmocka_unit_test(test_networks),
+		cmocka_unit_test(test_isolation),
 		cmocka_unit_test(test_peers),
 		cmocka_unit_test(test_uapi),
 	};
