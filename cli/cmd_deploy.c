@@ -204,6 +204,7 @@ write_service(struct mtsctl *ctx, struct planned *p)
 struct progress {
 	uint32_t running, done, desired;
 	uint32_t pending; /* what the owner's p/ record says it */
+	uint32_t waiting; /* held back by depends_on (why says for what) */
 	char why[256];    /* could not place, and why */
 	mts_time_t pending_since;
 };
@@ -242,6 +243,7 @@ pending_one(void *arg, const char *svc,
 		    st->version < c->p[i].version)
 			continue;
 		c->pr[i].pending = st->pending;
+		c->pr[i].waiting = st->waiting;
 		snprintf(c->pr[i].why, sizeof(c->pr[i].why), "%s", st->message);
 	}
 }
@@ -258,7 +260,7 @@ count_tasks(struct mtsctl *ctx, struct planned *p, size_t n,
 	int rc;
 
 	for (i = 0; i < n; i++)
-		pr[i].running = pr[i].done = pr[i].pending = 0;
+		pr[i].running = pr[i].done = pr[i].pending = pr[i].waiting = 0;
 	if ((rc = mtsctl_task_scan(ctx, count_one, &c)) != 0)
 		return rc;
 	return mtsctl_placement_scan(ctx, pending_one, &c);
@@ -309,7 +311,7 @@ wait_converged(struct mtsctl *ctx, struct planned *p, size_t n, long timeout_s)
 		failed = 0;
 		for (i = 0; i < n; i++) {
 			uint32_t have, want;
-			int stuck;
+			int stuck, waits;
 
 			if (p[i].spec == NULL ||
 			    strncmp(p[i].spec->mode, "global", 6) == 0)
@@ -318,16 +320,20 @@ wait_converged(struct mtsctl *ctx, struct planned *p, size_t n, long timeout_s)
 			have = is_job(p[i].spec) ? pr[i].done : pr[i].running;
 			stuck =
 			    have < want && failed_to_place(&pr[i], mts_now());
+			/* depends_on: said once, then deploy waits on */
+			waits = have < want && pr[i].waiting > 0 &&
+			    pr[i].why[0] != '\0' && !(said[i] & 2);
 			if (ctx->fmt != MTSCTL_FMT_JSON &&
 			    (have !=
 			            (is_job(p[i].spec) ? last[i].done
 			                               : last[i].running) ||
-			        (stuck && !said[i])))
+			        (stuck && !(said[i] & 1)) || waits))
 				printf("%s: %u/%u %s%s%s\n", p[i].name, have,
 				    want,
 				    is_job(p[i].spec) ? "completed" : "running",
-				    stuck ? ": " : "", stuck ? pr[i].why : "");
-			said[i] |= stuck;
+				    stuck || waits ? ": " : "",
+				    stuck || waits ? pr[i].why : "");
+			said[i] |= stuck | (waits ? 2 : 0);
 			last[i] = pr[i];
 			done &= have >= want || stuck;
 			failed |= stuck;

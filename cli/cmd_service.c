@@ -278,16 +278,19 @@ ps_pending(void *arg, const char *svc,
 	if (p->service ? strcmp(svc, p->service) != 0
 	               : strncmp(svc, p->stack, sl) != 0 || svc[sl] != '_')
 		return;
-	for (i = 0; i < st->pending && i < 1000; i++) {
-		snprintf(task, sizeof(task), "%s.pending", svc);
+	for (i = 0; i < st->pending + st->waiting && i < 1000; i++) {
+		int w = i >= st->pending; /* held back by depends_on */
+
+		snprintf(task, sizeof(task), "%s.%s", svc,
+		    w ? "waiting" : "pending");
 		json_array_append_new(p->rows,
 		    json_pack("{ss ss ss ss ss ss ss ss sI sI sI ss ss}",
 		        "task", task, "service", svc, "node", "", "node_name",
-		        "", "desired_state", "running", "state", "pending",
-		        "health", "", "error", st->message, "exit_code",
-		        (json_int_t)-1, "slot", (json_int_t)0, "version",
-		        (json_int_t)st->version, "version_label", "", "age",
-		        ""));
+		        "", "desired_state", "running", "state",
+		        w ? "waiting" : "pending", "health", "", "error",
+		        st->message, "exit_code", (json_int_t)-1, "slot",
+		        (json_int_t)0, "version", (json_int_t)st->version,
+		        "version_label", "", "age", ""));
 	}
 }
 
@@ -604,8 +607,13 @@ static const struct mtsctl_cmd service_cmds[] = {
 	{ "ps", cmd_ps, "SERVICE", "list a service's tasks",
 	    "DESCRIPTION\n"
 	    "    Lists the tasks of SERVICE (<stack>_<service>) on every node:\n"
-	    "    task id, node, desired and current state, health, age and\n"
-	    "    the last error.\n" },
+	    "    task id, the version it was placed from (\"3 (old)\" when\n"
+	    "    its spec is not the record's), node, desired and current\n"
+	    "    state, health, age and the last error. Replicas its owner\n"
+	    "    cannot place are rows SERVICE.pending with the reason;\n"
+	    "    replicas held back by depends_on at a first deploy are rows\n"
+	    "    SERVICE.waiting saying for what (\"waiting for shop_db to\n"
+	    "    be healthy (0 of 1)\").\n" },
 	{ "inspect", cmd_inspect, "SERVICE", "print a service's record as JSON",
 	    "DESCRIPTION\n"
 	    "    Prints the service record (proto/service.proto): version,\n"

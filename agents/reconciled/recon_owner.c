@@ -699,7 +699,7 @@ publish(struct recond *r, struct rc_own *o)
 
 	if (o->writing ||
 	    (o->written && o->w_desired == o->desired && o->w_live == o->live &&
-	        o->w_pending == o->pending &&
+	        o->w_pending == o->pending && o->w_waiting == o->waiting &&
 	        strcmp(o->w_message, o->message) == 0))
 		return;
 	ps.owner = r->self;
@@ -707,6 +707,7 @@ publish(struct recond *r, struct rc_own *o)
 	ps.desired = o->desired;
 	ps.live = o->live;
 	ps.pending = o->pending;
+	ps.waiting = o->waiting;
 	ps.message = o->message;
 	ps.updated_at_ms = mts_wall_ms();
 	len = mts__reconciled__placement_status__get_packed_size(&ps);
@@ -717,6 +718,7 @@ publish(struct recond *r, struct rc_own *o)
 	o->w_desired = o->desired;
 	o->w_live = o->live;
 	o->w_pending = o->pending;
+	o->w_waiting = o->waiting;
 	snprintf(o->w_message, sizeof(o->w_message), "%s", o->message);
 	rc_store_write(r, key, buf, len, status_written, o);
 	free(buf);
@@ -749,7 +751,7 @@ owned_status(struct recond *r, const struct core_view *c)
 		for (k = 0; k < c->nrows; k++)
 			o->live += strcmp(c->rows[k].service, s->name) == 0 &&
 			    row_live(c, &c->rows[k]);
-		if (o->live >= o->desired) {
+		if (o->live >= o->desired && o->waiting == 0) {
 			o->pending = 0;
 			o->message[0] = '\0';
 		}
@@ -935,16 +937,63 @@ update_step(struct recond *r, struct core_view *c, size_t si)
 
 /* --- the decisions ------------------------------------------------------------------- */
 
+/* depends_on: a service whose dependencies do not meet their conditions
+ * yet places nothing; its owner says what it waits for in p/. 1 when
+ * core service si waits. */
+static int
+held_back(struct recond *r, const struct core_view *c,
+    const struct mts_dep_verdict *dv, size_t si, const struct mts_rc_action *a)
+{
+	const struct mts_dep_verdict *d = &dv[c->svc_of[si]];
+	struct rc_own *o;
+
+	if (d->may_start)
+		return 0;
+	if (a->kind == RC_PLACE) {
+		o = own_get(r, c->svcs[si].name);
+		if (o->waiting == 0 || strcmp(o->message, d->why) != 0)
+			log_info("%s: %s", c->svcs[si].name, d->why);
+		o->waiting = a->count;
+		o->pending = 0;
+		snprintf(o->message, sizeof(o->message), "%s", d->why);
+	}
+	return 1;
+}
+
+/* Services no longer held back stop saying so. */
+static void
+waits_clear(struct recond *r, const struct core_view *c,
+    const struct mts_dep_verdict *dv)
+{
+	size_t i;
+
+	for (i = 0; i < c->v.nservices; i++) {
+		struct rc_own *o;
+
+		if (!dv[c->svc_of[i]].may_start)
+			continue;
+		for (o = r->own; o != NULL; o = o->next)
+			if (strcmp(o->service, c->svcs[i].name) == 0 &&
+			    o->waiting) {
+				o->waiting = 0;
+				o->message[0] = '\0';
+			}
+	}
+}
+
 void
 rc_reconcile(struct recond *r)
 {
 	struct mts_rc_actions out = { NULL, 0, 0 };
+	struct mts_dep_verdict *dv;
 	struct core_view c;
 	char *updating;
 	size_t i;
 
 	core_view_build(r, &c);
 	mts_rc_reconcile(&c.v, &out);
+	dv = rc_depends(&r->view, c.rows, c.nrows);
+	waits_clear(r, &c, dv);
 	updating = xcalloc(c.v.nservices + 1, 1);
 	for (i = 0; i < c.v.nservices; i++) {
 		long ow = mts_rc_owner(&c.v, c.svcs[i].name);
@@ -964,6 +1013,8 @@ rc_reconcile(struct recond *r)
 		    a->kind != RC_PLACE_LOCAL &&
 		    strcmp(a->why, "node draining") != 0)
 			continue; /* the update keeps this service's count */
+		if (a->kind != RC_STOP && held_back(r, &c, dv, a->service, a))
+			continue;
 		if (a->kind == RC_PLACE)
 			place(r, &c, s, a->count);
 		else if (a->kind == RC_PLACE_LOCAL)
@@ -976,4 +1027,5 @@ rc_reconcile(struct recond *r)
 	mts_rc_actions_free(&out);
 	core_view_free(&c);
 	free(updating);
+	free(dv);
 }

@@ -6,6 +6,7 @@
 
 #include "acl.h"
 #include "agent.h"
+#include "depends_core.h"
 #include "hash.h"
 #include "ipc.h"
 #include "loop.h"
@@ -134,10 +135,11 @@ struct rc_own {
 	char service[RC_NAME_MAX];
 	int busy; /* a placement in flight */
 	uint32_t desired, live, pending;
+	uint32_t waiting; /* held back by depends_on (message says why) */
 	char message[256];
 	uint64_t version;
 	/* p/<service> as last written */
-	uint32_t w_desired, w_live, w_pending;
+	uint32_t w_desired, w_live, w_pending, w_waiting;
 	char w_message[256];
 	int written, writing;
 	mts_time_t seen; /* last refresh it was owned */
@@ -212,6 +214,12 @@ int rc_trec_from(struct rc_trec *, const char *node, const char *id,
     const Mts__Shim__TaskStatus *);
 enum mts_rc_task_state rc_state_of(const char *shim_state, int32_t exit_code,
     int job);
+
+/* recon_depends.c: whether each service of v (by index) may place tasks
+ * now under depends_on, from every task row (rows: the view's and this
+ * node's, in flight included); the caller frees the array. */
+struct mts_dep_verdict *rc_depends(const struct rc_view *v,
+    const struct rc_trec *rows, size_t nrows);
 
 /* recon_owner.c: the decisions of a view turned into placements, stops
  * and p/ records. */
