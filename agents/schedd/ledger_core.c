@@ -31,6 +31,7 @@ mts_ledger_free(struct mts_ledger *l)
 {
 	free(l->leases);
 	free(l->tasks);
+	free(l->changes);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -153,6 +154,45 @@ add_task(struct mts_ledger *l, const char *id, const char *service,
 	t->res = res;
 }
 
+/* Appends a change for the journal while the ledger records them. */
+static struct mts_ledger_change *
+note(struct mts_ledger *l, enum mts_ledger_change_kind kind)
+{
+	struct mts_ledger_change *c;
+
+	if (!l->record)
+		return NULL;
+	if (l->nchanges == l->capchanges) {
+		l->capchanges = l->capchanges ? 2 * l->capchanges : 16;
+		l->changes = xreallocarray(l->changes, l->capchanges,
+		    sizeof(*l->changes));
+	}
+	c = &l->changes[l->nchanges++];
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	return c;
+}
+
+static void
+note_lease(struct mts_ledger *l, enum mts_ledger_change_kind kind,
+    const struct mts_lease *s)
+{
+	struct mts_ledger_change *c = note(l, kind);
+
+	if (c != NULL)
+		c->lease = *s;
+}
+
+static void
+note_task(struct mts_ledger *l, enum mts_ledger_change_kind kind,
+    const struct mts_ledger_task *t)
+{
+	struct mts_ledger_change *c = note(l, kind);
+
+	if (c != NULL)
+		c->task = *t;
+}
+
 /* --- the cells --------------------------------------------------------------------- */
 
 static enum mts_ledger_why
@@ -269,6 +309,14 @@ static const lease_cell cells[LEASE_NSTATES][LEV_NEVENTS] = {
 	},
 };
 
+/* The journal's record of a step that changed a lease's state. */
+static const enum mts_ledger_change_kind event_change[LEV_NEVENTS] = {
+	[LEV_PREPARE] = LCH_GRANT,
+	[LEV_COMMIT] = LCH_COMMIT,
+	[LEV_ABORT] = LCH_ABORT,
+	[LEV_EXPIRE] = LCH_EXPIRE,
+};
+
 static enum mts_ledger_why
 lease_step(struct mts_ledger *l, enum mts_lease_event ev,
     const struct lease_req *r)
@@ -276,10 +324,16 @@ lease_step(struct mts_ledger *l, enum mts_lease_event ev,
 	struct mts_lease *s = find_lease(l, r->id);
 	enum mts_lease_state st = s ? s->state : LEASE_NONE;
 	lease_cell fn = cells[st][ev];
+	enum mts_ledger_why why;
 
 	if (fn == NULL)
 		abort(); /* a cell the table says cannot happen */
-	return fn(l, s, r);
+	why = fn(l, s, r);
+	if (why == LEDGER_OK && s == NULL && st == LEASE_NONE)
+		s = &l->leases[l->nleases - 1]; /* none_prepare added it */
+	if (why == LEDGER_OK && s != NULL && s->state != st)
+		note_lease(l, event_change[ev], s);
+	return why;
 }
 
 enum mts_ledger_why
@@ -360,8 +414,10 @@ void
 mts_ledger_task_add(struct mts_ledger *l, const char *task, const char *service,
     struct mts_res res)
 {
-	if (find_task(l, task) == NULL)
-		add_task(l, task, service, res);
+	if (find_task(l, task) != NULL)
+		return;
+	add_task(l, task, service, res);
+	note_task(l, LCH_TASK_ADD, &l->tasks[l->ntasks - 1]);
 }
 
 int
@@ -371,25 +427,16 @@ mts_ledger_task_remove(struct mts_ledger *l, const char *task)
 
 	if (t == NULL)
 		return -1;
+	note_task(l, LCH_TASK_DEL, t);
 	*t = l->tasks[--l->ntasks];
 	return 0;
 }
 
-enum mts_ledger_why
-mts_ledger_lease_restore(struct mts_ledger *l, const struct mts_lease *in)
+/* Copies in over s, its strings terminated and its state one a lease can
+ * be restored in. */
+static void
+set_lease(struct mts_lease *s, const struct mts_lease *in)
 {
-	struct mts_lease *s;
-
-	if (find_lease(l, in->id) != NULL)
-		return LEDGER_OK;
-	if (l->nleases + l->ntasks >= l->max_entries)
-		return LEDGER_FULL;
-	if (l->nleases == l->capleases) {
-		l->capleases = l->capleases ? 2 * l->capleases : 16;
-		l->leases =
-		    xreallocarray(l->leases, l->capleases, sizeof(*l->leases));
-	}
-	s = &l->leases[l->nleases++];
 	*s = *in;
 	s->id[sizeof(s->id) - 1] = '\0';
 	s->owner[sizeof(s->owner) - 1] = '\0';
@@ -397,7 +444,62 @@ mts_ledger_lease_restore(struct mts_ledger *l, const struct mts_lease *in)
 	s->task[sizeof(s->task) - 1] = '\0';
 	if (s->state == LEASE_NONE || s->state >= LEASE_NSTATES)
 		s->state = LEASE_ENDED;
+}
+
+static enum mts_ledger_why
+lease_add(struct mts_ledger *l, const struct mts_lease *in)
+{
+	if (l->nleases + l->ntasks >= l->max_entries)
+		return LEDGER_FULL;
+	if (l->nleases == l->capleases) {
+		l->capleases = l->capleases ? 2 * l->capleases : 16;
+		l->leases =
+		    xreallocarray(l->leases, l->capleases, sizeof(*l->leases));
+	}
+	set_lease(&l->leases[l->nleases++], in);
 	return LEDGER_OK;
+}
+
+enum mts_ledger_why
+mts_ledger_lease_restore(struct mts_ledger *l, const struct mts_lease *in)
+{
+	if (find_lease(l, in->id) != NULL)
+		return LEDGER_OK;
+	return lease_add(l, in);
+}
+
+enum mts_ledger_why
+mts_ledger_lease_put(struct mts_ledger *l, const struct mts_lease *in)
+{
+	struct mts_lease *s = find_lease(l, in->id);
+
+	if (s == NULL)
+		return lease_add(l, in);
+	set_lease(s, in);
+	return LEDGER_OK;
+}
+
+const struct mts_ledger_change *
+mts_ledger_changes_take(struct mts_ledger *l, size_t *n)
+{
+	*n = l->nchanges;
+	l->nchanges = 0;
+	return l->changes;
+}
+
+const char *
+mts_ledger_change_str(enum mts_ledger_change_kind k)
+{
+	static const char *const s[LCH_NKINDS] = {
+		[LCH_GRANT] = "grant",
+		[LCH_COMMIT] = "commit",
+		[LCH_ABORT] = "abort",
+		[LCH_EXPIRE] = "expire",
+		[LCH_TASK_ADD] = "task-add",
+		[LCH_TASK_DEL] = "task-del",
+	};
+
+	return (unsigned)k < LCH_NKINDS ? s[k] : "?";
 }
 
 void

@@ -66,6 +66,25 @@ struct mts_ledger_task {
 	struct mts_res res;
 };
 
+/* What changed in a ledger, for its journal: a lease that was granted,
+ * committed, aborted or expired (the lease as it is after the change), a
+ * task counted or let go without a lease (mts_ledger_task_add/remove). */
+enum mts_ledger_change_kind {
+	LCH_GRANT,
+	LCH_COMMIT,
+	LCH_ABORT,
+	LCH_EXPIRE,
+	LCH_TASK_ADD,
+	LCH_TASK_DEL,
+	LCH_NKINDS,
+};
+
+struct mts_ledger_change {
+	enum mts_ledger_change_kind kind;
+	struct mts_lease lease;      /* lease kinds */
+	struct mts_ledger_task task; /* task kinds */
+};
+
 struct mts_ledger {
 	struct mts_res capacity; /* after the configured reserve */
 	int draining, paused;    /* availability drain, pause: no new leases */
@@ -75,6 +94,11 @@ struct mts_ledger {
 	size_t ntasks, captasks;
 	size_t max_entries;       /* bound on leases + tasks */
 	mts_time_t ended_keep_ms; /* how long an ended lease is remembered */
+	/* while record is set, every change is appended here until the
+	 * caller takes them (mts_ledger_changes_take) */
+	int record;
+	struct mts_ledger_change *changes;
+	size_t nchanges, capchanges;
 };
 
 /* What other nodes learn of this one (the d/<node> digest). */
@@ -119,6 +143,17 @@ int mts_ledger_task_remove(struct mts_ledger *, const char *task);
  * it is. LEDGER_OK or LEDGER_FULL. */
 enum mts_ledger_why mts_ledger_lease_restore(struct mts_ledger *,
     const struct mts_lease *);
+
+/* Sets a lease as a journal says it became (a replay): a known id is
+ * overwritten, an unknown one added. LEDGER_OK or LEDGER_FULL. */
+enum mts_ledger_why mts_ledger_lease_put(struct mts_ledger *,
+    const struct mts_lease *);
+
+/* The changes recorded since the last call (the array stays the
+ * ledger's, valid until its next change); *n is their number. */
+const struct mts_ledger_change *mts_ledger_changes_take(struct mts_ledger *,
+    size_t *n);
+const char *mts_ledger_change_str(enum mts_ledger_change_kind);
 
 void mts_ledger_digest(const struct mts_ledger *, struct mts_digest *);
 /* Tasks of service held here (committed + live leases). */

@@ -61,8 +61,11 @@ setup(struct schedd *s, struct mts_agent *a)
 		return -1;
 	}
 	mts_ledger_init(&s->ledger, s->cfg.capacity, 0);
+	s->jfd = -1;
+	mts_buf_init(&s->jbuf);
 	if ((s->loop = mts_loop_new()) == NULL ||
-	    mts_loop_stop_on_signals(s->loop) < 0)
+	    mts_loop_stop_on_signals(s->loop) < 0 ||
+	    mts_loop_on_turn(s->loop, schedd_save_turn, s) < 0)
 		return -1;
 	mts_timer_init(&s->expire_timer, "expire", on_expire, s);
 	mts_timer_init(&s->digest_timer, "digest", schedd_on_digest, s);
@@ -149,6 +152,7 @@ cleanup(struct schedd *s, struct mts_agent *a)
 		mts_ipc_async_close(s->store);
 	if (s->gossip != NULL)
 		mts_ipc_async_close(s->gossip);
+	schedd_save_free(s); /* before the server: it may hold calls */
 	if (s->srv != NULL) {
 		mts_loop_remove_server(s->loop, s->srv);
 		mts_ipc_server_close(s->srv);
@@ -162,8 +166,6 @@ cleanup(struct schedd *s, struct mts_agent *a)
 	mts_loop_free(s->loop);
 	mts_acl_table_free(&s->cfg.acl);
 	mts_ledger_free(&s->ledger);
-	free(s->save_path);
-	free(s->saved);
 	mts_agent_free(a);
 }
 

@@ -5,6 +5,7 @@
 #include "acl.h"
 #include "agent.h"
 #include "hash.h"
+#include "buf.h"
 #include "ipc.h"
 #include "ledger_core.h"
 #include "loop.h"
@@ -48,11 +49,33 @@ struct schedd {
 	int nodeinfo_busy, nodeinfo_dirty;
 	/* gossipd.sock: membership, for Place */
 	struct mts_ipc_async *gossip;
-	/* $MTS_STATEDIR/ledger (schedd_save.c): its path (NULL: not kept)
-	 * and the bytes it holds */
-	char *save_path;
-	uint8_t *saved;
-	size_t saved_len;
+	/* $MTS_STATEDIR/ledger and ledger.journal (schedd_save.c): the
+	 * paths (NULL: not kept), the journal open for appends (-1: none),
+	 * the snapshot's generation its header names, the sizes that decide
+	 * a compaction, the records of this turn not written yet and the
+	 * replies that wait for them to be synced */
+	char *save_path, *journal_path;
+	int jfd;
+	uint64_t gen;
+	size_t snap_len, jbytes, jrecords;
+	int jbroken; /* a write failed: the next flush compacts */
+	struct mts_buf jbuf;
+	struct schedd_held *held;
+	size_t nheld, capheld;
+};
+
+/* A reply that waits for the journal to be synced. */
+enum schedd_held_kind {
+	HELD_GRANTED,
+	HELD_COMMIT,
+	HELD_ABORT,
+};
+
+struct schedd_held {
+	struct mts_ipc_call *call;
+	enum schedd_held_kind kind;
+	char lease[MTS_LEASE_ID_MAX];
+	uint64_t expires_in_ms; /* HELD_GRANTED */
 };
 
 extern const struct mts_ipc_service schedd_service;
@@ -88,11 +111,20 @@ void schedd_on_nodeinfo(void *, mts_time_t);
 void schedd_set_availability(struct schedd *, enum mts_availability,
     struct mts_ipc_call *);
 
-/* schedd_save.c: the ledger read back from $MTS_STATEDIR/ledger at
- * start (before the t/ scan; 0 or -1), and written (atomically, synced)
- * when it changed: 0, or -1 when it could not be (logged). */
+/* schedd_save.c: the ledger read back at start from its snapshot and its
+ * journal (before the t/ scan; 0 or -1 when they cannot be read), then a
+ * new snapshot written; the ledger's changes of a loop turn appended to
+ * the journal and synced once, after which the held replies are sent
+ * (schedd_save_turn, the loop's turn hook); a reply held until then
+ * (sent at once when the ledger is not kept). */
 int schedd_save_load(struct schedd *);
-int schedd_save(struct schedd *);
+void schedd_save_turn(void *, mts_time_t);
+void schedd_save_hold(struct schedd *, struct mts_ipc_call *,
+    enum schedd_held_kind, const char *lease, uint64_t expires_in_ms);
+void schedd_save_free(struct schedd *);
+/* schedd_api.c: sends a held reply, or an IO error when its change could
+ * not be synced (rc < 0). */
+void schedd_reply_held(const struct schedd_held *, int rc);
 
 /* The Place dry-run (schedd_place.c): answers call once the statestore
  * gave the service record, the d/ digests and the nl/ labels. */

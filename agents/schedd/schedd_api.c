@@ -47,7 +47,6 @@ h_prepare(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	    ((const Mts__Schedd__Request *)m)->prepare;
 	Mts__Schedd__Reply rep = MTS__SCHEDD__REPLY__INIT;
 	Mts__Schedd__PrepareRep pr = MTS__SCHEDD__PREPARE_REP__INIT;
-	Mts__Schedd__Granted g = MTS__SCHEDD__GRANTED__INIT;
 	Mts__Schedd__Rejected r = MTS__SCHEDD__REJECTED__INIT;
 	Mts__Schedd__Digest d = MTS__SCHEDD__DIGEST__INIT;
 	struct schedd *s = ctx;
@@ -76,13 +75,6 @@ h_prepare(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		return;
 	}
 	schedd_changed(s);
-	if (why == LEDGER_OK && schedd_save(s) < 0) {
-		/* not on disk: a restart could forget it, so it is not
-		 * granted (it expires with its ttl) */
-		mts_ipc_reply_error(call, MTS_ERR_IO,
-		    "lease %s: the ledger could not be saved", p->lease);
-		return;
-	}
 	if (why == LEDGER_OK) {
 		const struct mts_lease *l = NULL;
 		size_t i;
@@ -90,19 +82,19 @@ h_prepare(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		for (i = 0; i < s->ledger.nleases; i++)
 			if (strcmp(s->ledger.leases[i].id, p->lease) == 0)
 				l = &s->ledger.leases[i];
-		g.expires_in_ms =
+		/* answered once the grant is in the journal: a restart
+		 * cannot forget it then */
+		schedd_save_hold(s, call, HELD_GRANTED, p->lease,
 		    l && l->state == LEASE_PREPARED && l->expires > now
-		    ? (uint64_t)(l->expires - now)
-		    : 0;
-		pr.result_case = MTS__SCHEDD__PREPARE_REP__RESULT_GRANTED;
-		pr.granted = &g;
-	} else {
-		schedd_digest_fill(s, &d);
-		r.reason = (char *)mts_ledger_why_str(why);
-		r.digest = &d;
-		pr.result_case = MTS__SCHEDD__PREPARE_REP__RESULT_REJECTED;
-		pr.rejected = &r;
+		        ? (uint64_t)(l->expires - now)
+		        : 0);
+		return;
 	}
+	schedd_digest_fill(s, &d);
+	r.reason = (char *)mts_ledger_why_str(why);
+	r.digest = &d;
+	pr.result_case = MTS__SCHEDD__PREPARE_REP__RESULT_REJECTED;
+	pr.rejected = &r;
 	rep.body_case = MTS__SCHEDD__REPLY__BODY_PREPARE;
 	rep.prepare = &pr;
 	mts_ipc_reply(call, &rep.base);
@@ -113,8 +105,6 @@ h_commit(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	const Mts__Schedd__CommitReq *c =
 	    ((const Mts__Schedd__Request *)m)->commit;
-	Mts__Schedd__Reply rep = MTS__SCHEDD__REPLY__INIT;
-	Mts__Schedd__CommitRep cr = MTS__SCHEDD__COMMIT_REP__INIT;
 	struct schedd *s = ctx;
 	enum mts_ledger_why why;
 
@@ -133,15 +123,9 @@ h_commit(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		    c->lease, mts_ledger_why_str(why));
 		return;
 	}
-	/* the task holds its share here (a resent commit saves again) */
-	if (schedd_save(s) < 0) {
-		mts_ipc_reply_error(call, MTS_ERR_IO,
-		    "lease %s: the ledger could not be saved", c->lease);
-		return;
-	}
-	rep.body_case = MTS__SCHEDD__REPLY__BODY_COMMIT;
-	rep.commit = &cr;
-	mts_ipc_reply(call, &rep.base);
+	/* the task holds its share here once the journal says so (a
+	 * resent commit waits for the same sync) */
+	schedd_save_hold(s, call, HELD_COMMIT, c->lease, 0);
 }
 
 static void
@@ -149,8 +133,6 @@ h_abort(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 {
 	const Mts__Schedd__AbortReq *a =
 	    ((const Mts__Schedd__Request *)m)->abort;
-	Mts__Schedd__Reply rep = MTS__SCHEDD__REPLY__INIT;
-	Mts__Schedd__AbortRep ar = MTS__SCHEDD__ABORT_REP__INIT;
 	struct schedd *s = ctx;
 	enum mts_ledger_why why;
 
@@ -171,9 +153,44 @@ h_abort(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		                           : mts_ledger_why_str(why));
 		return;
 	}
-	rep.body_case = MTS__SCHEDD__REPLY__BODY_ABORT;
-	rep.abort = &ar;
-	mts_ipc_reply(call, &rep.base);
+	schedd_save_hold(s, call, HELD_ABORT, a->lease, 0);
+}
+
+/* The answers that waited for the journal's sync. */
+void
+schedd_reply_held(const struct schedd_held *h, int rc)
+{
+	Mts__Schedd__Reply rep = MTS__SCHEDD__REPLY__INIT;
+	Mts__Schedd__PrepareRep pr = MTS__SCHEDD__PREPARE_REP__INIT;
+	Mts__Schedd__Granted g = MTS__SCHEDD__GRANTED__INIT;
+	Mts__Schedd__CommitRep cr = MTS__SCHEDD__COMMIT_REP__INIT;
+	Mts__Schedd__AbortRep ar = MTS__SCHEDD__ABORT_REP__INIT;
+
+	if (rc < 0) {
+		/* not on disk: a restart could forget it, so a grant is not
+		 * given (the lease expires with its ttl) */
+		mts_ipc_reply_error(h->call, MTS_ERR_IO,
+		    "lease %s: the ledger could not be saved", h->lease);
+		return;
+	}
+	switch (h->kind) {
+	case HELD_GRANTED:
+		g.expires_in_ms = h->expires_in_ms;
+		pr.result_case = MTS__SCHEDD__PREPARE_REP__RESULT_GRANTED;
+		pr.granted = &g;
+		rep.body_case = MTS__SCHEDD__REPLY__BODY_PREPARE;
+		rep.prepare = &pr;
+		break;
+	case HELD_COMMIT:
+		rep.body_case = MTS__SCHEDD__REPLY__BODY_COMMIT;
+		rep.commit = &cr;
+		break;
+	case HELD_ABORT:
+		rep.body_case = MTS__SCHEDD__REPLY__BODY_ABORT;
+		rep.abort = &ar;
+		break;
+	}
+	mts_ipc_reply(h->call, &rep.base);
 }
 
 static void

@@ -234,9 +234,6 @@ schedd_on_digest(void *arg, mts_time_t now)
 	uint8_t *buf;
 	size_t len;
 
-	/* what expiry and the t/ scan changed reaches the file too (what a
-	 * reply depends on was written before the reply) */
-	(void)schedd_save(s);
 	mts_ledger_digest(&s->ledger, &cur);
 	if (s->digest_busy ||
 	    (s->have_written && digest_same(&cur, &s->written) &&

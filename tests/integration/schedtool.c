@@ -25,6 +25,12 @@ usage(void)
 	    "       schedtool RUNDIR NODE commit LEASE TASK\n"
 	    "       schedtool RUNDIR NODE abort LEASE\n"
 	    "       schedtool RUNDIR NODE ledger\n"
+	    "       schedtool RUNDIR - dump   (every lease and task of the "
+	    "local ledger, one a line)\n"
+	    "       schedtool RUNDIR - burst PREFIX N CPU (N prepares, each "
+	    "committed, on one\n"
+	    "         connection; prints 'granted L' and 'committed L T' "
+	    "as each is answered)\n"
 	    "       schedtool RUNDIR NODE avail active|pause|drain\n"
 	    "       schedtool RUNDIR - nodeinfo NODE (n/NODE from the local "
 	    "statestore)\n"
@@ -181,6 +187,112 @@ call_raw(const char *rundir, const char *agent,
 		printf("error %d %s\n", -rc, err);
 		return -1;
 	}
+	return 0;
+}
+
+/* One call on an open client; 0, or -1 with 'error' printed. */
+static int
+call_one(struct mts_ipc_client *c, Mts__Schedd__Request *req,
+    Mts__Schedd__Reply **rep)
+{
+	char err[256];
+	int rc;
+
+	req->version = 1;
+	rc = mts_ipc_client_call(c, &req->base, &mts__schedd__reply__descriptor,
+	    (ProtobufCMessage **)rep, err, sizeof(err));
+	if (rc < 0) {
+		printf("error %d %s\n", -rc, err);
+		fflush(stdout);
+		return -1;
+	}
+	return 0;
+}
+
+/* Prepares and commits N leases PREFIX-k of CPU millicores one after the
+ * other, printing each answer as it comes (a test kills schedd during a
+ * burst and compares the ledger with what was answered). */
+static int
+burst(const char *rundir, const char *prefix, int n, uint32_t cpu)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__PrepareReq p = MTS__SCHEDD__PREPARE_REQ__INIT;
+	Mts__Schedd__CommitReq c = MTS__SCHEDD__COMMIT_REQ__INIT;
+	Mts__Schedd__Reply *rep;
+	struct mts_ipc_client *cl;
+	char path[512], err[256], lease[64], task[96];
+	int k, granted;
+
+	mts_ipc_sock_path(path, sizeof(path), rundir, "schedd", NULL);
+	if ((cl = mts_ipc_client_open(path, 5000, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "schedtool: %s\n", err);
+		return 1;
+	}
+	p.owner = "00112233445566778899aabbccddeeff";
+	p.service = "s_burst";
+	p.cpu_millis = cpu;
+	p.memory = 1024 * 1024;
+	p.ttl_ms = 600000;
+	for (k = 0; k < n; k++) {
+		snprintf(lease, sizeof(lease), "%s-%d", prefix, k);
+		snprintf(task, sizeof(task), "task-%s", lease);
+		p.lease = lease;
+		req.body_case = MTS__SCHEDD__REQUEST__BODY_PREPARE;
+		req.prepare = &p;
+		if (call_one(cl, &req, &rep) < 0)
+			break;
+		granted = rep->prepare &&
+		    rep->prepare->result_case ==
+		        MTS__SCHEDD__PREPARE_REP__RESULT_GRANTED;
+		mts__schedd__reply__free_unpacked(rep, NULL);
+		if (!granted) {
+			printf("rejected %s\n", lease);
+			break;
+		}
+		printf("granted %s\n", lease);
+		fflush(stdout);
+		c.lease = lease;
+		c.task = task;
+		req.body_case = MTS__SCHEDD__REQUEST__BODY_COMMIT;
+		req.commit = &c;
+		if (call_one(cl, &req, &rep) < 0)
+			break;
+		mts__schedd__reply__free_unpacked(rep, NULL);
+		printf("committed %s %s\n", lease, task);
+		fflush(stdout);
+	}
+	mts_ipc_client_close(cl);
+	return k == n ? 0 : 1;
+}
+
+/* The local ledger: 'lease ID STATE TASK', 'task ID CPU' and the digest. */
+static int
+dump(const char *rundir)
+{
+	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
+	Mts__Schedd__LedgerReq l = MTS__SCHEDD__LEDGER_REQ__INIT;
+	Mts__Schedd__Reply *rep;
+	const Mts__Schedd__LedgerRep *lr;
+	size_t i;
+
+	req.body_case = MTS__SCHEDD__REQUEST__BODY_LEDGER;
+	req.ledger = &l;
+	if (call_raw(rundir, "schedd", &mts__schedd__reply__descriptor,
+	        &req.base, (ProtobufCMessage **)&rep) < 0)
+		return 1;
+	if ((lr = rep->ledger) == NULL) {
+		printf("no ledger\n");
+		return 1;
+	}
+	for (i = 0; i < lr->n_leases; i++)
+		printf("lease %s %s %s\n", lr->leases[i]->id,
+		    lr->leases[i]->state,
+		    *lr->leases[i]->task ? lr->leases[i]->task : "-");
+	for (i = 0; i < lr->n_tasks; i++)
+		printf("task %s %u\n", lr->tasks[i]->id,
+		    lr->tasks[i]->cpu_millis);
+	print_digest(lr->digest);
+	mts__schedd__reply__free_unpacked(rep, NULL);
 	return 0;
 }
 
@@ -363,6 +475,11 @@ main(int argc, char **argv)
 		return nodeinfo(argv[1], argv[4]);
 	if (strcmp(argv[3], "setsubnet") == 0 && argc == 6)
 		return setsubnet(argv[1], argv[4], argv[5]);
+	if (strcmp(argv[3], "dump") == 0 && argc == 4)
+		return dump(argv[1]);
+	if (strcmp(argv[3], "burst") == 0 && argc == 7)
+		return burst(argv[1], argv[4], atoi(argv[5]),
+		    (uint32_t)strtoul(argv[6], NULL, 10));
 	payload = pack_req(argc, argv, &len);
 	if (strcmp(argv[2], "-") == 0) {
 		Mts__Schedd__Request *sreq =

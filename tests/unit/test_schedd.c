@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "agents/schedd/journal_core.h"
 #include "agents/schedd/ledger_core.h"
 #include "agents/schedd/place_core.h"
 
@@ -248,6 +249,342 @@ test_ledger_never_overcommits(void **state)
 	mts_ledger_free(&l);
 }
 
+/* --- the journal ------------------------------------------------------------------- */
+
+#define WALL0 1700000000000ull /* the Unix ms of monotonic 0 in these tests */
+
+/* Encodes the changes recorded since the last call onto j. */
+static void
+journal_take(struct mts_ledger *l, struct mts_buf *j, mts_time_t now)
+{
+	const struct mts_ledger_change *c;
+	size_t i, n;
+
+	c = mts_ledger_changes_take(l, &n);
+	for (i = 0; i < n; i++)
+		mts_journal_encode(j, &c[i], now, WALL0 + (uint64_t)now);
+}
+
+static const struct mts_lease *
+lease_of(const struct mts_ledger *l, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < l->nleases; i++)
+		if (strcmp(l->leases[i].id, id) == 0)
+			return &l->leases[i];
+	return NULL;
+}
+
+static const struct mts_ledger_task *
+task_of(const struct mts_ledger *l, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < l->ntasks; i++)
+		if (strcmp(l->tasks[i].id, id) == 0)
+			return &l->tasks[i];
+	return NULL;
+}
+
+/* Both ledgers hold the same leases and tasks (in any order). */
+static void
+assert_same_ledger(const struct mts_ledger *a, const struct mts_ledger *b,
+    const char *when)
+{
+	size_t i;
+
+	if (a->nleases != b->nleases || a->ntasks != b->ntasks)
+		fail_msg("%s: %zu leases %zu tasks, replayed %zu and %zu", when,
+		    a->nleases, a->ntasks, b->nleases, b->ntasks);
+	for (i = 0; i < a->nleases; i++) {
+		const struct mts_lease *x = &a->leases[i];
+		const struct mts_lease *y = lease_of(b, x->id);
+
+		if (y == NULL || y->state != x->state ||
+		    y->res.cpu_millis != x->res.cpu_millis ||
+		    y->res.memory != x->res.memory ||
+		    strcmp(y->task, x->task) != 0 ||
+		    strcmp(y->service, x->service) != 0 ||
+		    y->expires != x->expires)
+			fail_msg("%s: lease %s (%s, until %lld) differs after "
+			         "the replay (%s, until %lld)",
+			    when, x->id, mts_lease_state_str(x->state),
+			    (long long)x->expires,
+			    y ? mts_lease_state_str(y->state) : "none",
+			    y ? (long long)y->expires : 0);
+	}
+	for (i = 0; i < a->ntasks; i++) {
+		const struct mts_ledger_task *x = &a->tasks[i];
+		const struct mts_ledger_task *y = task_of(b, x->id);
+
+		if (y == NULL || y->res.cpu_millis != x->res.cpu_millis ||
+		    strcmp(y->service, x->service) != 0)
+			fail_msg("%s: task %s differs after the replay", when,
+			    x->id);
+	}
+}
+
+/* A snapshot as schedd_save.c restores one: the leases, then the tasks. */
+static void
+snapshot_into(struct mts_ledger *dst, const struct mts_ledger *src)
+{
+	size_t i;
+
+	for (i = 0; i < src->nleases; i++)
+		assert_int_equal(mts_ledger_lease_restore(dst, &src->leases[i]),
+		    LEDGER_OK);
+	for (i = 0; i < src->ntasks; i++)
+		mts_ledger_task_add(dst, src->tasks[i].id,
+		    src->tasks[i].service, src->tasks[i].res);
+}
+
+/* A restart at `now`: the snapshot, the journal, then expiry, as
+ * schedd_save_load does it. */
+static void
+restart(struct mts_ledger *out, const struct mts_ledger *snap,
+    const struct mts_buf *j, mts_time_t now, struct mts_journal_replay *rp)
+{
+	mts_ledger_init(out, snap->capacity, 0);
+	out->ended_keep_ms = snap->ended_keep_ms;
+	snapshot_into(out, snap);
+	mts_journal_replay(out, j->data, j->len, now, WALL0 + (uint64_t)now,
+	    rp);
+	mts_ledger_expire(out, now);
+}
+
+static void
+test_journal_records(void **state)
+{
+	struct mts_ledger l, r, empty;
+	struct mts_journal_replay rp;
+	struct mts_buf j;
+	struct mts_jrec rec;
+	size_t off = 0, n = 0;
+	uint64_t gen;
+
+	mts_buf_init(&j);
+	mts_journal_head(&j, 42);
+	assert_int_equal(j.len, MTS_JOURNAL_HEAD);
+	assert_int_equal(mts_journal_head_parse(j.data, j.len, &gen), 0);
+	assert_int_equal(gen, 42);
+	j.data[0] ^= 1;
+	assert_int_not_equal(mts_journal_head_parse(j.data, j.len, &gen), 0);
+	assert_int_not_equal(mts_journal_head_parse(j.data, 8, &gen), 0);
+	mts_buf_reset(&j);
+	/* the standard check value of CRC-32C */
+	assert_int_equal(mts_crc32c("123456789", 9), 0xe3069283u);
+
+	mts_ledger_init(&l, res(2000, 1024 * MIB), 0);
+	mts_ledger_init(&empty, res(2000, 1024 * MIB), 0);
+	l.record = 1;
+	assert_int_equal(mts_ledger_prepare(&l, "L1", OWNER, "web",
+	                     res(500, 64 * MIB), 2, 1000, 10),
+	    LEDGER_OK);
+	/* a resent prepare changes nothing: no record */
+	assert_int_equal(mts_ledger_prepare(&l, "L1", OWNER, "web",
+	                     res(500, 64 * MIB), 2, 1000, 11),
+	    LEDGER_OK);
+	assert_int_equal(l.nchanges, 1);
+	assert_int_equal(mts_ledger_commit(&l, "L1", "web.1", 20), LEDGER_OK);
+	assert_int_equal(mts_ledger_prepare(&l, "L2", OWNER, "db",
+	                     res(300, 64 * MIB), 0, 1000, 20),
+	    LEDGER_OK);
+	assert_int_equal(mts_ledger_abort(&l, "L2", 30), LEDGER_OK);
+	assert_int_equal(mts_ledger_prepare(&l, "L3", OWNER, "db",
+	                     res(300, 64 * MIB), 0, 100, 30),
+	    LEDGER_OK);
+	assert_int_equal(mts_ledger_expire(&l, 200), 1);
+	mts_ledger_task_add(&l, "found", "web", res(100, MIB));
+	mts_ledger_task_add(&l, "found", "web", res(100, MIB)); /* no record */
+	assert_int_equal(mts_ledger_task_remove(&l, "found"), 0);
+	assert_int_not_equal(mts_ledger_task_remove(&l, "found"), 0);
+	assert_int_equal(l.nchanges, 8);
+	assert_string_equal(mts_ledger_change_str(l.changes[5].kind), "expire");
+	journal_take(&l, &j, 200);
+	assert_int_equal(l.nchanges, 0);
+
+	/* every record decodes to what was encoded, in order */
+	{
+		static const enum mts_ledger_change_kind want[] = { LCH_GRANT,
+			LCH_COMMIT, LCH_GRANT, LCH_ABORT, LCH_GRANT, LCH_EXPIRE,
+			LCH_TASK_ADD, LCH_TASK_DEL };
+
+		while (mts_journal_decode(j.data, j.len, &off, &rec) == 1) {
+			assert_true(n < 8);
+			assert_int_equal(rec.ch.kind, want[n]);
+			n++;
+		}
+		assert_int_equal(n, 8);
+		assert_int_equal(off, j.len);
+	}
+	off = 0;
+	assert_int_equal(mts_journal_decode(j.data, j.len, &off, &rec), 1);
+	assert_string_equal(rec.ch.lease.id, "L1");
+	assert_string_equal(rec.ch.lease.service, "web");
+	assert_int_equal(rec.ch.lease.res.cpu_millis, 500);
+	assert_int_equal(rec.ch.lease.max_per_node, 2);
+	assert_int_equal(rec.expires_at_ms, WALL0 + 1010);
+	assert_int_equal(mts_journal_decode(j.data, j.len, &off, &rec), 1);
+	assert_string_equal(rec.ch.lease.task, "web.1");
+
+	/* a restart from an empty snapshot and this journal: the same */
+	restart(&r, &empty, &j, 200, &rp);
+	assert_int_equal(rp.records, 8);
+	assert_int_equal(rp.dropped, 0);
+	mts_ledger_expire(&l, 200);
+	assert_same_ledger(&l, &r, "replay");
+	assert_non_null(task_of(&r, "web.1"));
+	assert_null(task_of(&r, "found"));
+	mts_ledger_free(&r);
+	/* a restart after the committed lease's ttl: the task stays (the
+	 * replay does not run expiry between a grant and its commit) */
+	restart(&r, &empty, &j, 5000, &rp);
+	assert_non_null(task_of(&r, "web.1"));
+	assert_int_equal(r.ntasks, 1);
+	mts_ledger_free(&r);
+	mts_ledger_free(&l);
+	mts_ledger_free(&empty);
+	mts_buf_free(&j);
+}
+
+static void
+test_journal_torn_tail(void **state)
+{
+	struct mts_ledger l, r, empty;
+	struct mts_journal_replay rp;
+	struct mts_buf j;
+	size_t full, last, cut, i;
+
+	mts_buf_init(&j);
+	mts_ledger_init(&l, res(2000, 1024 * MIB), 0);
+	mts_ledger_init(&empty, res(2000, 1024 * MIB), 0);
+	l.record = 1;
+	mts_ledger_prepare(&l, "L1", OWNER, "web", res(500, MIB), 0, 1000, 0);
+	mts_ledger_commit(&l, "L1", "web.1", 1);
+	journal_take(&l, &j, 1);
+	last = j.len;
+	mts_ledger_prepare(&l, "L2", OWNER, "web", res(500, MIB), 0, 1000, 2);
+	journal_take(&l, &j, 2);
+	full = j.len;
+	/* cut anywhere inside the last record: the two before it stand */
+	for (cut = last; cut < full; cut++) {
+		struct mts_buf t = { j.data, cut, cut };
+
+		restart(&r, &empty, &t, 3, &rp);
+		assert_int_equal(rp.records, 2);
+		assert_int_equal(rp.good_len, last);
+		assert_int_equal(rp.dropped, cut - last);
+		assert_null(lease_of(&r, "L2"));
+		assert_non_null(task_of(&r, "web.1"));
+		mts_ledger_free(&r);
+	}
+	/* a flipped bit anywhere in the last record: dropped as well */
+	for (i = last; i < full; i++) {
+		j.data[i] ^= 0x10;
+		restart(&r, &empty, &j, 3, &rp);
+		assert_int_equal(rp.records, 2);
+		assert_int_equal(rp.dropped, full - last);
+		mts_ledger_free(&r);
+		j.data[i] ^= 0x10;
+	}
+	/* and in the first: nothing after it is trusted */
+	j.data[MTS_JOURNAL_FRAME + 2] ^= 1;
+	restart(&r, &empty, &j, 3, &rp);
+	assert_int_equal(rp.records, 0);
+	assert_int_equal(rp.dropped, full);
+	assert_int_equal(r.nleases + r.ntasks, 0);
+	mts_ledger_free(&r);
+	mts_ledger_free(&l);
+	mts_ledger_free(&empty);
+	mts_buf_free(&j);
+}
+
+static void
+test_journal_compact_rule(void **state)
+{
+	assert_false(mts_journal_compact_due(MTS_JOURNAL_HEAD, 0, 0));
+	/* small journals are left alone whatever the snapshot */
+	assert_false(
+	    mts_journal_compact_due(MTS_JOURNAL_MIN_BYTES - 1, 100, 0));
+	assert_true(mts_journal_compact_due(MTS_JOURNAL_MIN_BYTES, 100, 0));
+	/* past 4 times the snapshot */
+	assert_false(mts_journal_compact_due(4 * 1000000 - 4, 100, 1000000));
+	assert_true(mts_journal_compact_due(4 * 1000000, 100, 1000000));
+	/* or past the record limit */
+	assert_true(
+	    mts_journal_compact_due(1000, MTS_JOURNAL_MAX_RECORDS, 1 << 30));
+}
+
+/* Random prepares, commits, aborts, task changes and clock steps, with a
+ * compaction (snapshot + empty journal) now and then: a restart at any
+ * point — snapshot then journal — gives the ledger the live one is. */
+static void
+test_journal_replay_property(void **state)
+{
+	unsigned seed0 = (unsigned)(getenv("SEED") ? atoi(getenv("SEED")) : 11);
+	unsigned seed = seed0;
+	struct mts_ledger l, snap, r;
+	struct mts_journal_replay rp;
+	struct mts_buf j;
+	mts_time_t now = 0;
+	char id[32], task[32], when[64];
+	int i, restarts = 0;
+
+	printf("seed %u\n", seed);
+	mts_buf_init(&j);
+	mts_ledger_init(&l, res(4000, 4096 * MIB), 0);
+	mts_ledger_init(&snap, res(4000, 4096 * MIB), 0);
+	l.ended_keep_ms = snap.ended_keep_ms = 2000;
+	l.record = 1;
+	for (i = 0; i < 20000; i++) {
+		int op = rand_r(&seed) % 8, n = rand_r(&seed) % 40;
+
+		snprintf(id, sizeof(id), "L%d", n);
+		snprintf(task, sizeof(task), "T%d", n);
+		if (op == 0 || op == 1)
+			mts_ledger_prepare(&l, id, OWNER, n % 2 ? "a" : "b",
+			    res((uint32_t)(rand_r(&seed) % 1500),
+			        (uint64_t)(rand_r(&seed) % 1500) * MIB),
+			    0, rand_r(&seed) % 1000, now);
+		else if (op == 2)
+			mts_ledger_commit(&l, id, task, now);
+		else if (op == 3)
+			mts_ledger_abort(&l, id, now);
+		else if (op == 4)
+			n % 2
+			    ? (void)mts_ledger_task_remove(&l, task)
+			    : mts_ledger_task_add(&l, task, "c", res(10, MIB));
+		else if (op == 5)
+			mts_ledger_expire(&l, now);
+		else
+			now += rand_r(&seed) % 200;
+		journal_take(&l, &j, now);
+		if (rand_r(&seed) % 500 == 0) { /* compaction */
+			mts_ledger_free(&snap);
+			mts_ledger_init(&snap, l.capacity, 0);
+			snap.ended_keep_ms = l.ended_keep_ms;
+			snapshot_into(&snap, &l);
+			mts_buf_reset(&j);
+		}
+		if (rand_r(&seed) % 50 == 0) { /* a crash and a restart */
+			restart(&r, &snap, &j, now, &rp);
+			mts_ledger_expire(&l, now);
+			journal_take(&l, &j, now);
+			snprintf(when, sizeof(when), "seed %u step %d", seed0,
+			    i);
+			assert_int_equal(rp.dropped, 0);
+			assert_same_ledger(&l, &r, when);
+			mts_ledger_free(&r);
+			restarts++;
+		}
+	}
+	assert_true(restarts > 100);
+	mts_ledger_free(&l);
+	mts_ledger_free(&snap);
+	mts_buf_free(&j);
+}
+
 /* --- placement --------------------------------------------------------------------- */
 
 static struct mts_label zone_a[] = { { "zone", "a" }, { "rack", "1" } };
@@ -449,6 +786,10 @@ main(void)
 		cmocka_unit_test(test_ledger_limits),
 		cmocka_unit_test(test_ledger_never_overcommits),
 		cmocka_unit_test(test_ledger_restore),
+		cmocka_unit_test(test_journal_records),
+		cmocka_unit_test(test_journal_torn_tail),
+		cmocka_unit_test(test_journal_compact_rule),
+		cmocka_unit_test(test_journal_replay_property),
 		cmocka_unit_test(test_place_spread),
 		cmocka_unit_test(test_place_preferences),
 		cmocka_unit_test(test_place_constraints),
