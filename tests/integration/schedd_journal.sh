@@ -105,4 +105,5 @@ check "schedd starts with a torn journal" wait_for 15 schedd_up
 check "the torn record is dropped with a log line" \
 	wait_for 5 grep -q "ledger.journal: a torn or corrupt record at byte $size: its 12 bytes to the end dropped" "$SLOG"
 check "and the ledger is as it was" wait_for 10 same_ledger
+check "no sanitizer report in schedd's log" bash -c "! grep -q 'AddressSanitizer\|runtime error:\|LeakSanitizer' '$SLOG'"
 t_done
