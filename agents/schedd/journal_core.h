@@ -9,8 +9,8 @@
 #include "ledger_core.h"
 
 #define MTS_JOURNAL_MAGIC "mtsjrnl1"
-#define MTS_JOURNAL_HEAD 16   /* the magic, the generation (u64) */
-#define MTS_JOURNAL_FRAME 8   /* a record's length (u32) and CRC (u32) */
+#define MTS_JOURNAL_HEAD 16 /* the magic, the generation (u64) */
+#define MTS_JOURNAL_FRAME 8 /* a record's length (u32) and CRC (u32) */
 #define MTS_JOURNAL_REC_MAX 1024
 /* compaction: when the journal holds this many records, or more bytes
  * than MTS_JOURNAL_SNAP_FACTOR times the snapshot (and at least
