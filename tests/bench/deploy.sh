@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/deploy.sh: deploy to running of 30 replicas — a 1-node mts cluster against a 1-node Docker Swarm (same Compose file, same busybox image, alternating, median of 3 each), a 3-node mts cluster; RSS of mts-schedd and mts-reconciled idle and holding 1,000 tasks.
+# tests/bench/deploy.sh: deploy to running of 30 replicas — a 1-node mts cluster against a 1-node Docker Swarm (same Compose file, same busybox image, alternating, median of 3 each), a 3-node mts cluster; 1,000 replicas (tiny reservations) to running on 1 node and on 3 nodes, and the RSS of mts-schedd and mts-reconciled idle and holding them.
 #
 # Docker is a peer to compare with, never a dependency of mts: this bench
 # installs Debian's docker.io itself when it is missing (DEPLOY_BENCH_DOCKER=0
@@ -16,7 +16,8 @@ BIN=$BUILD/bin
 CLUSTER=$TOP/scripts/cluster
 N=${DEPLOY_BENCH_REPLICAS:-30}
 ROUNDS=${DEPLOY_BENCH_ROUNDS:-3}
-MANY=${DEPLOY_BENCH_MANY:-1000}
+MANY=${DEPLOY_BENCH_MANY:-1000} # 0: no 1,000-task runs
+MANY_WAIT=${DEPLOY_BENCH_MANY_WAIT:-300}
 USE_DOCKER=${DEPLOY_BENCH_DOCKER:-1}
 DOCKER=/usr/bin/docker # Debian's; another docker in PATH may be a bare client
 T=$(mktemp -d /tmp/mts-bench-deploy.XXXXXX)
@@ -176,7 +177,7 @@ fi
 sleep 2
 s_idle=$(rss_of "$T/c1" schedd) r_idle=$(rss_of "$T/c1" reconciled)
 swarm=0
-if [ "$USE_DOCKER" = 1 ]; then docker_setup && swarm=1; fi
+if [ "$USE_DOCKER" = 1 ] && [ "$ROUNDS" -gt 0 ]; then docker_setup && swarm=1; fi
 M1=() SW=()
 for r in $(seq 1 "$ROUNDS"); do
 	v=$(mts_round "$T/c1" "b$r") || { echo "mts round $r did not reach $N running"; exit 1; }
@@ -186,27 +187,49 @@ for r in $(seq 1 "$ROUNDS"); do
 		SW+=("$v")
 	fi
 done
-echo "   1-node mts (ms): ${M1[*]}"
+if [ "$ROUNDS" -gt 0 ]; then
+	echo "   1-node mts (ms): ${M1[*]}"
+	m1=$(median "${M1[@]}")
+fi
 [ $swarm = 1 ] && echo "   1-node Swarm (ms): ${SW[*]}"
-m1=$(median "${M1[@]}")
 [ $swarm = 1 ] && sw=$(median "${SW[@]}")
 
-
-# 1,000 tasks: a service of MANY replicas on the 1-node cluster (real
-# containers), RSS read once they all run
-sed "s/replicas: $N/replicas: $MANY/" "$T/bench.yml" >"$T/many.yml"
-t0=$(now_ms)
-mctl "$T/c1" deploy -c "$T/many.yml" --stack many --detach >/dev/null
-deadline=$((SECONDS + ${DEPLOY_BENCH_MANY_WAIT:-300}))
-until [ "$(mts_running "$T/c1" many_app)" = "$MANY" ] || [ $SECONDS -ge $deadline ]; do sleep 1; done
-many_ms=$(($(now_ms) - t0))
-many_run=$(mts_running "$T/c1" many_app)
-s_many=$(rss_of "$T/c1" schedd) r_many=$(rss_of "$T/c1" reconciled)
-# reconciled stops and removes them; scripts/cluster's down would kill
-# the containers under a live shim, which restarts them
-mctl "$T/c1" stack rm many >/dev/null
-deadline=$((SECONDS + 600))
-while [ "$(mts_tasks "$T/c1")" != 0 ] && [ $SECONDS -lt $deadline ]; do sleep 2; done
+# many_round DIR NODES: a service of MANY replicas of sleep, each reserving
+# 1 millicore and 1 MiB, deployed on the cluster (real containers); sets
+# many_ms (to all running, or to the give-up), many_run, and the RSS of
+# node 1's schedd and reconciled once they run; then the stack is removed
+# (reconciled stops them: scripts/cluster's down would kill the
+# containers under a live shim, which restarts them)
+sed -e "s/replicas: $N/replicas: $MANY/" \
+	-e 's/^      replicas:.*/&\n      resources: {reservations: {cpus: "0.001", memory: 1M}}/' \
+	"$T/bench.yml" >"$T/many.yml"
+many_round() {
+	local d=$1 t0 deadline last=-1 n
+	t0=$(now_ms)
+	mctl "$d" deploy -c "$T/many.yml" --stack many --detach >/dev/null
+	deadline=$((SECONDS + MANY_WAIT))
+	while :; do
+		n=$(mts_running "$d" many_app)
+		[ "$n" = "$MANY" ] || [ $SECONDS -ge $deadline ] && break
+		if [ $((SECONDS % 10)) = 0 ] && [ "$n" != "$last" ]; then
+			echo "   $2 node(s): $n of $MANY running after $((($(now_ms) - t0) / 1000)) s"
+			last=$n
+		fi
+		sleep 1
+	done
+	many_ms=$(($(now_ms) - t0))
+	many_run=$(mts_running "$d" many_app)
+	many_s=$(rss_of "$d" schedd) many_r=$(rss_of "$d" reconciled)
+	t0=$(now_ms)
+	mctl "$d" stack rm many >/dev/null
+	deadline=$((SECONDS + 600))
+	while [ "$(mts_tasks "$d")" != 0 ] && [ $SECONDS -lt $deadline ]; do sleep 2; done
+	echo "   $2 node(s): stack rm of $many_run tasks took $((($(now_ms) - t0) / 1000)) s"
+}
+if [ "$MANY" -gt 0 ]; then
+	many_round "$T/c1" 1
+	m1_ms=$many_ms m1_run=$many_run s_many=$many_s r_many=$many_r
+fi
 MTS_CLUSTER_DIR=$T/c1 "$CLUSTER" down --purge >/dev/null 2>&1
 
 mts_up "$T/c3" 3
@@ -215,18 +238,31 @@ for r in $(seq 1 "$ROUNDS"); do
 	v=$(mts_round "$T/c3" "c$r") || { echo "3-node round $r did not reach $N running"; exit 1; }
 	M3+=("$v")
 done
-echo "   3-node mts (ms): ${M3[*]}"
-m3=$(median "${M3[@]}")
+if [ "$ROUNDS" -gt 0 ]; then
+	echo "   3-node mts (ms): ${M3[*]}"
+	m3=$(median "${M3[@]}")
+fi
+if [ "$MANY" -gt 0 ]; then
+	many_round "$T/c3" 3
+	m3_ms=$many_ms m3_run=$many_run s3_many=$many_s r3_many=$many_r
+fi
 
 row "metric" "value" "target"
-row "deploy to $N running, 1-node mts (s, median of $ROUNDS)" "$(secs "$m1")" ""
-if [ $swarm = 1 ]; then
-	row "deploy to $N running, 1-node Swarm (s, median of $ROUNDS)" "$(secs "$sw")" ""
-	row "mts / Swarm" "$(awk -v a="$m1" -v b="$sw" 'BEGIN {printf "%.2f", a / b}')" "<= 0.50"
+if [ "$ROUNDS" -gt 0 ]; then
+	row "deploy to $N running, 1-node mts (s, median of $ROUNDS)" "$(secs "$m1")" ""
+	if [ $swarm = 1 ]; then
+		row "deploy to $N running, 1-node Swarm (s, median of $ROUNDS)" "$(secs "$sw")" ""
+		row "mts / Swarm" "$(awk -v a="$m1" -v b="$sw" 'BEGIN {printf "%.2f", a / b}')" "<= 0.50"
+	fi
+	row "deploy to $N running, 3-node mts (s, median of $ROUNDS)" "$(secs "$m3")" ""
 fi
-row "deploy to $N running, 3-node mts (s, median of $ROUNDS)" "$(secs "$m3")" ""
-row "deploy to $many_run of $MANY running, 1-node mts (s)" "$(secs "$many_ms")" ""
 row "mts-schedd RSS idle (KiB)" "$s_idle" ""
 row "mts-reconciled RSS idle (KiB)" "$r_idle" ""
-row "mts-schedd RSS, 1 node holding $many_run tasks (KiB)" "$s_many" ""
-row "mts-reconciled RSS, 1 node holding $many_run tasks (KiB)" "$r_many" ""
+if [ "$MANY" -gt 0 ]; then
+	row "deploy to $m1_run of $MANY running, 1-node mts (s)" "$(secs "$m1_ms")" ""
+	row "deploy to $m3_run of $MANY running, 3-node mts (s)" "$(secs "$m3_ms")" ""
+	row "mts-schedd RSS, 1 node holding $m1_run tasks (KiB)" "$s_many" ""
+	row "mts-reconciled RSS, 1 node holding $m1_run tasks (KiB)" "$r_many" ""
+	row "mts-schedd RSS, node 1 of 3 during $m3_run (KiB)" "$s3_many" ""
+	row "mts-reconciled RSS, node 1 of 3 during $m3_run (KiB)" "$r3_many" ""
+fi
