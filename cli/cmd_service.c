@@ -380,6 +380,7 @@ cmd_inspect(struct mtsctl *ctx, int argc, char **argv)
 {
 	uint8_t digest[MTS_SPEC_DIGEST_LEN];
 	Mts__Service__UpdateStatus *u;
+	Mts__Reconciled__PlacementStatus *p;
 	struct svc_rec r;
 	json_t *o;
 	int rc;
@@ -400,6 +401,15 @@ cmd_inspect(struct mtsctl *ctx, int argc, char **argv)
 	if (u) {
 		json_object_set_new(o, "update_status", update_json(u));
 		protobuf_c_message_free_unpacked(&u->base, NULL);
+	}
+	if (mtsctl_placement_get(ctx, argv[1], &p) == 0 && p) {
+		json_t *pj = mtsctl_pb_json(&p->base);
+
+		json_object_set_new(pj, "owner", json_string(p->owner));
+		json_object_set_new(pj, "replaced_at",
+		    iso_time(p->replaced_at_ms));
+		json_object_set_new(o, "placement", pj);
+		protobuf_c_message_free_unpacked(&p->base, NULL);
 	}
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');

@@ -33,6 +33,10 @@ int mtsctl_svc_need(struct mtsctl *, const char *name, struct svc_rec *r);
  * free with protobuf_c_message_free_unpacked). An exit status. */
 int mtsctl_upd_get(struct mtsctl *, const char *name,
     Mts__Service__UpdateStatus **out);
+/* The owner's placement status p/<name>, the same way. */
+struct Mts__Reconciled__PlacementStatus;
+int mtsctl_placement_get(struct mtsctl *, const char *name,
+    struct Mts__Reconciled__PlacementStatus **out);
 /* Every live service record, in name order (*out: n entries, free with
  * mtsctl_svc_list_free). */
 int mtsctl_svc_list(struct mtsctl *, struct svc_rec **out, size_t *n);

@@ -138,14 +138,16 @@ mtsctl_svc_need(struct mtsctl *ctx, const char *name, struct svc_rec *r)
 	return rc;
 }
 
-int
-mtsctl_upd_get(struct mtsctl *ctx, const char *name,
-    Mts__Service__UpdateStatus **out)
+/* The record at prefix+name unpacked as desc (NULL: none, or it does
+ * not decode, with a warning). An exit status. */
+static int
+msg_get(struct mtsctl *ctx, const char *prefix, const char *name,
+    const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out)
 {
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__GetReq g = MTS__STATESTORE__GET_REQ__INIT;
 	Mts__Statestore__Reply *rep = NULL;
-	char *key = xasprintf(UPD_PREFIX "%s", name);
+	char *key = xasprintf("%s%s", prefix, name);
 	const Mts__Record *r;
 	int rc;
 
@@ -157,15 +159,31 @@ mtsctl_upd_get(struct mtsctl *ctx, const char *name,
 	rc = ss(ctx, &req, &rep);
 	if (rc == 0 && rep->get && rep->get->found &&
 	    (r = rep->get->record) != NULL && !r->tombstone &&
-	    (*out = mts__service__update_status__unpack(NULL, r->value.len,
+	    (*out = protobuf_c_message_unpack(desc, NULL, r->value.len,
 	         r->value.data)) == NULL)
-		mtsctl_err("warning: u/%s does not hold an update status "
-		           "(ignored)",
-		    name);
+		mtsctl_err("warning: %s does not hold a %s (ignored)", key,
+		    desc->short_name);
 	if (rep)
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 	free(key);
 	return rc;
+}
+
+int
+mtsctl_upd_get(struct mtsctl *ctx, const char *name,
+    Mts__Service__UpdateStatus **out)
+{
+	return msg_get(ctx, UPD_PREFIX, name,
+	    &mts__service__update_status__descriptor, (ProtobufCMessage **)out);
+}
+
+int
+mtsctl_placement_get(struct mtsctl *ctx, const char *name,
+    Mts__Reconciled__PlacementStatus **out)
+{
+	return msg_get(ctx, "p/", name,
+	    &mts__reconciled__placement_status__descriptor,
+	    (ProtobufCMessage **)out);
 }
 
 struct svc_list {

@@ -182,6 +182,9 @@ local_rows(struct recond *r, struct core_view *c)
 		t.created = l->assigned_at;
 		t.slot = l->slot;
 		rc_trec_update_fields(&t, l->st);
+		if (l->st == NULL)
+			snprintf(t.error, sizeof(t.error), "%.*s",
+			    (int)sizeof(t.error) - 1, l->error);
 		add_row(c, &t);
 	}
 	for (f = r->inflight; f != NULL; f = f->next) {
@@ -287,6 +290,9 @@ struct placing {
 	uint64_t version;
 	uint32_t slot;
 	int *outstanding; /* of the batch, shared */
+	/* the task that no longer counts whose slot this one takes */
+	char replaces[RC_ID_MAX + 1], rnode[MTS_NODE_HEX_LEN + 1];
+	char rwhy[200];
 };
 
 /* <service>.<slot>.<random>: [a-z0-9._-], at most 64 characters. */
@@ -338,6 +344,23 @@ batch_end(struct placing *p)
 	free(p);
 }
 
+/* A placement that replaces a task: the owner's p/ record says which
+ * and why, and so do an event and the log. */
+static void
+replacement(struct placing *p)
+{
+	struct rc_own *o = p->own;
+
+	snprintf(o->replaced, sizeof(o->replaced),
+	    "%.64s on %.32s %.100s: replaced by %.64s on %.32s", p->replaces,
+	    member_name(p->r, p->rnode), p->rwhy, p->task,
+	    member_name(p->r, p->node));
+	o->replaced_at = (uint64_t)mts_wall_ms();
+	rc_event(p->r, "task.replaced", p->service, p->replaces,
+	    member_name(p->r, p->rnode), "%s; replaced by %s on %s", p->rwhy,
+	    p->task, member_name(p->r, p->node));
+}
+
 static void
 assigned(void *arg, int rc, const char *err)
 {
@@ -346,8 +369,11 @@ assigned(void *arg, int rc, const char *err)
 	if (rc == 0) {
 		inflight_add(p->r, p->task, p->node, p->service, p->slot);
 		backoff_clear(p->r, p->node);
-		log_info("%s: task %s placed on %s", p->service, p->task,
-		    member_name(p->r, p->node));
+		rc_event(p->r, "task.placed", p->service, p->task,
+		    member_name(p->r, p->node), "slot %u, version %llu",
+		    p->slot, (unsigned long long)p->version);
+		if (p->replaces[0] != '\0')
+			replacement(p);
 	} else {
 		log_warnx("%s: assigning %s to %s: %s", p->service, p->task,
 		    member_name(p->r, p->node), err);
@@ -451,6 +477,74 @@ next_slot(const struct core_view *c, const char *service, uint32_t after,
 	}
 }
 
+static const struct mts_rc_member *
+core_member(const struct core_view *c, const char *hex)
+{
+	size_t i;
+
+	for (i = 0; i < c->v.nmembers; i++)
+		if (strcmp(c->members[i].attrs.id, hex) == 0)
+			return &c->members[i];
+	return NULL;
+}
+
+/* The task a new one in `slot` replaces: the newest of the service's
+ * tasks in that slot that no longer counts (it failed, or its node is
+ * dead or drains), with why, into p. */
+static void
+replaced_row(struct recond *r, const struct core_view *c, struct placing *p)
+{
+	const struct rc_trec *best = NULL;
+	const struct mts_rc_member *m;
+	size_t i;
+
+	for (i = 0; i < c->nrows; i++) {
+		const struct rc_trec *x = &c->rows[i];
+
+		if (x->slot != p->slot || strcmp(x->service, p->service) != 0 ||
+		    row_live(c, x) || x->inflight ||
+		    (x->state != RC_TASK_FAILED && !x->desired_running) ||
+		    x->state == RC_TASK_DONE || x->state == RC_TASK_STOPPED)
+			continue;
+		if (best == NULL || x->created > best->created)
+			best = x;
+	}
+	if (best == NULL)
+		return;
+	snprintf(p->replaces, sizeof(p->replaces), "%s", best->id);
+	snprintf(p->rnode, sizeof(p->rnode), "%s", best->node);
+	m = core_member(c, best->node);
+	if (m == NULL || !m->alive)
+		snprintf(p->rwhy, sizeof(p->rwhy), "was lost (node down)");
+	else if (m->draining)
+		snprintf(p->rwhy, sizeof(p->rwhy), "was moved (node drains)");
+	else
+		snprintf(p->rwhy, sizeof(p->rwhy), "failed (%s)",
+		    best->error[0] ? best->error : "it exited");
+}
+
+/* Whether a task of service failed on node within [reconciled]
+ * failed_avoid: a replacement goes elsewhere when it can. */
+static int
+failed_on(struct recond *r, const struct core_view *c, const char *service,
+    const char *node)
+{
+	uint64_t now = (uint64_t)mts_wall_ms();
+	size_t i;
+
+	for (i = 0; i < c->nrows; i++) {
+		const struct rc_trec *x = &c->rows[i];
+		uint64_t when = x->finished_ms ? x->finished_ms : x->created;
+
+		if (x->state == RC_TASK_FAILED &&
+		    strcmp(x->service, service) == 0 &&
+		    strcmp(x->node, node) == 0 &&
+		    when + (uint64_t)r->cfg.failed_avoid_ms > now)
+			return 1;
+	}
+	return 0;
+}
+
 struct place_job {
 	struct recond *r;
 	struct rc_own *own;
@@ -514,6 +608,7 @@ placed(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 		snprintf(mid, sizeof(mid), "%u", slot);
 		task_id(p->task, sizeof(p->task), j->service, mid);
 		p->outstanding = outstanding;
+		replaced_row(r, &c, p);
 		prepare(p, s);
 	}
 	free(taken);
@@ -531,10 +626,10 @@ place(struct recond *r, const struct core_view *c, const struct rc_svc *s,
 	Mts__Schedd__Request req = MTS__SCHEDD__REQUEST__INIT;
 	Mts__Schedd__PlaceReq pr = MTS__SCHEDD__PLACE_REQ__INIT;
 	struct rc_own *o = own_get(r, s->name);
-	ProtobufCBinaryData *alive, *excl;
+	ProtobufCBinaryData *alive, *excl, *avoid;
 	Mts__Schedd__NodeCount *cnt, **cntp;
 	struct place_job *j;
-	size_t i, k, na = 0, ne = 0;
+	size_t i, k, na = 0, ne = 0, nv = 0;
 	mts_time_t now = mts_now();
 
 	if (o->busy)
@@ -542,6 +637,7 @@ place(struct recond *r, const struct core_view *c, const struct rc_svc *s,
 	o->busy = 1;
 	alive = xcalloc(c->v.nmembers + 1, sizeof(*alive));
 	excl = xcalloc(c->v.nmembers + 1, sizeof(*excl));
+	avoid = xcalloc(c->v.nmembers + 1, sizeof(*avoid));
 	cnt = xcalloc(c->v.nmembers + 1, sizeof(*cnt));
 	cntp = xcalloc(c->v.nmembers + 1, sizeof(*cntp));
 	for (i = 0; i < c->v.nmembers; i++) {
@@ -555,6 +651,9 @@ place(struct recond *r, const struct core_view *c, const struct rc_svc *s,
 		if (b != NULL && b->until > now) {
 			excl[ne].data = (uint8_t *)m->id;
 			excl[ne++].len = MTS_NODE_ID_LEN;
+		} else if (failed_on(r, c, s->name, m->attrs.id)) {
+			avoid[nv].data = (uint8_t *)m->id;
+			avoid[nv++].len = MTS_NODE_ID_LEN;
 		}
 		mts__schedd__node_count__init(&cnt[i]);
 		cnt[i].node.data = (uint8_t *)m->id;
@@ -565,6 +664,17 @@ place(struct recond *r, const struct core_view *c, const struct rc_svc *s,
 			    strcmp(c->rows[k].node, m->attrs.id) == 0 &&
 			    row_live(c, &c->rows[k]);
 		cntp[pr.n_service_tasks++] = &cnt[i];
+	}
+	/* the nodes where it failed are left out while another can take it */
+	if (na <= ne + nv)
+		nv = 0;
+	for (i = 0; i < nv; i++) {
+		char h[MTS_NODE_HEX_LEN + 1];
+
+		mts_hex(h, avoid[i].data, MTS_NODE_ID_LEN);
+		log_info("%s: leaving out %s (a task of it failed there)",
+		    s->name, member_name(r, h));
+		excl[ne++] = avoid[i];
 	}
 	pr.service = s->name;
 	pr.count = count;
@@ -584,6 +694,7 @@ place(struct recond *r, const struct core_view *c, const struct rc_svc *s,
 	    5000, placed, j);
 	free(alive);
 	free(excl);
+	free(avoid);
 	free(cnt);
 	free(cntp);
 }
@@ -700,7 +811,8 @@ publish(struct recond *r, struct rc_own *o)
 	if (o->writing ||
 	    (o->written && o->w_desired == o->desired && o->w_live == o->live &&
 	        o->w_pending == o->pending && o->w_waiting == o->waiting &&
-	        strcmp(o->w_message, o->message) == 0))
+	        strcmp(o->w_message, o->message) == 0 &&
+	        strcmp(o->w_replaced, o->replaced) == 0))
 		return;
 	ps.owner = r->self;
 	ps.version = o->version;
@@ -709,6 +821,8 @@ publish(struct recond *r, struct rc_own *o)
 	ps.pending = o->pending;
 	ps.waiting = o->waiting;
 	ps.message = o->message;
+	ps.replaced = o->replaced;
+	ps.replaced_at_ms = o->replaced_at;
 	ps.updated_at_ms = mts_wall_ms();
 	len = mts__reconciled__placement_status__get_packed_size(&ps);
 	buf = xmalloc(len + 1);
@@ -720,6 +834,7 @@ publish(struct recond *r, struct rc_own *o)
 	o->w_pending = o->pending;
 	o->w_waiting = o->waiting;
 	snprintf(o->w_message, sizeof(o->w_message), "%s", o->message);
+	snprintf(o->w_replaced, sizeof(o->w_replaced), "%s", o->replaced);
 	rc_store_write(r, key, buf, len, status_written, o);
 	free(buf);
 }

@@ -71,6 +71,7 @@ restart_of(const Mts__Service__ServiceSpec *s, struct rc_spec *o)
 	if (r) {
 		o->restart.max_attempts = r->max_attempts;
 		o->restart.delay_ms = clamp32(r->delay_ms);
+		o->restart.window_ms = clamp32(r->window_ms);
 	}
 	o->spec.restart = &o->restart;
 }

@@ -1,4 +1,6 @@
 /* reconciled.c: mts-reconciled's main — the config, the clients of the node's statestore, schedd, shim and gossipd, the change feeds of the statestore and of membership that trigger a refresh, the periodic tick, the sandbox, readiness. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +12,21 @@
 #include "reconciled.h"
 
 #define CALL_TIMEOUT_MS 5000
+
+void
+rc_event(struct recond *r, const char *type, const char *service,
+    const char *task, const char *node, const char *fmt, ...)
+{
+	struct mts_event ev = { type, service, task, node, NULL };
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ev.message = msg;
+	(void)mts_event_emit(r->events, &ev);
+}
 
 static void
 on_tick(void *arg, mts_time_t now)
@@ -83,7 +100,7 @@ on_member_feed(void *arg, int fd, uint32_t events, mts_time_t now)
 static int
 setup(struct recond *r, struct mts_agent *a)
 {
-	char err[512];
+	char err[512], path[512], *slash;
 	const char *id = a->node_id;
 
 	if (id == NULL || strlen(id) != MTS_NODE_HEX_LEN ||
@@ -104,6 +121,13 @@ setup(struct recond *r, struct mts_agent *a)
 	if (mts_ipc_sock_path(r->shim_path, sizeof(r->shim_path), a->rundir,
 	        "shim", NULL) < 0)
 		return -1;
+	/* before the sandbox: the agent's run directory is its own */
+	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, "reconciled",
+	        NULL) == 0 &&
+	    (slash = strrchr(path, '/')) != NULL) {
+		*slash = '\0';
+		r->events = mts_event_log_open(path, 0, a->node, "reconciled");
+	}
 	if ((r->loop = mts_loop_new()) == NULL ||
 	    mts_loop_stop_on_signals(r->loop) < 0)
 		return -1;
@@ -212,6 +236,7 @@ cleanup(struct recond *r, struct mts_agent *a)
 	rc_owner_free(r);
 	mts_loop_free(r->loop);
 	mts_acl_table_free(&r->cfg.acl);
+	mts_event_log_close(r->events);
 	mts_agent_free(a);
 }
 

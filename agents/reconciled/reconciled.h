@@ -7,6 +7,7 @@
 #include "acl.h"
 #include "agent.h"
 #include "depends_core.h"
+#include "event.h"
 #include "hash.h"
 #include "ipc.h"
 #include "loop.h"
@@ -30,7 +31,9 @@ struct rc_conf {
 	int64_t assign_wait_ms; /* an assigned task counts until its record
 				   arrives, at most this long */
 	int64_t backoff_ms, backoff_max_ms; /* a refusing node */
-	uint32_t history; /* ended tasks kept per service on a node */
+	uint32_t history;        /* ended tasks kept per service on a node */
+	int64_t failed_avoid_ms; /* a node where a task of a service failed
+				    takes no replacement of it this long */
 	struct mts_acl_table acl;
 };
 
@@ -57,6 +60,8 @@ struct rc_trec {
 	int has_digest, inflight; /* inflight: placed from the record now */
 	uint8_t digest[MTS_SPEC_DIGEST_LEN];
 	uint64_t started_ms;
+	uint64_t finished_ms; /* Unix ms it ended, 0: not known */
+	char error[160];      /* why it failed, as its node says */
 };
 
 /* A member as gossipd and the nl/ and d/ records say. */
@@ -141,6 +146,9 @@ struct rc_own {
 	/* p/<service> as last written */
 	uint32_t w_desired, w_live, w_pending, w_waiting;
 	char w_message[256];
+	/* the last replacement of a failed or lost task, and when */
+	char replaced[384], w_replaced[384];
+	uint64_t replaced_at;
 	int written, writing;
 	mts_time_t seen; /* last refresh it was owned */
 	/* the rolling update: the status this owner last wrote to u/ */
@@ -192,6 +200,7 @@ struct recond {
 	struct rc_own *own;
 	struct rc_backoff *backoff;
 	struct rc_stopsent *stops;
+	struct mts_event_log *events; /* NULL: events go to the log only */
 };
 
 extern const struct mts_ipc_service reconciled_service;
@@ -252,6 +261,11 @@ void rc_call(struct recond *, const char *node_hex, const char *agent,
 /* Statestore put (value NULL: delete) without waiting; fn may be NULL. */
 void rc_store_write(struct recond *, const char *key, const uint8_t *value,
     size_t len, rc_call_fn fn, void *arg);
+/* reconciled.c: appends an event to this node's event file
+ * ($MTS_RUNDIR/reconciled/events.jsonl) and to the log. */
+void rc_event(struct recond *, const char *type, const char *service,
+    const char *task, const char *node, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 /* 2*n random hex digits into out (n bytes of randomness). */
 void rc_random_hex(char *out, size_t n);
 

@@ -1,4 +1,4 @@
-/* reconciled_conf.c: the keys of mts.conf's [reconciled] section — how often the view is read, the owner's lease ttl, how long an assigned task counts before its record arrives, the backoff of a refusing node, the ended tasks kept, who may call — and their loading. */
+/* reconciled_conf.c: the keys of mts.conf's [reconciled] section — how often the view is read, the owner's lease ttl, how long an assigned task counts before its record arrives, the backoff of a refusing node, the ended tasks kept, how long a node where a task failed is avoided, who may call — and their loading. */
 #include <stddef.h>
 
 #include "cfg.h"
@@ -22,6 +22,10 @@ static const struct mts_cfg_schema keys[] = {
 	{ "reconciled", "history", MTS_CFG_UINT, "3",
 	    "ended tasks (failed, or exited and replaced) a node keeps per "
 	    "service for service ps" },
+	{ "reconciled", "failed_avoid", MTS_CFG_DURATION, "5m",
+	    "a node where a task of a service failed (its restart policy "
+	    "gave up) is left out of that service's placements this long, "
+	    "while another node can take it" },
 	{ "reconciled", "acl", MTS_CFG_LIST, "0",
 	    "users (names or uids) allowed every call on reconciled.sock "
 	    "(mtsctl)" },
@@ -43,6 +47,7 @@ rc_conf_load(struct rc_conf *c, const struct mts_cfg *cfg)
 	c->backoff_ms = mts_cfg_int(cfg, RC_SECTION, "backoff");
 	c->backoff_max_ms = mts_cfg_int(cfg, RC_SECTION, "backoff_max");
 	c->history = (uint32_t)mts_cfg_int(cfg, RC_SECTION, "history");
+	c->failed_avoid_ms = mts_cfg_int(cfg, RC_SECTION, "failed_avoid");
 	if (c->tick_ms <= 0 || c->lease_ttl_ms <= 0 ||
 	    c->lease_ttl_ms > 3600000 || c->assign_wait_ms <= 0 ||
 	    c->backoff_ms <= 0 || c->backoff_max_ms < c->backoff_ms) {

@@ -53,9 +53,9 @@ static void
 after_exit(struct mts_task *t, mts_time_t now, struct mts_effects *fx)
 {
 	int failed = t->exit_code != 0 || t->signal != 0 || t->oom;
-	int again,
-	    limit =
-	        t->pol.max_attempts > 0 && t->restarts >= t->pol.max_attempts;
+	int again, limit;
+
+	limit = t->pol.max_attempts > 0 && t->streak >= t->pol.max_attempts;
 
 	if (t->want_stop) {
 		finish(t, MTS_TASK_EXITED, fx);
@@ -83,7 +83,7 @@ after_exit(struct mts_task *t, mts_time_t now, struct mts_effects *fx)
 	t->state = MTS_TASK_RESTARTING;
 	t->pid = 0;
 	t->probing = 0;
-	t->deadline = now + mts_task_backoff(&t->pol, t->restarts);
+	t->deadline = now + mts_task_backoff(&t->pol, t->streak);
 	emit(fx, MTS_FX_SAVE, 0);
 }
 
@@ -129,6 +129,8 @@ on_exit(struct mts_task *t, const struct mts_task_ev *ev, mts_time_t now,
 	t->exit_code = ev->code;
 	t->signal = ev->sig;
 	t->oom = ev->oom;
+	if (t->pol.window > 0 && now - t->started >= t->pol.window)
+		t->streak = 0; /* it ran long enough: a success */
 	after_exit(t, now, fx);
 	return 0;
 }
@@ -204,6 +206,7 @@ on_tick_restarting(struct mts_task *t, const struct mts_task_ev *ev,
 {
 	if (now >= t->deadline) {
 		t->restarts++;
+		t->streak++;
 		t->state = MTS_TASK_CREATED;
 		t->deadline = MTS_TIME_NEVER;
 		emit(fx, MTS_FX_START, 0);

@@ -47,8 +47,10 @@ struct mts_task_policy {
 	uint32_t max_attempts; /* 0 = unlimited */
 	mts_time_t delay;      /* first backoff */
 	mts_time_t max_delay;
-	mts_time_t grace; /* SIGTERM -> SIGKILL */
-	int health;       /* health checks configured */
+	mts_time_t window; /* a run this long forgives the restarts before
+			      it (0: every restart counts) */
+	mts_time_t grace;  /* SIGTERM -> SIGKILL */
+	int health;        /* health checks configured */
 	mts_time_t hc_interval, hc_timeout, hc_start_period;
 	uint32_t hc_retries;
 };
@@ -62,6 +64,9 @@ struct mts_task {
 	int signal;
 	int oom;
 	uint32_t restarts;
+	uint32_t streak; /* restarts since the last run that lasted the
+			    policy's window: what max_attempts and the
+			    backoff count */
 	int pid;
 	enum mts_health health;
 	uint32_t health_failures;

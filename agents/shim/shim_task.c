@@ -97,6 +97,7 @@ policy_from_spec(const struct shim *s, const Mts__Shim__TaskSpec *sp,
 		p->max_attempts = sp->restart->max_attempts;
 		p->delay = sp->restart->delay_ms;
 		p->max_delay = sp->restart->max_delay_ms;
+		p->window = sp->restart->window_ms;
 	}
 	if (h != NULL && h->n_test > 0 && strcmp(h->test[0], "NONE") != 0) {
 		if (strcmp(h->test[0], "CMD") &&
@@ -782,6 +783,30 @@ apply(struct shim *s, struct shim_task *t, struct mts_effects *fx)
 	}
 }
 
+/* Why a task that reached FAILED is not restarted, for its status (an
+ * error already there, from a start that failed, is kept). */
+static void
+give_up_error(struct shim_task *t)
+{
+	char how[64];
+
+	if (t->error[0] != '\0')
+		return;
+	if (t->core.oom)
+		snprintf(how, sizeof(how), "killed by the OOM killer");
+	else if (t->core.signal)
+		snprintf(how, sizeof(how), "killed by signal %d",
+		    t->core.signal);
+	else
+		snprintf(how, sizeof(how), "exit code %d", t->core.exit_code);
+	if (t->core.pol.max_attempts > 0)
+		snprintf(t->error, sizeof(t->error),
+		    "restart policy gave up after %u restarts (%s)",
+		    t->core.streak, how);
+	else
+		snprintf(t->error, sizeof(t->error), "failed (%s)", how);
+}
+
 void
 shim_task_event(struct shim *s, struct shim_task *t,
     const struct mts_task_ev *ev)
@@ -799,9 +824,10 @@ shim_task_event(struct shim *s, struct shim_task *t,
 	if (t->core.state == MTS_TASK_RESTARTING && was != MTS_TASK_RESTARTING)
 		log_info("task %s: restart %u in %lld ms", t->core.id,
 		    t->core.restarts + 1, (long long)(t->core.deadline - now));
-	else if (t->core.state == MTS_TASK_FAILED && was != MTS_TASK_FAILED)
-		log_info("task %s: failed after %u restarts", t->core.id,
-		    t->core.restarts);
+	else if (t->core.state == MTS_TASK_FAILED && was != MTS_TASK_FAILED) {
+		give_up_error(t);
+		log_info("task %s: %s", t->core.id, t->error);
+	}
 	shim_task_watch(t);
 	apply(s, t, &fx);
 }
@@ -1086,6 +1112,9 @@ load_task(struct shim *s, const char *id, struct shim_task **out)
 	t->core.signal = st->signal;
 	t->core.oom = st->oom_killed;
 	t->core.restarts = st->restarts;
+	/* the streak is not saved: after a shim restart every restart
+	 * counts again, the safe side of max_attempts */
+	t->core.streak = st->restarts;
 	t->core.pid = st->pid;
 	t->core.health_failures = st->health_failures;
 	t->core.health = !strcmp(st->health, "healthy") ? MTS_HEALTH_HEALTHY
@@ -1116,7 +1145,7 @@ reattach(struct shim *s, struct shim_task *t)
 	switch (t->core.state) {
 	case MTS_TASK_RESTARTING:
 		t->core.deadline =
-		    now + mts_task_backoff(&t->core.pol, t->core.restarts);
+		    now + mts_task_backoff(&t->core.pol, t->core.streak);
 		/* FALLTHROUGH */
 	case MTS_TASK_EXITED:
 	case MTS_TASK_FAILED:

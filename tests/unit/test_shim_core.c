@@ -164,6 +164,59 @@ test_on_failure_backoff(void **st)
 	assert_int_equal(t.state, MTS_TASK_RESTARTING);
 }
 
+/* Compose's window: max_attempts counts the restarts since the last run
+ * that lasted the window, and so does the backoff; without a window every
+ * restart counts. */
+static mts_time_t
+run_for(struct mts_task *t, mts_time_t now, mts_time_t ran,
+    enum mts_task_state want, mts_time_t delay)
+{
+	struct mts_effects fx;
+
+	now += ran;
+	step(t, (struct mts_task_ev){ .type = MTS_EV_EXIT, .code = 1 }, now,
+	    &fx);
+	assert_int_equal(t->state, want);
+	if (want != MTS_TASK_RESTARTING)
+		return now;
+	assert_int_equal(mts_task_next(t) - now, delay);
+	now = mts_task_next(t);
+	step(t, (struct mts_task_ev){ .type = MTS_EV_TICK }, now, &fx);
+	step(t, (struct mts_task_ev){ .type = MTS_EV_STARTED, .pid = 7 }, now,
+	    &fx);
+	return now;
+}
+
+static void
+test_restart_window(void **st)
+{
+	struct mts_task_policy p = { .restart = MTS_RESTART_ON_FAILURE,
+		.max_attempts = 2,
+		.delay = 100,
+		.window = 5000 };
+	struct mts_task t;
+	mts_time_t now = 0;
+
+	start(&t, &p, now);
+	now = run_for(&t, now, 1000, MTS_TASK_RESTARTING, 100);
+	now = run_for(&t, now, 1000, MTS_TASK_RESTARTING, 200);
+	assert_int_equal(t.streak, 2);
+	/* a run of the window forgives both: restarted, the first delay */
+	now = run_for(&t, now, 5000, MTS_TASK_RESTARTING, 100);
+	assert_int_equal(t.streak, 1);
+	now = run_for(&t, now, 1000, MTS_TASK_RESTARTING, 200);
+	/* 2 restarts since the long run, and a run just short of the
+	 * window: the policy gives up */
+	now = run_for(&t, now, 4999, MTS_TASK_FAILED, 0);
+	assert_int_equal(t.restarts, 4);
+	/* no window: however long the runs, every restart counts */
+	p.window = 0;
+	start(&t, &p, 0);
+	now = run_for(&t, 0, 60000, MTS_TASK_RESTARTING, 100);
+	now = run_for(&t, now, 60000, MTS_TASK_RESTARTING, 200);
+	(void)run_for(&t, now, 60000, MTS_TASK_FAILED, 0);
+}
+
 static void
 test_backoff_values(void **st)
 {
@@ -312,6 +365,7 @@ main(void)
 		cmocka_unit_test(test_backoff_values),
 		cmocka_unit_test(test_start_failure),
 		cmocka_unit_test(test_stop_while_restarting),
+		cmocka_unit_test(test_restart_window),
 		cmocka_unit_test(test_health),
 		cmocka_unit_test(test_impossible_cells),
 		cmocka_unit_test(test_names),

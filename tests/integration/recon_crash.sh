@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# recon_crash.sh: a crash-looping task on 3 real nodes with real containers — restart_policy {on-failure, delay 200ms, max_attempts 2, window 20s}: the task restarts on its own node, same task id, with backoff (200 then 400 ms); after its 2 restarts its node gives up (failed, with the reason) and the owner places a replacement in the same slot on another node, records why in p/ (service inspect's placement.replaced) and writes task.placed and task.replaced events; the replacement's own crash loop sends the next one to the third node.
+. "$(dirname "$0")/lib_sched.bash"
+s_up 3
+
+s_stack crash 'services:
+  loop:
+    image: busybox:latest
+    command: ["sh", "-c", "sleep 2; exit 3"]
+    stop_grace_period: 1s
+    deploy:
+      replicas: 1
+      restart_policy: {condition: on-failure, delay: 200ms, max_attempts: 2, window: 20s}'
+check "deploy --detach exits 0" g_ctl 1 deploy -c crash.yml --stack c --detach
+
+# first I: the first task's id and node, as node I sees it
+first_task() { s_ps 1 c_loop | jp '" ".join(t["task"] + " " + t["node"] for t in j if t["slot"] == 1)' | awk '{print $1, $2}'; }
+check "a task is placed" wait_for 20 bash -c "[ -n \"\$($(declare -f first_task s_ps g_ctl jp); GOSSIP_CLUSTER=$GOSSIP_CLUSTER first_task)\" ]"
+read -r T1 N1 <<<"$(first_task)"
+A=$(s_name_of "$N1")
+A=${A#n}
+echo "    first task $T1 on n$A"
+
+# rec I ID FIELD: a field of task ID's t/ record as node I's shim sees it
+shim_field() { g_ctl "$1" -o json task inspect "$2" 2>/dev/null | jp 'j["'"$3"'"]'; }
+restarted() { [ "$(shim_field "$A" "$T1" restarts)" -ge "$1" ] 2>/dev/null; }
+check "$T1 restarts on its own node n$A (restarts >= 1)" wait_for 15 restarted 1
+check "... and again (restarts 2)" wait_for 15 restarted 2
+SHIMLOG=$MTS_CLUSTER_DIR/n$A/log/shim.log
+check "... with backoff: 200 ms, then 400 ms" \
+	bash -c "grep -q 'task $T1: restart 1 in 200 ms' '$SHIMLOG' && grep -q 'task $T1: restart 2 in 400 ms' '$SHIMLOG'"
+failed() { [ "$(shim_field "$A" "$T1" state)" = failed ]; }
+check "after its 2 restarts n$A gives up: $T1 failed" wait_for 20 failed
+err_of() { s_ps 1 c_loop | jp 'next((t["error"] for t in j if t["task"] == "'"$1"'"), "")'; }
+gave_up() { err_of "$T1" | grep -q 'restart policy gave up after 2 restarts (exit code 3)'; }
+check "... its record says why" wait_for 10 gave_up
+echo "    $T1: $(err_of "$T1")"
+
+# replacement: the task in slot 1 that is not T1
+repl() { s_ps 1 c_loop | jp '" ".join(t["task"] + " " + t["node"] for t in j if t["slot"] == 1 and t["task"] != "'"$T1"'")' | awk '{print $1, $2}'; }
+has_repl() { [ -n "$(repl)" ]; }
+check "the owner replaces it in slot 1" wait_for 15 has_repl
+read -r T2 N2 <<<"$(repl)"
+B=$(s_name_of "$N2")
+echo "    replacement $T2 on $B"
+check "... on another node than n$A ($B)" test "$B" != "n$A"
+running2() { [ "$(s_ps 1 c_loop | jp 'next((t["state"] for t in j if t["task"] == "'"$T2"'"), "")')" = running ]; }
+check "... which runs" wait_for 15 running2
+# the owner's record of why
+owner=$(s_name_of "$(s_owner 1 c_loop)")
+replaced() { g_ctl 1 -o json service inspect c_loop | jp 'j.get("placement", {}).get("replaced", "")'; }
+names_both() { replaced | grep -qF "$T1 on n$A failed (restart policy gave up after 2 restarts (exit code 3)): replaced by $T2 on $B"; }
+check "service inspect: placement.replaced names both tasks and why" wait_for 5 names_both
+echo "    placement.replaced: $(replaced)"
+# jl_has LINES EXPR: EXPR over the JSON lines LINES, as the list j
+jl_has() { python3 -c 'import json,sys; j=[json.loads(l) for l in sys.argv[1].splitlines() if l.strip()]; sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"; }
+ev=$(g_ctl "${owner#n}" -o json events)
+check "the owner's events: task.replaced of $T1" \
+	jl_has "$ev" 'any(e["type"] == "task.replaced" and e.get("task") == "'"$T1"'" and "gave up" in e.get("message", "") for e in j)'
+check "... after task.placed of $T1, then of $T2" \
+	jl_has "$ev" '[(e["type"], e.get("task")) for e in j if e["type"] in ("task.placed", "task.replaced") and e.get("task") in ("'"$T1"'", "'"$T2"'")][:3] == [("task.placed", "'"$T1"'"), ("task.placed", "'"$T2"'"), ("task.replaced", "'"$T1"'")]'
+grep -q "event .*task.replaced.*$T1" "$MTS_CLUSTER_DIR/$owner/log/reconciled.log"
+check "... and in its log as 'event {...}'" test $? = 0
+
+# T2 crash-loops too: the next replacement avoids both n$A and $B (the
+# owner's third task.placed event says where it went)
+third() { g_ctl "${owner#n}" -o json events | python3 -c 'import json,sys; p=[json.loads(l) for l in sys.stdin if "task.placed" in l]; print(p[2]["on"] if len(p) > 2 else "")'; }
+has_third() { [ -n "$(third)" ]; }
+check "$T2 fails in turn and is replaced" wait_for 30 has_third
+C=$(third)
+check "... on the third node ($C)" bash -c "[ '$C' != 'n$A' ] && [ '$C' != '$B' ]"
+t_done
