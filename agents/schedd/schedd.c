@@ -3,7 +3,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gossipd.pb-c.h"
 #include "log.h"
+#include "mtserr.h"
 #include "mtstime.h"
 #include "schedd.h"
 
@@ -19,6 +21,66 @@ on_expire(void *arg, mts_time_t now)
 	if (mts_ledger_expire(&s->ledger, now) > 0)
 		log_debug("leases expired");
 	schedd_changed(s);
+}
+
+/* Members that became alive: d/<self> once more, soon, so that they get
+ * it as a delta now (one write for a burst of joins). */
+static void
+on_member_feed(void *arg, int fd, uint32_t events, mts_time_t now)
+{
+	struct schedd *s = arg;
+	ProtobufCMessage *body;
+	int n, peer = 0;
+
+	for (n = 0; n < 1024; n++) {
+		const Mts__Gossipd__Event *ev;
+		int rc = mts_sub_recv(s->msub, &mts__gossipd__event__descriptor,
+		    &body, NNG_FLAG_NONBLOCK);
+
+		if (rc == -MTS_ERR_INVAL)
+			continue;
+		if (rc < 0 || body == NULL)
+			break;
+		ev = (const Mts__Gossipd__Event *)body;
+		peer |= ev->node.len != sizeof(s->self_id) ||
+		    memcmp(ev->node.data, s->self_id, sizeof(s->self_id)) != 0;
+		protobuf_c_message_free_unpacked(body, NULL);
+	}
+	if (peer && !s->rejoin_timer.armed)
+		mts_timer_arm(s->loop, &s->rejoin_timer,
+		    now + SCHEDD_REJOIN_MS);
+}
+
+static void
+on_rejoin(void *arg, mts_time_t now)
+{
+	struct schedd *s = arg;
+
+	(void)now;
+	log_info("a member joined: d/%s written again", s->self);
+	s->have_written = 0;
+	schedd_changed(s);
+}
+
+/* gossipd.pub, "alive" events only. */
+static int
+member_feed(struct schedd *s, const char *rundir)
+{
+	char path[512], err[256];
+	int fd;
+
+	if (mts_ipc_sock_path(path, sizeof(path), rundir, "gossipd",
+	        "gossipd.pub") < 0 ||
+	    mts_sub_open(path, "alive", 5, &s->msub, err, sizeof(err)) < 0) {
+		log_warnx("gossipd.pub: %s", err);
+		return -1;
+	}
+	s->msub_open = 1;
+	if (mts_ipc_recv_fd(s->msub, &fd) < 0 ||
+	    (s->msub_w = mts_loop_watch(s->loop, fd, MTS_LOOP_IN, "gossipd.pub",
+	         on_member_feed, s)) == NULL)
+		return -1;
+	return 0;
 }
 
 void
@@ -71,6 +133,7 @@ setup(struct schedd *s, struct mts_agent *a)
 	mts_timer_init(&s->digest_timer, "digest", schedd_on_digest, s);
 	mts_timer_init(&s->scan_timer, "scan", schedd_on_scan, s);
 	mts_timer_init(&s->nodeinfo_timer, "nodeinfo", schedd_on_nodeinfo, s);
+	mts_timer_init(&s->rejoin_timer, "rejoin", on_rejoin, s);
 	return 0;
 }
 
@@ -120,6 +183,8 @@ serve(struct schedd *s, struct mts_agent *a)
 		log_warnx("gossipd: %s", err);
 		return -1;
 	}
+	if (member_feed(s, a->rundir) < 0)
+		return -1;
 	if (mts_ipc_sock_path(path, sizeof(path), a->rundir, a->name, NULL) <
 	    0) {
 		log_warnx("socket path too long");
@@ -162,7 +227,11 @@ cleanup(struct schedd *s, struct mts_agent *a)
 		mts_timer_disarm(s->loop, &s->digest_timer);
 		mts_timer_disarm(s->loop, &s->scan_timer);
 		mts_timer_disarm(s->loop, &s->nodeinfo_timer);
+		mts_timer_disarm(s->loop, &s->rejoin_timer);
 	}
+	mts_watch_free(s->msub_w);
+	if (s->msub_open)
+		nng_close(s->msub);
 	mts_loop_free(s->loop);
 	mts_acl_table_free(&s->cfg.acl);
 	mts_ledger_free(&s->ledger);

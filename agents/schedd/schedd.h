@@ -16,6 +16,9 @@
 #define SCHEDD_SECTION "schedd"
 #define SCHEDD_DIGEST_MIN_MS 500 /* d/<self> is written at most this often */
 #define SCHEDD_SCAN_MS 2000      /* t/<self>/ is read again this often */
+/* a member that became alive gets d/<self> written again this long after
+ * (further joins meanwhile share the write) */
+#define SCHEDD_REJOIN_MS 200
 
 struct schedd_conf {
 	struct mts_res capacity; /* after the reserve */
@@ -47,8 +50,15 @@ struct schedd {
 	int written_avail; /* the availability d/<self> last said */
 	struct mts_timer nodeinfo_timer;
 	int nodeinfo_busy, nodeinfo_dirty;
-	/* gossipd.sock: membership, for Place */
+	/* gossipd.sock: membership, for Place; gossipd.pub: members that
+	 * became alive, after which d/<self> is written again (what was
+	 * written before they were members reaches them by anti-entropy
+	 * only, seconds later) */
 	struct mts_ipc_async *gossip;
+	nng_socket msub;
+	int msub_open;
+	struct mts_watch *msub_w;
+	struct mts_timer rejoin_timer;
 	/* $MTS_STATEDIR/ledger and ledger.journal (schedd_save.c): the
 	 * paths (NULL: not kept), the journal open for appends (-1: none),
 	 * the snapshot's generation its header names, the sizes that decide
