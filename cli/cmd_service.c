@@ -16,18 +16,8 @@
 
 /* --- members and owners ------------------------------------------------------------ */
 
-struct members {
-	uint8_t (*alive)[MTS_NODE_ID_LEN]; /* candidates for ownership */
-	size_t nalive;
-	char (*hex)[MTS_NODE_HEX_LEN + 1]; /* every member, with names */
-	char **names;
-	size_t n;
-};
-
-/* The members gossipd reports; empty (not an error) when gossipd cannot
- * be reached, so the service commands still work on a lone statestore. */
-static void
-members_load(struct mtsctl *ctx, struct members *m)
+void
+mtsctl_members_load(struct mtsctl *ctx, struct members *m)
 {
 	Mts__Gossipd__Request req = MTS__GOSSIPD__REQUEST__INIT;
 	Mts__Gossipd__MembersReq mr = MTS__GOSSIPD__MEMBERS_REQ__INIT;
@@ -64,8 +54,8 @@ members_load(struct mtsctl *ctx, struct members *m)
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
-static void
-members_free(struct members *m)
+void
+mtsctl_members_free(struct members *m)
 {
 	size_t i;
 
@@ -76,8 +66,8 @@ members_free(struct members *m)
 	free(m->hex);
 }
 
-static const char *
-member_name(const struct members *m, const char *hex)
+const char *
+mtsctl_member_name(const struct members *m, const char *hex)
 {
 	size_t i;
 
@@ -169,7 +159,7 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 	c.running = xcalloc(c.n + 1, sizeof(*c.running));
 	if ((rc = mtsctl_task_scan(ctx, count_running, &c)) != 0)
 		goto out;
-	members_load(ctx, &m);
+	mtsctl_members_load(ctx, &m);
 	rows = json_array();
 	for (i = 0; i < c.n && rc == 0; i++) {
 		const Mts__Service__ServiceSpec *s = c.svc[i].rec->spec;
@@ -198,7 +188,7 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 		mtsctl_print_rows(ctx, rows, cols);
 	else
 		json_decref(rows);
-	members_free(&m);
+	mtsctl_members_free(&m);
 out:
 	free(c.running);
 	mtsctl_svc_list_free(c.svc, c.n);
@@ -252,10 +242,10 @@ ps_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 		mtsctl_fmt_duration(age, sizeof(age),
 		    mts_wall_ms() - t->started_at);
 	row = json_pack("{ss ss ss ss ss ss ss ss sI ss}", "task", t->id,
-	    "service", svc, "node", node, "node_name", member_name(p->m, node),
-	    "desired_state", t->desired, "state", t->state, "health", t->health,
-	    "error", t->error, "exit_code", (json_int_t)t->exit_code, "age",
-	    age);
+	    "service", svc, "node", node, "node_name",
+	    mtsctl_member_name(p->m, node), "desired_state", t->desired,
+	    "state", t->state, "health", t->health, "error", t->error,
+	    "exit_code", (json_int_t)t->exit_code, "age", age);
 	json_object_set_new(row, "version_label", version_of(p, t, &current));
 	json_object_set_new(row, "version",
 	    json_integer(t->spec ? (json_int_t)t->spec->service_version : 0));
@@ -309,13 +299,13 @@ list_tasks(struct mtsctl *ctx, const char *service, const char *stack,
 	struct ps p = { service, stack, &m, json_array(), digest };
 	int rc;
 
-	members_load(ctx, &m);
+	mtsctl_members_load(ctx, &m);
 	if ((rc = mtsctl_task_scan(ctx, ps_one, &p)) == 0 &&
 	    (rc = mtsctl_placement_scan(ctx, ps_pending, &p)) == 0)
 		mtsctl_print_rows(ctx, p.rows, cols);
 	else
 		json_decref(p.rows);
-	members_free(&m);
+	mtsctl_members_free(&m);
 	return rc;
 }
 
@@ -648,6 +638,9 @@ static const struct mtsctl_cmd service_cmds[] = {
 	{ "promote", mtsctl_cmd_service_promote, "SERVICE",
 	    "promote the canaries of a service's update",
 	    mtsctl_help_service_promote },
+	{ "rebalance", mtsctl_cmd_service_rebalance, "SERVICE",
+	    "move tasks onto nodes that run fewer, as spread would place them",
+	    mtsctl_help_service_rebalance },
 	{ "rm", cmd_rm, "SERVICE...", "remove services",
 	    "DESCRIPTION\n"
 	    "    Deletes the service records; every node's reconciled then\n"

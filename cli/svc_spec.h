@@ -3,6 +3,7 @@
 #define MTSCTL_SVC_SPEC_H
 
 #include "compose/compose.h"
+#include "hash.h"
 #include "mtsctl.h"
 #include "service.pb-c.h"
 
@@ -55,6 +56,25 @@ struct Mts__Reconciled__PlacementStatus;
 typedef void (*mtsctl_placement_fn)(void *arg, const char *service,
     const struct Mts__Reconciled__PlacementStatus *);
 int mtsctl_placement_scan(struct mtsctl *, mtsctl_placement_fn fn, void *arg);
+
+/* The members gossipd reports; empty (not an error) when gossipd cannot
+ * be reached, so the service commands still work on a lone statestore
+ * (cmd_service.c). */
+struct members {
+	uint8_t (*alive)[MTS_NODE_ID_LEN]; /* candidates for ownership */
+	size_t nalive;
+	char (*hex)[MTS_NODE_HEX_LEN + 1]; /* every member, with names */
+	char **names;
+	size_t n;
+};
+void mtsctl_members_load(struct mtsctl *, struct members *);
+void mtsctl_members_free(struct members *);
+/* The name of member hex ("" when unknown). */
+const char *mtsctl_member_name(const struct members *, const char *hex);
+
+/* service rebalance (cmd_rebalance.c). */
+int mtsctl_cmd_service_rebalance(struct mtsctl *, int argc, char **argv);
+extern const char mtsctl_help_service_rebalance[];
 
 /* service update, rollback and promote (cmd_update.c). */
 int mtsctl_cmd_service_update(struct mtsctl *, int argc, char **argv);

@@ -1006,9 +1006,12 @@ update_step(struct recond *r, struct core_view *c, size_t si)
 		t[n].id = x->id;
 		/* a task whose spec is not known yet (just placed, the shim
 		 * has not listed it) counts as of the record's spec: only a
-		 * digest seen to differ makes a task old */
-		t[n].current = x->inflight || !x->has_digest ||
-		    memcmp(x->digest, digest, sizeof(digest)) == 0;
+		 * digest seen to differ makes a task old, or a rebalance
+		 * that moves it */
+		t[n].current =
+		    (x->inflight || !x->has_digest ||
+		        memcmp(x->digest, digest, sizeof(digest)) == 0) &&
+		    !mts_up_rebalance_moves(s->rec, x->id);
 		t[n].state = x->state == RC_TASK_RUNNING ? UP_TASK_RUNNING
 		    : x->state == RC_TASK_PENDING        ? UP_TASK_PENDING
 		    : x->state == RC_TASK_FAILED         ? UP_TASK_FAILED
@@ -1017,6 +1020,7 @@ update_step(struct recond *r, struct core_view *c, size_t si)
 		t[n].health = x->health;
 		t[n].desired_running = x->desired_running;
 		t[n].started_ms = x->started_ms;
+		t[n].version = x->version;
 		row[n++] = i;
 	}
 	upd_status(r, o, &st);

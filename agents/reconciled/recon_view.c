@@ -140,6 +140,7 @@ rc_trec_update_fields(struct rc_trec *t, const Mts__Shim__TaskStatus *st)
 	t->started_ms = u.started_ms;
 	t->finished_ms = st->finished_at;
 	snprintf(t->error, sizeof(t->error), "%s", st->error ? st->error : "");
+	t->version = u.version;
 	if (st->spec && st->spec->spec_digest.len == MTS_SPEC_DIGEST_LEN) {
 		memcpy(t->digest, st->spec->spec_digest.data,
 		    MTS_SPEC_DIGEST_LEN);

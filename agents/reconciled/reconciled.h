@@ -62,6 +62,7 @@ struct rc_trec {
 	uint64_t started_ms;
 	uint64_t finished_ms; /* Unix ms it ended, 0: not known */
 	char error[160];      /* why it failed, as its node says */
+	uint64_t version; /* the record version it was placed from; 0: ? */
 };
 
 /* A member as gossipd and the nl/ and d/ records say. */

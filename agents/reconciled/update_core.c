@@ -82,6 +82,13 @@ struct counts {
 
 static int seen(const struct mts_up_status *, const char *);
 
+/* Placed from a version before the update's: not one of its tasks. */
+static int
+before(const struct mts_up_task *t, const struct mts_up_status *st)
+{
+	return t->version && t->version < st->version;
+}
+
 static void
 count(const struct mts_up_task *t, size_t n, const struct mts_up_status *st,
     struct counts *c)
@@ -96,8 +103,11 @@ count(const struct mts_up_task *t, size_t n, const struct mts_up_status *st,
 		if (t[i].current && is_live(&t[i])) {
 			c->cur++;
 			c->cur_healthy += is_healthy(&t[i]);
-			c->cur_failed +=
-			    !is_healthy(&t[i]) && seen(st, t[i].id);
+			/* one counted failed, or placed before this update
+			 * (a rebalance's or rollback's untouched task): it
+			 * does not hold the batch */
+			c->cur_failed += !is_healthy(&t[i]) &&
+			    (seen(st, t[i].id) || before(&t[i], st));
 		} else if (!t[i].current && is_live(&t[i])) {
 			c->old++;
 			c->old_healthy += is_healthy(&t[i]);
@@ -114,7 +124,7 @@ failed_why(const struct mts_up_service *s, const struct mts_up_task *t,
 	uint64_t deadline = s->healthy_deadline_ms ? s->healthy_deadline_ms
 	                                           : MTS_UP_HEALTHY_DEADLINE_MS;
 
-	if (!t->current)
+	if (!t->current || (t->version && t->version < s->version))
 		return NULL;
 	if (t->state == UP_TASK_FAILED)
 		return "failed";
@@ -193,8 +203,9 @@ begin(const struct mts_up_service *s, const struct counts *c,
     struct mts_up_status *st, uint64_t now, struct mts_up_actions *out)
 {
 	const struct mts_up_params *p = params(s);
+	/* what runs the spec healthy, and what this update leaves alone */
 	uint32_t par = parallelism(s),
-	         done = min_u32(c->cur_healthy, s->replicas);
+	         done = min_u32(c->cur_healthy + c->cur_failed, s->replicas);
 	uint32_t canaries = min_u32(s->canary, s->replicas);
 
 	memset(st, 0, sizeof(*st));
@@ -216,7 +227,9 @@ begin(const struct mts_up_service *s, const struct counts *c,
 	if (st->batches == 0)
 		st->batches = 1;
 	msg(st, "%s version %llu: %u of %u tasks, %u at a time, %s",
-	    s->rollback ? "rolling back to" : "updating to",
+	    s->rebalance      ? "rebalancing at"
+	        : s->rollback ? "rolling back to"
+	                      : "updating to",
 	    (unsigned long long)s->version, s->replicas - done, s->replicas,
 	    par, p->order == UP_START_FIRST ? "start-first" : "stop-first");
 	if (!st->promoted)
@@ -233,7 +246,9 @@ finish(const struct mts_up_service *s, struct mts_up_status *st, uint64_t now,
 	st->ended_ms = now;
 	st->healthy_since_ms = 0;
 	msg(st, "%s version %llu completed: %u tasks",
-	    s->rollback ? "rollback to" : "update to",
+	    s->rebalance      ? "rebalance at"
+	        : s->rollback ? "rollback to"
+	                      : "update to",
 	    (unsigned long long)s->version, s->replicas);
 	add(out, UP_DONE, 0, 0, "%s", st->message);
 }
@@ -483,8 +498,10 @@ converge(const struct mts_up_service *s, const struct mts_up_task *t, size_t n,
 		if (stop == 0 && c->stopping == 0 && c->cur < cw)
 			start = cw - c->cur;
 	} else {
-		/* stopping an unhealthy old task first costs no healthy one */
-		uint32_t up = c->cur_healthy + c->old_healthy,
+		/* stopping an unhealthy old task first costs no healthy one;
+		 * new tasks counted failed and the untouched ones that are
+		 * unhealthy do not hold the old ones back */
+		uint32_t up = c->cur_healthy + c->old_healthy + c->cur_failed,
 		         allowed = (c->old - c->old_healthy) +
 		    (up > s->replicas ? up - s->replicas : 0);
 
@@ -529,8 +546,13 @@ mts_up_step(const struct mts_up_service *s, const struct mts_up_task *t,
 	if (st->version != s->version) {
 		/* nothing of another spec runs and no update to take over: a
 		 * scale or a first deploy, the reconciler's business */
+		struct mts_up_status fresh;
+
 		if (c.old == 0 && c.stopping == 0 && !mts_up_active(st))
 			return;
+		memset(&fresh, 0, sizeof(fresh));
+		fresh.version = s->version;
+		count(t, n, &fresh, &c); /* as this version's update counts */
 		begin(s, &c, st, now, out);
 	}
 	if (!mts_up_active(st))

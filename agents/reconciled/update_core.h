@@ -50,6 +50,9 @@ struct mts_up_service {
 	uint64_t resumes;  /* grows with each service update --resume */
 	uint64_t promoted; /* the version service promote was given */
 	uint64_t healthy_deadline_ms; /* 0: MTS_UP_HEALTHY_DEADLINE_MS */
+	/* service rebalance: the tasks marked old are moved, one at a time
+	 * and start-first, to where spread places their replacements */
+	int rebalance;
 };
 
 enum mts_up_task_state {
@@ -76,6 +79,10 @@ struct mts_up_task {
 	enum mts_up_health health;
 	int desired_running; /* 0 once a stop was asked */
 	uint64_t started_ms; /* wall ms it started; 0: unknown, no deadline */
+	/* the record version it was placed from (0: unknown): a task placed
+	 * before the update's version never counts as the update's failure
+	 * (the tasks a rebalance or a rollback leaves running) */
+	uint64_t version;
 };
 
 enum mts_up_phase {

@@ -22,6 +22,26 @@ params_from_pb(const Mts__Service__Update *u, struct mts_up_params *p)
 		p->failure_action = UP_FAIL_PAUSE;
 }
 
+int
+mts_up_rebalance_version(const Mts__Service__ServiceRecord *r)
+{
+	return r->rebalance && r->rebalance->version == r->version &&
+	    r->rebalance->n_tasks > 0;
+}
+
+int
+mts_up_rebalance_moves(const Mts__Service__ServiceRecord *r, const char *task)
+{
+	size_t i;
+
+	if (!mts_up_rebalance_version(r))
+		return 0;
+	for (i = 0; i < r->rebalance->n_tasks; i++)
+		if (strcmp(r->rebalance->tasks[i], task) == 0)
+			return 1;
+	return 0;
+}
+
 void
 mts_up_service_from_pb(const Mts__Service__ServiceRecord *r,
     struct mts_up_service *out)
@@ -39,6 +59,15 @@ mts_up_service_from_pb(const Mts__Service__ServiceRecord *r,
 		out->canary = s->canary->count;
 		out->auto_promote = s->canary->auto_promote;
 		out->auto_revert = s->canary->auto_revert;
+	}
+	if (mts_up_rebalance_version(r)) {
+		/* one at a time, start-first: never a healthy task fewer */
+		out->rebalance = 1;
+		out->update.parallelism = 1;
+		out->update.order = UP_START_FIRST;
+		out->update.failure_action = UP_FAIL_PAUSE;
+		out->canary = 0;
+		out->auto_promote = out->auto_revert = 0;
 	}
 	if (r->control) {
 		out->paused = r->control->paused;
@@ -92,6 +121,7 @@ mts_up_task_from_pb(const Mts__Shim__TaskStatus *t,
 			out->health = healths[i].health;
 	out->desired_running = strcmp(t->desired, "stopped") != 0;
 	out->started_ms = t->started_at;
+	out->version = t->spec ? t->spec->service_version : 0;
 }
 
 int

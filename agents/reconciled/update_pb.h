@@ -12,6 +12,11 @@
 /* The update's view of a service record. */
 void mts_up_service_from_pb(const Mts__Service__ServiceRecord *,
     struct mts_up_service *out);
+/* Whether the record's version is a rebalance (service rebalance), and
+ * whether it moves task. */
+int mts_up_rebalance_version(const Mts__Service__ServiceRecord *);
+int mts_up_rebalance_moves(const Mts__Service__ServiceRecord *,
+    const char *task);
 /* The update's view of a task record; digest is the record's spec's
  * (mts_spec_digest). out->id points into t. */
 void mts_up_task_from_pb(const Mts__Shim__TaskStatus *t,

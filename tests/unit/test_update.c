@@ -68,6 +68,7 @@ add_task(struct sim *s, int spec, int running)
 	t->health = running ? UP_HEALTH_HEALTHY : UP_HEALTH_STARTING;
 	t->desired_running = 1;
 	t->started_ms = s->now;
+	t->version = s->svc.version;
 	s->tspec[s->n++] = spec;
 }
 
@@ -214,6 +215,40 @@ live_of(const struct sim *s, int spec, int healthy)
 		    s->t[i].state == UP_TASK_RUNNING &&
 		    (!healthy || s->t[i].health == UP_HEALTH_HEALTHY);
 	return n;
+}
+
+/* service rebalance: the record's version moves two tasks (marked old
+ * by the caller, the spec unchanged), one at a time and start-first; a
+ * task the rebalance leaves running that is unhealthy meanwhile neither
+ * counts as its failure nor holds a batch. */
+static void
+test_rebalance(void **state)
+{
+	struct sim s;
+	uint32_t i;
+
+	sim_init(&s, 6);
+	for (i = 0; i < 6; i++)
+		add_task(&s, 1, 1);
+	s.now += 60000;
+	s.tspec[4] = s.tspec[5] = 9; /* the movers: not current */
+	s.t[0].health = UP_HEALTH_UNHEALTHY;
+	s.svc.version = 2;
+	s.svc.rebalance = 1;
+	s.svc.update.parallelism = 1;
+	s.svc.update.order = UP_START_FIRST;
+	s.svc.update.monitor_ms = 1000;
+	sim_run(&s, 60000);
+	assert_int_equal(s.st.phase, UP_COMPLETED);
+	assert_int_equal(s.st.failures, 0);
+	assert_int_equal(s.counts[UP_PAUSE], 0);
+	assert_int_equal(s.counts[UP_START], 2);
+	assert_int_equal(s.counts[UP_STOP], 2);
+	assert_int_equal(live_of(&s, 9, 0), 0);
+	assert_int_equal(live_of(&s, 1, 0), 6);
+	assert_int_equal(s.min_healthy, 5); /* start-first: none fewer */
+	assert_int_equal(s.max_live, 7);    /* one at a time */
+	assert_true(strstr(s.st.message, "rebalance at version 2") != NULL);
 }
 
 /* Defaults: one at a time, stop-first, each batch healthy for 5 s. */
@@ -695,6 +730,7 @@ main(void)
 		cmocka_unit_test(test_canary_auto_promote),
 		cmocka_unit_test(test_canary_auto_revert),
 		cmocka_unit_test(test_owner_dies),
+		cmocka_unit_test(test_rebalance),
 		cmocka_unit_test(test_no_update),
 		cmocka_unit_test(test_garbage_status),
 		cmocka_unit_test(test_names),
