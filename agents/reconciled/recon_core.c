@@ -226,6 +226,57 @@ stop_extras(const struct mts_rc_view *v, size_t si, size_t *idx, size_t n,
 	}
 }
 
+static int
+on_draining_node(const struct mts_rc_view *v, const struct mts_rc_task *t)
+{
+	const struct mts_rc_member *m = member(v, t->node);
+
+	return t->desired_running &&
+	    (t->state == RC_TASK_PENDING || t->state == RC_TASK_RUNNING) && m &&
+	    m->alive && m->draining;
+}
+
+/* The owner moves the tasks of service si off draining nodes: they do
+ * not count, so their replacements are placed in the same pass; with
+ * stop-first each stops at once, with start-first only as many as leave
+ * the service running `want` (its live running tasks plus the drained
+ * ones still running), the lowest task ids first. */
+static void
+drain_moves(const struct mts_rc_view *v, size_t si, uint32_t want,
+    struct mts_rc_actions *out)
+{
+	const struct mts_rc_service *s = &v->services[si];
+	size_t i, k, nd = 0, running = 0,
+	             *d = xcalloc(v->ntasks + 1, sizeof(*d));
+	size_t allow;
+
+	for (i = 0; i < v->ntasks; i++) {
+		const struct mts_rc_task *t = &v->tasks[i];
+
+		if (strcmp(t->service, s->name) != 0)
+			continue;
+		if (on_draining_node(v, t)) {
+			d[nd++] = i;
+			running += t->state == RC_TASK_RUNNING;
+		} else if (live(v, t) && t->state == RC_TASK_RUNNING) {
+			running++;
+		}
+	}
+	allow = !s->start_first ? nd : running > want ? running - want : 0;
+	for (k = 0; k < nd && allow > 0; k++, allow--) {
+		size_t best = k;
+
+		for (i = k + 1; i < nd; i++) /* the lowest id first */
+			if (strcmp(v->tasks[d[i]].id, v->tasks[d[best]].id) < 0)
+				best = i;
+		i = d[k];
+		d[k] = d[best];
+		d[best] = i;
+		add(out, RC_STOP, si, d[k], 0, "node draining");
+	}
+	free(d);
+}
+
 /* Owner's duty for a replicated service or job: reach the count. */
 static void
 reconcile_owned(const struct mts_rc_view *v, size_t si,
@@ -238,6 +289,7 @@ reconcile_owned(const struct mts_rc_view *v, size_t si,
 	size_t *idx, n = live_tasks(v, si, NULL, &idx);
 	char why[96];
 
+	drain_moves(v, si, want, out);
 	if (n < want) {
 		snprintf(why, sizeof(why), "%zu of %u live", n, want);
 		add(out, RC_PLACE, si, 0, (uint32_t)(want - n), why);
@@ -255,12 +307,23 @@ reconcile_global(const struct mts_rc_view *v, size_t si,
 {
 	const struct mts_rc_service *s = &v->services[si];
 	const struct mts_rc_member *self = member(v, v->self);
-	size_t *idx, n = live_tasks(v, si, v->self, &idx);
+	size_t *idx, n = live_tasks(v, si, v->self, &idx), i;
 	int job = s->mode == RC_GLOBAL_JOB;
 
-	if (!eligible(s, self))
-		stop_extras(v, si, idx, n, n, "this node is not eligible", out);
-	else if (n == 0 && !(job && done_tasks(v, si, v->self) > 0))
+	if (!eligible(s, self)) {
+		/* its tasks here, live or not (a draining node's are not) */
+		for (i = 0; i < v->ntasks; i++)
+			if (strcmp(v->tasks[i].service, s->name) == 0 &&
+			    strcmp(v->tasks[i].node, v->self) == 0 &&
+			    v->tasks[i].desired_running &&
+			    (v->tasks[i].state == RC_TASK_PENDING ||
+			        v->tasks[i].state == RC_TASK_RUNNING))
+				add(out, RC_STOP, si, i, 0,
+				    self && self->draining
+				        ? "node draining"
+				        : "this node is not eligible");
+	} else if (n == 0 && !self->paused &&
+	    !(job && done_tasks(v, si, v->self) > 0))
 		add(out, RC_PLACE_LOCAL, si, 0, 1, "no task on this node");
 	else if (n > 1)
 		stop_extras(v, si, idx, n, n - 1, "more than one task here",
@@ -280,7 +343,8 @@ find_service(const struct mts_rc_view *v, const char *name)
 }
 
 /* This node's tasks that no owner will look after: their service was
- * removed, or this node drains. */
+ * removed, or this node drains and the service has no owner to move
+ * them (its owner stops them, honouring the update order). */
 static void
 reconcile_own_tasks(const struct mts_rc_view *v, struct mts_rc_actions *out)
 {
@@ -300,7 +364,8 @@ reconcile_own_tasks(const struct mts_rc_view *v, struct mts_rc_actions *out)
 			add(out, RC_STOP, SIZE_MAX, i, 0, "service removed");
 		else if (self && self->draining &&
 		    v->services[si].mode != RC_GLOBAL &&
-		    v->services[si].mode != RC_GLOBAL_JOB)
+		    v->services[si].mode != RC_GLOBAL_JOB &&
+		    mts_rc_owner(v, t->service) < 0)
 			add(out, RC_STOP, (size_t)si, i, 0, "node draining");
 	}
 }

@@ -20,6 +20,7 @@ struct mts_rc_member {
 	struct mts_node_attrs attrs; /* attrs.id: the id in hex */
 	int alive;                   /* SWIM: alive (suspect counts as alive) */
 	int draining;                /* availability drain */
+	int paused; /* availability pause: no new tasks, its tasks stay */
 };
 
 struct mts_rc_service {
@@ -28,6 +29,9 @@ struct mts_rc_service {
 	uint32_t replicas; /* replicated modes; completions for a job */
 	const struct mts_constraint *constraints;
 	size_t nconstraints;
+	/* update_config order start-first: a task on a draining node stops
+	 * only while the service still runs its count without it */
+	int start_first;
 };
 
 enum mts_rc_task_state {

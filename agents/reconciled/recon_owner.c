@@ -222,6 +222,7 @@ core_view_build(struct recond *r, struct core_view *c)
 		m->attrs.nlabels = v->members[i].nlabels;
 		m->alive = v->members[i].alive;
 		m->draining = v->members[i].draining;
+		m->paused = v->members[i].paused;
 	}
 	c->svcs = xcalloc(v->nsvcs + 1, sizeof(*c->svcs));
 	c->svc_of = xcalloc(v->nsvcs + 1, sizeof(*c->svc_of));
@@ -644,7 +645,7 @@ place(struct recond *r, const struct core_view *c, const struct rc_svc *s,
 		const struct mts_rc_member *m = &c->members[i];
 		struct rc_backoff *b = backoff_find(r, m->attrs.id);
 
-		if (!m->alive || m->draining)
+		if (!m->alive || m->draining || m->paused)
 			continue;
 		alive[na].data = (uint8_t *)m->id;
 		alive[na++].len = MTS_NODE_ID_LEN;

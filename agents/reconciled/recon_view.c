@@ -1,4 +1,4 @@
-/* recon_view.c: one refresh of what reconciled acts on — the members gossipd sees, then the s/, t/, nl/, d/ and u/ records of the local replica page by page, then the local shim's tasks — read asynchronously into a new view that replaces the last one when complete. */
+/* recon_view.c: one refresh of what reconciled acts on — the members gossipd sees, then the s/, t/, nl/, n/ and u/ records of the local replica page by page, then the local shim's tasks — read asynchronously into a new view that replaces the last one when complete. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,7 @@ enum {
 	V_SVC,
 	V_TASKS,
 	V_LABELS,
-	V_DIGESTS,
+	V_NODES,
 	V_UPDATES,
 	V_SHIM,
 	V_DONE
@@ -30,7 +30,7 @@ static const char *const prefixes[] = {
 	[V_SVC] = "s/",
 	[V_TASKS] = "t/",
 	[V_LABELS] = "nl/",
-	[V_DIGESTS] = "d/",
+	[V_NODES] = "n/",
 	[V_UPDATES] = "u/",
 };
 
@@ -64,7 +64,7 @@ rc_view_clear(struct rc_view *v)
 	free(v->svcs);
 	free(v->tasks);
 	free(v->labels);
-	free(v->draining);
+	free(v->avail);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -186,6 +186,8 @@ take_service(struct recond *r, const char *name, const Mts__Record *rec)
 	s->core.constraints = s->cons;
 	s->core.mode = rc_spec_mode(sr->spec->mode);
 	s->core.replicas = sr->spec->replicas;
+	s->core.start_first = sr->spec->update && sr->spec->update->order &&
+	    strcmp(sr->spec->update->order, "start-first") == 0;
 }
 
 /* t/<node>/<task>: this node's own managed records are the intent, read
@@ -270,24 +272,25 @@ take_label(struct recond *r, const char *key, const Mts__Record *rec)
 	l->value[rec->value.len] = '\0';
 }
 
+/* n/<node>: what the node says of itself; only its availability is
+ * kept, for the nodes that are not active (pause, drain). */
 static void
-take_digest(struct recond *r, const char *key, const Mts__Record *rec)
+take_node(struct recond *r, const char *key, const Mts__Record *rec)
 {
 	struct rc_view *v = &r->next;
-	Mts__Schedd__Digest *d;
+	struct mts_nodeinfo ni;
+	char hex[MTS_NODE_HEX_LEN + 1];
 
-	if (strlen(key) != 2 + MTS_NODE_HEX_LEN || v->ndraining >= MAX_ITEMS)
+	if (v->navail >= MAX_ITEMS ||
+	    mts_nodeinfo_key_node((const uint8_t *)key, strlen(key), hex) !=
+	        0 ||
+	    mts_nodeinfo_decode(rec->value.data, rec->value.len, &ni) != 0 ||
+	    ni.availability == MTS_AVAIL_ACTIVE)
 		return;
-	d = mts__schedd__digest__unpack(NULL, rec->value.len, rec->value.data);
-	if (d == NULL)
-		return;
-	if (d->draining) {
-		v->draining = xreallocarray(v->draining, v->ndraining + 1,
-		    sizeof(*v->draining));
-		memcpy(v->draining[v->ndraining], key + 2, MTS_NODE_HEX_LEN);
-		v->draining[v->ndraining++][MTS_NODE_HEX_LEN] = '\0';
-	}
-	mts__schedd__digest__free_unpacked(d, NULL);
+	v->avail = xreallocarray(v->avail, v->navail + 1, sizeof(*v->avail));
+	snprintf(v->avail[v->navail].node, sizeof(v->avail[v->navail].node),
+	    "%s", hex);
+	v->avail[v->navail++].a = ni.availability;
 }
 
 static void
@@ -306,8 +309,8 @@ take_item(struct recond *r, const Mts__KeyRecord *kr)
 		take_task(r, key, kr->record);
 	else if (r->stage == V_LABELS)
 		take_label(r, key, kr->record);
-	else if (r->stage == V_DIGESTS)
-		take_digest(r, key, kr->record);
+	else if (r->stage == V_NODES)
+		take_node(r, key, kr->record);
 	else
 		take_update(r, key + 2, kr->record);
 }
@@ -417,7 +420,7 @@ shim_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 	step(r);
 }
 
-/* The members' labels and draining flags, from nl/ and d/. */
+/* The members' labels and availabilities, from nl/ and n/. */
 static void
 attach(struct rc_view *v)
 {
@@ -433,9 +436,11 @@ attach(struct rc_view *v)
 				m->labels[m->nlabels++].value =
 				    v->labels[k].value;
 			}
-		for (k = 0; k < v->ndraining; k++)
-			if (strcmp(v->draining[k], m->hex) == 0)
-				m->draining = 1;
+		for (k = 0; k < v->navail; k++)
+			if (strcmp(v->avail[k].node, m->hex) == 0) {
+				m->draining = v->avail[k].a == MTS_AVAIL_DRAIN;
+				m->paused = v->avail[k].a == MTS_AVAIL_PAUSE;
+			}
 	}
 }
 

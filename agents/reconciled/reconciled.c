@@ -43,12 +43,14 @@ on_kick(void *arg, mts_time_t now)
 	rc_refresh(arg);
 }
 
-/* Keys whose change can change a decision: services, tasks, labels. */
+/* Keys whose change can change a decision: services, tasks, labels,
+ * availabilities. */
 static int
 relevant(const ProtobufCBinaryData *k)
 {
 	return k->len >= 2 &&
 	    (memcmp(k->data, "s/", 2) == 0 || memcmp(k->data, "t/", 2) == 0 ||
+	        memcmp(k->data, "n/", 2) == 0 ||
 	        (k->len >= 3 && memcmp(k->data, "nl/", 3) == 0));
 }
 

@@ -11,6 +11,7 @@
 #include "hash.h"
 #include "ipc.h"
 #include "loop.h"
+#include "nodeinfo.h"
 #include "recon_core.h"
 #include "reconciled.pb-c.h"
 #include "schedd.pb-c.h"
@@ -70,7 +71,7 @@ struct rc_member {
 	uint8_t id[MTS_NODE_ID_LEN];
 	char hex[MTS_NODE_HEX_LEN + 1];
 	char *name;
-	int alive, draining;
+	int alive, draining, paused;
 	struct mts_label *labels;
 	size_t nlabels;
 };
@@ -83,14 +84,17 @@ struct rc_view {
 	size_t nsvcs;
 	struct rc_trec *tasks;
 	size_t ntasks, captasks;
-	/* nl/ labels and d/ draining flags, attached to members at the end */
+	/* nl/ labels and n/ availabilities, attached to members at the end */
 	struct rc_label {
 		char node[MTS_NODE_HEX_LEN + 1];
 		char *key, *value;
 	} * labels;
 	size_t nlabels;
-	char (*draining)[MTS_NODE_HEX_LEN + 1];
-	size_t ndraining;
+	struct rc_avail {
+		char node[MTS_NODE_HEX_LEN + 1];
+		enum mts_availability a;
+	} * avail; /* nodes not active */
+	size_t navail;
 	int members_ok; /* gossipd answered */
 	/* u/ records: rolling update statuses, as the replica holds them */
 	struct rc_upd {

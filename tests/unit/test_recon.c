@@ -438,18 +438,111 @@ test_orphans_and_drain(void **state)
 	assert_int_equal(a.v[0].task, 0);
 	assert_string_equal(a.v[0].why, "service removed");
 	mts_rc_actions_free(&a);
-	/* draining: this node stops its replicated tasks, the owner counts
-	 * them missing */
+	/* draining: the owner counts its tasks missing and stops them
+	 * (stop-first, the default: at once); the node itself leaves them
+	 * to the owner */
 	members[self].draining = 1;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 1);
+	assert_string_equal(a.v[0].why, "service removed");
+	mts_rc_actions_free(&a);
+	v.self = hex[owner_of(&s)];
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.v[0].kind, RC_STOP);
+	assert_int_equal(a.v[0].task, 2);
+	assert_string_equal(a.v[0].why, "node draining");
+	assert_int_equal(a.v[1].kind, RC_PLACE);
+	assert_int_equal(a.v[1].count, 2);
+	mts_rc_actions_free(&a);
+	/* with no owner left (every other node down) the node stops its
+	 * own */
+	{
+		int i;
+
+		for (i = 0; i < NODES; i++)
+			members[i].alive = i == self;
+	}
+	v.self = hex[self];
 	mts_rc_reconcile(&v, &a);
 	assert_int_equal(a.n, 2);
 	assert_int_equal(a.v[1].task, 2);
 	assert_string_equal(a.v[1].why, "node draining");
 	mts_rc_actions_free(&a);
-	v.self = hex[owner_of(&s)];
+}
+
+/* start-first: a drained node's task stops only while the service
+ * keeps its count running without it; pause keeps tasks, takes no new
+ * global one. */
+static void
+test_drain_start_first_and_pause(void **state)
+{
+	struct mts_rc_service s = { .name = "x_api",
+		.mode = RC_REPLICATED,
+		.replicas = 2,
+		.start_first = 1 },
+	                      g = { .name = "x_mon", .mode = RC_GLOBAL };
+	struct mts_rc_task t[4];
+	struct mts_rc_actions a = { 0 };
+	struct mts_rc_view v;
+	int o, d, e;
+
+	setup_members();
+	o = owner_of(&s);
+	d = (o + 1) % NODES;
+	e = (o + 2) % NODES;
+	t[0] = task("a1", d, "x_api", 1);
+	t[1] = task("a2", e, "x_api", 2);
+	members[d].draining = 1;
+	v = view(&s, 1, t, 2, o);
 	mts_rc_reconcile(&v, &a);
+	/* 1 live + 1 drained running = 2: none may stop yet */
+	assert_int_equal(a.n, 1);
 	assert_int_equal(a.v[0].kind, RC_PLACE);
-	assert_int_equal(a.v[0].count, 2);
+	assert_int_equal(a.v[0].count, 1);
+	mts_rc_actions_free(&a);
+	/* its replacement is placed but not running yet: still none */
+	t[2] = task("a3", o, "x_api", 3);
+	t[2].state = RC_TASK_PENDING;
+	v = view(&s, 1, t, 3, o);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0);
+	mts_rc_actions_free(&a);
+	/* running: the drained one stops */
+	t[2].state = RC_TASK_RUNNING;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_STOP);
+	assert_string_equal(v.tasks[a.v[0].task].id, "a1");
+	mts_rc_actions_free(&a);
+	/* pause: tasks stay and count, no new global task there */
+	members[d].draining = 0;
+	members[d].paused = 1;
+	v = view(&s, 1, t, 2, o);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0);
+	mts_rc_actions_free(&a);
+	v = view(&g, 1, NULL, 0, d);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0);
+	t[3] = task("m1", d, "x_mon", 4);
+	v = view(&g, 1, &t[3], 1, d);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0); /* kept */
+	mts_rc_actions_free(&a);
+	members[d].paused = 0;
+	v = view(&g, 1, NULL, 0, d);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_PLACE_LOCAL);
+	mts_rc_actions_free(&a);
+	/* drain: the node's global task stops too */
+	members[d].draining = 1;
+	v = view(&g, 1, &t[3], 1, d);
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_STOP);
+	assert_string_equal(a.v[0].why, "node draining");
 	mts_rc_actions_free(&a);
 }
 
@@ -466,6 +559,7 @@ main(void)
 		cmocka_unit_test(test_global),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_orphans_and_drain),
+		cmocka_unit_test(test_drain_start_first_and_pause),
 	};
 
 	mts_crypto_init();
