@@ -1,4 +1,4 @@
-/* netd.c: mts-netd's main — the config and the node key, the bridge and mts0 on wireguard-go, the attachments read back, the sandbox, then the socket and the timers that follow the cluster (gossipd's members, the m/ and n/ records). */
+/* netd.c: mts-netd's main — the config and the node key, the bridge and mts0 on wireguard-go, the attachments read back, the sandbox, then the socket, the timers that follow the cluster (gossipd's members, the m/ and n/ records), the service directory and the DNS server. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,6 +25,7 @@ netd_conf_load(struct netd_conf *c, const struct mts_cfg *cfg)
 	int64_t port = mts_cfg_int(cfg, NETD_SECTION, "listen_port");
 	int64_t mtu = mts_cfg_int(cfg, NETD_SECTION, "mtu");
 	int64_t force = mts_cfg_int(cfg, NETD_SECTION, "subnet_force");
+	int64_t dns = mts_cfg_int(cfg, NETD_SECTION, "dns_port");
 
 	if (netd_cidr_parse(cidr, &c->cidr) < 0) {
 		log_warnx("[netd] cluster_cidr '%s': not an IPv4 network of "
@@ -47,6 +48,12 @@ netd_conf_load(struct netd_conf *c, const struct mts_cfg *cfg)
 		    (long long)force, cidr);
 		return -1;
 	}
+	if (dns < 0 || dns > 65535) {
+		log_warnx("[netd] dns_port %lld: 0 or a port", (long long)dns);
+		return -1;
+	}
+	c->dns_port = (unsigned)dns;
+	c->dns_upstream = mts_cfg_str(cfg, NETD_SECTION, "dns_upstream");
 	c->listen_port = (unsigned)port;
 	c->mtu = (unsigned)mtu;
 	c->subnet_force = (int32_t)force;
@@ -151,7 +158,9 @@ serve(struct netd *n, struct mts_agent *a)
 	         sizeof(err))) == NULL)
 		goto fail;
 	mts_ipc_server_set_acl(n->srv, &n->cfg.acl);
-	if (mts_loop_add_server(n->loop, n->srv) < 0 || netd_feeds_open(n) < 0)
+	if (mts_loop_add_server(n->loop, n->srv) < 0 ||
+	    netd_feeds_open(n) < 0 || netd_disc_open(n) < 0 ||
+	    netd_dns_open(n) < 0)
 		return -1;
 	log_info("ready on %s: %s, port %u, mtu %u, %zu attachments", path,
 	    n->cfg.cidr_text, n->cfg.listen_port, n->mtu, n->att.n);
@@ -165,8 +174,10 @@ static void
 cleanup(struct netd *n, struct mts_agent *a)
 {
 	netd_feeds_close(n);
+	netd_dns_close(n);
 	if (n->store != NULL)
 		mts_ipc_async_close(n->store);
+	netd_disc_close(n); /* after the client: its callbacks ran */
 	if (n->gossip != NULL)
 		mts_ipc_async_close(n->gossip);
 	if (n->srv != NULL) {

@@ -8,6 +8,7 @@
 #include "agent.h"
 #include "ipc.h"
 #include "loop.h"
+#include "disc_core.h"
 #include "netd_core.h"
 
 struct nft_ctx;
@@ -30,6 +31,8 @@ struct netd_conf {
 	unsigned mtu; /* 0: the underlay's lowest MTU - NETD_WG_OVERHEAD */
 	const char *wireguard_go;
 	int32_t subnet_force; /* test hook: the /24 number claimed first */
+	unsigned dns_port;    /* on the bridge's address; 0: no DNS server */
+	const char *dns_upstream; /* "": /etc/resolv.conf's nameservers */
 	struct mts_acl_table acl;
 };
 
@@ -110,6 +113,8 @@ struct netd {
 	nng_socket store_sub, gossip_sub;
 	struct mts_watch *store_w, *gossip_w;
 	int store_open, gossip_open;
+	struct netd_disc *disc; /* netd_disc.c */
+	struct netd_dns *dns;   /* netd_dns.c */
 };
 
 /* netd_nl.c: rtnetlink through libmnl; every call is one request and its
@@ -175,6 +180,21 @@ void netd_nft_close(struct netd *);
 int netd_nft_apply(struct netd *);
 void netd_nft_changed(struct netd *);
 void netd_nft_on_timer(void *arg, mts_time_t now);
+
+/* netd_disc.c: the service directory (s/, t/ and na/ records, gossipd's
+ * liveness) and na/<self>, this node's task addresses. */
+int netd_disc_open(struct netd *);
+void netd_disc_close(struct netd *);
+/* The directory as of the last scan; NULL before netd_disc_open. */
+const struct disc *netd_disc_get(const struct netd *);
+/* The VIP part of table inet mts (vip_core.c; malloc'd). */
+char *netd_disc_nft(struct netd *);
+
+/* netd_dns.c: the DNS server on the bridge's address. */
+int netd_dns_open(struct netd *);
+/* Follows the bridge's address (called every 250 ms). */
+void netd_dns_tick(struct netd *);
+void netd_dns_close(struct netd *);
 
 /* netd_api.c */
 extern const struct mts_ipc_service netd_service;

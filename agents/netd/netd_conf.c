@@ -1,4 +1,4 @@
-/* netd_conf.c: the keys of mts.conf's [netd] section — the cluster CIDR, WireGuard's port, the MTU, the wireguard-go binary, who may attach tasks, the forced-collision test hook (loaded by netd.c; init and mtsctl link this table alone). */
+/* netd_conf.c: the keys of mts.conf's [netd] section — the cluster CIDR, WireGuard's port, the MTU, the wireguard-go binary, who may attach tasks, the forced-collision test hook, the DNS server's port and upstream resolvers (loaded by netd.c; init and mtsctl link this table alone). */
 #include <stddef.h>
 
 #include "cfg.h"
@@ -22,6 +22,13 @@ static const struct mts_cfg_schema keys[] = {
 	    "test hook: the /24 number (0-based in cluster_cidr) a node "
 	    "without a claim tries first, to force collisions; -1: derived "
 	    "from the node id" },
+	{ "netd", "dns_port", MTS_CFG_INT, "53",
+	    "UDP port of the DNS server on the bridge's address (the tasks' "
+	    "resolver); 0: none" },
+	{ "netd", "dns_upstream", MTS_CFG_STR, "",
+	    "where names that are not the cluster's are forwarded: IPv4 "
+	    "addresses with an optional :port, comma-separated; empty: the "
+	    "IPv4 nameservers of /etc/resolv.conf" },
 	{ NULL, NULL, 0, NULL, NULL },
 };
 

@@ -18,8 +18,7 @@
 static char *
 part_isolation(struct netd *n)
 {
-	struct netd_member *m =
-	    xcalloc(n->att.n + n->tasks.n + 1, sizeof(*m));
+	struct netd_member *m = xcalloc(n->att.n + n->tasks.n + 1, sizeof(*m));
 	uint32_t net = n->subnet >= 0
 	    ? netd_subnet_net(&n->cfg.cidr, (uint32_t)n->subnet)
 	    : 0;
@@ -55,6 +54,7 @@ static const struct netd_nft_part {
 	char *(*emit)(struct netd *);
 } parts[] = {
 	{ "isolation", part_isolation },
+	{ "vip", netd_disc_nft },
 };
 
 /* The whole transaction: create (so that delete finds it), delete, then

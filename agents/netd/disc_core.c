@@ -1,0 +1,282 @@
+/* disc_core.c: mts-netd's pure service directory — services and task addresses from the replicated records, checked and sorted, VIPs given out deterministically, and the lookups the DNS server and the VIPs make. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "disc_core.h"
+#include "xmalloc.h"
+
+#define VIP_RANGE (DISC_VIP_LAST - DISC_VIP_FIRST + 1)
+#define VIP_TRIES 8 /* hashed candidates before the first free one */
+
+void
+disc_init(struct disc *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+void
+disc_free(struct disc *d)
+{
+	if (d == NULL)
+		return;
+	free(d->s);
+	free(d->t);
+	memset(d, 0, sizeof(*d));
+}
+
+struct disc_svc *
+disc_add_svc(struct disc *d)
+{
+	if (d->ns == d->caps) {
+		d->caps = d->caps ? 2 * d->caps : 16;
+		d->s = xreallocarray(d->s, d->caps, sizeof(*d->s));
+	}
+	memset(&d->s[d->ns], 0, sizeof(d->s[0]));
+	return &d->s[d->ns++];
+}
+
+struct disc_task *
+disc_add_task(struct disc *d)
+{
+	if (d->nt == d->capt) {
+		d->capt = d->capt ? 2 * d->capt : 16;
+		d->t = xreallocarray(d->t, d->capt, sizeof(*d->t));
+	}
+	memset(&d->t[d->nt], 0, sizeof(d->t[0]));
+	return &d->t[d->nt++];
+}
+
+/* A DNS label as Compose names are: letters, digits, '-' and '_', not
+ * starting with '-', no dots (a dot would split it into two labels). */
+static int
+label_ok(const char *s)
+{
+	size_t i, n = strnlen(s, DISC_LABEL_MAX);
+
+	if (n == 0 || n >= DISC_LABEL_MAX || s[0] == '-')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return 0;
+	return 1;
+}
+
+static int
+svc_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct disc_svc *)a)->name,
+	    ((const struct disc_svc *)b)->name);
+}
+
+static int
+task_cmp(const void *a, const void *b)
+{
+	const struct disc_task *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->task, y->task);
+}
+
+unsigned
+disc_vip_candidate(const char *name, unsigned k)
+{
+	uint8_t h[MTS_HASH_LEN];
+	mts_hash_ctx c;
+	uint8_t kb[4] = { k >> 24, k >> 16, k >> 8, k };
+
+	mts_hash_init(&c);
+	mts_hash_update(&c, name, strlen(name));
+	mts_hash_update(&c, kb, sizeof(kb));
+	mts_hash_final(&c, h);
+	return DISC_VIP_FIRST +
+	    (((uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 |
+	         (uint32_t)h[2] << 8 | h[3]) %
+	        VIP_RANGE);
+}
+
+/*
+ * VIPs in rounds: in round k every service still without a VIP, in name
+ * order, takes its k-th candidate if nobody holds it; after VIP_TRIES
+ * rounds the rest take the lowest free host numbers. The same services
+ * give the same VIPs on every node; a new service moves another's VIP
+ * only when it sorts earlier and wants the same candidate in the same
+ * round.
+ */
+static void
+give_vips(struct disc *d, uint32_t vip_net)
+{
+	uint8_t used[DISC_VIP_LAST + 1];
+	unsigned k, h;
+	size_t i;
+
+	memset(used, 0, sizeof(used));
+	for (i = 0; i < d->ns; i++)
+		d->s[i].vip = 0;
+	if (vip_net == 0)
+		return;
+	for (k = 0; k <= VIP_TRIES; k++)
+		for (i = 0; i < d->ns; i++) {
+			if (d->s[i].dnsrr || d->s[i].vip != 0)
+				continue;
+			if (k < VIP_TRIES) {
+				h = disc_vip_candidate(d->s[i].name, k);
+			} else {
+				for (h = DISC_VIP_FIRST;
+				     h <= DISC_VIP_LAST && used[h]; h++)
+					;
+				if (h > DISC_VIP_LAST)
+					return; /* the VIP /24 is full */
+			}
+			if (used[h])
+				continue;
+			used[h] = 1;
+			d->s[i].vip = vip_net | h;
+		}
+}
+
+static int
+svc_ok(const struct disc_svc *s)
+{
+	size_t i;
+
+	if (!label_ok(s->stack) || !label_ok(s->short_name) ||
+	    s->nnets > DISC_NET_MAX || s->name[0] == '\0' ||
+	    memchr(s->name, '\0', DISC_NAME_MAX) == NULL)
+		return 0;
+	for (i = 0; i < s->nnets; i++)
+		if (memchr(s->nets[i], '\0', DISC_NAME_MAX) == NULL ||
+		    s->nets[i][0] == '\0')
+			return 0;
+	return 1;
+}
+
+void
+disc_finish(struct disc *d, uint32_t vip_net)
+{
+	size_t i, k;
+
+	for (i = k = 0; i < d->ns; i++)
+		if (svc_ok(&d->s[i]))
+			d->s[k++] = d->s[i];
+	d->ns = k;
+	qsort(d->s, d->ns, sizeof(*d->s), svc_cmp);
+	for (i = k = 0; i < d->ns; i++)
+		if (k == 0 || strcmp(d->s[k - 1].name, d->s[i].name) != 0)
+			d->s[k++] = d->s[i];
+	d->ns = k;
+	for (i = k = 0; i < d->nt; i++) {
+		d->t[i].task[DISC_TASK_MAX - 1] = '\0';
+		d->t[i].service[DISC_NAME_MAX - 1] = '\0';
+		if (d->t[i].addr != 0)
+			d->t[k++] = d->t[i];
+	}
+	d->nt = k;
+	qsort(d->t, d->nt, sizeof(*d->t), task_cmp);
+	for (i = k = 0; i < d->nt; i++)
+		if (k == 0 || d->t[k - 1].addr != d->t[i].addr)
+			d->t[k++] = d->t[i];
+	d->nt = k;
+	give_vips(d, vip_net);
+}
+
+const struct disc_task *
+disc_task_by_addr(const struct disc *d, uint32_t addr)
+{
+	size_t lo = 0, hi = d->nt;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->t[mid].addr == addr)
+			return &d->t[mid];
+		if (d->t[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const struct disc_svc *
+disc_svc_by_name(const struct disc *d, const char *name)
+{
+	struct disc_svc key;
+
+	if (strlen(name) >= sizeof(key.name))
+		return NULL;
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	return bsearch(&key, d->s, d->ns, sizeof(*d->s), svc_cmp);
+}
+
+const struct disc_svc *
+disc_asker(const struct disc *d, uint32_t addr)
+{
+	const struct disc_task *t = disc_task_by_addr(d, addr);
+
+	if (t == NULL || t->service[0] == '\0')
+		return NULL;
+	return disc_svc_by_name(d, t->service);
+}
+
+size_t
+disc_svc_nnets(const struct disc_svc *s)
+{
+	return s->nnets ? s->nnets : 1;
+}
+
+void
+disc_svc_net(const struct disc_svc *s, size_t i, char *out, size_t outlen)
+{
+	if (s->nnets == 0)
+		snprintf(out, outlen, "%s_default", s->stack);
+	else
+		snprintf(out, outlen, "%s", s->nets[i]);
+}
+
+int
+disc_visible(const struct disc_svc *from, const struct disc_svc *to)
+{
+	char a[DISC_NAME_MAX + 16], b[DISC_NAME_MAX + 16];
+	size_t i, j;
+
+	for (i = 0; i < disc_svc_nnets(from); i++) {
+		disc_svc_net(from, i, a, sizeof(a));
+		for (j = 0; j < disc_svc_nnets(to); j++) {
+			disc_svc_net(to, j, b, sizeof(b));
+			if (strcmp(a, b) == 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+const struct disc_svc *
+disc_svc_find(const struct disc *d, const char *stack, const char *short_name)
+{
+	size_t i;
+
+	for (i = 0; i < d->ns; i++)
+		if (strcasecmp(d->s[i].stack, stack) == 0 &&
+		    strcasecmp(d->s[i].short_name, short_name) == 0)
+			return &d->s[i];
+	return NULL;
+}
+
+size_t
+disc_svc_addrs(const struct disc *d, const struct disc_svc *s, uint32_t *out,
+    size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d->nt; i++) {
+		if (!d->t[i].up || strcmp(d->t[i].service, s->name) != 0)
+			continue;
+		if (n < max)
+			out[n] = d->t[i].addr;
+		n++;
+	}
+	return n;
+}
