@@ -31,9 +31,9 @@ s_up() {
 			{ fail "busybox imported on node $i"; t_done; }
 	done
 	S_NODES=$n
-	# Owners place on the nodes whose d/ digest they hold; a node writes
-	# its d/ before it joins, so the others get it only by anti-entropy
-	# (9 s after up here). Deploy as on a cluster up for a while.
+	# Owners place on the nodes whose d/ digest they hold; schedd writes
+	# its d/ again when a member joins, so this takes a fraction of a
+	# second (schedd_join.sh). Deploy as on a cluster up for a while.
 	if ! wait_for 30 s_digests_everywhere; then
 		fail "every node holds the $n d/ digests"
 		t_done
