@@ -193,7 +193,7 @@ cmp_name(const void *a, const void *b)
 {
 	const struct rb_node *x = a, *y = b;
 	const char *nx = mtsctl_member_name(sort_members, x->hex),
-		   *ny = mtsctl_member_name(sort_members, y->hex);
+	           *ny = mtsctl_member_name(sort_members, y->hex);
 
 	return strcmp(*nx ? nx : x->hex, *ny ? ny : y->hex);
 }
@@ -212,9 +212,10 @@ describe(struct rb *b, const struct members *m, char *out, size_t outlen)
 
 		if (b->nodes[i].cur == b->nodes[i].ideal)
 			continue;
-		len += (size_t)snprintf(out + len, outlen - len, "%s%s %u -> %u",
-		    len ? ", " : "", *name ? name : b->nodes[i].hex,
-		    b->nodes[i].cur, b->nodes[i].ideal);
+		len +=
+		    (size_t)snprintf(out + len, outlen - len, "%s%s %u -> %u",
+		        len ? ", " : "", *name ? name : b->nodes[i].hex,
+		        b->nodes[i].cur, b->nodes[i].ideal);
 	}
 }
 
@@ -264,8 +265,8 @@ updating(struct mtsctl *ctx, const char *name, char *state, size_t len)
 }
 
 static int
-report(struct mtsctl *ctx, const char *name, struct rb *b,
-    uint64_t version, size_t nmoved, const struct members *m)
+report(struct mtsctl *ctx, const char *name, struct rb *b, uint64_t version,
+    size_t nmoved, const struct members *m)
 {
 	char what[1024];
 

@@ -235,6 +235,18 @@ on_event(struct gossipd *g, const struct mts_swim_update *u, mts_time_t now)
 	mts_hex(hex, u->id, MTS_NODE_ID_LEN);
 	log_info("node %s (%s) is %s (incarnation %llu)", hex, u->name, st,
 	    (unsigned long long)u->inc);
+	if (memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0 &&
+	    (u->state == MTS_SWIM_ALIVE || u->state == MTS_SWIM_SUSPECT ||
+	        u->state == MTS_SWIM_DEAD)) {
+		char type[32], msg[96];
+		struct mts_event ev = { type, NULL, NULL,
+			u->name[0] ? u->name : hex, msg };
+
+		snprintf(type, sizeof(type), "node.%s", st);
+		snprintf(msg, sizeof(msg), "%.32s, incarnation %llu", hex,
+		    (unsigned long long)u->inc);
+		(void)mts_event_emit(g->events, &ev);
+	}
 	gd_publish(g, u, st);
 	if (u->state != MTS_SWIM_ALIVE &&
 	    memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0)
@@ -306,6 +318,22 @@ on_turn(void *arg, mts_time_t now)
 	mts_timer_arm(g->loop, &g->tick, next);
 }
 
+/* The event file in gossipd's run directory, opened before the sandbox
+ * (NULL when it cannot be: events then go to the log only). */
+static void
+open_events(struct gossipd *g)
+{
+	char path[512], *slash;
+
+	if (mts_ipc_sock_path(path, sizeof(path), g->agent.rundir, "gossipd",
+	        NULL) == 0 &&
+	    (slash = strrchr(path, '/')) != NULL) {
+		*slash = '\0';
+		g->events =
+		    mts_event_log_open(path, 0, g->agent.node, "gossipd");
+	}
+}
+
 static int
 setup(struct gossipd *g)
 {
@@ -316,6 +344,7 @@ setup(struct gossipd *g)
 	if ((g->loop = mts_loop_new()) == NULL ||
 	    mts_loop_stop_on_signals(g->loop) < 0)
 		return -1;
+	open_events(g);
 	memset(&self, 0, sizeof(self));
 	memcpy(self.id, g->id, MTS_NODE_ID_LEN);
 	snprintf(self.addr, sizeof(self.addr), "%s", g->cfg.advertise);
@@ -380,6 +409,7 @@ main(int argc, char **argv)
 	mts_agent_ready(&g.agent);
 	if (mts_loop_run(g.loop) < 0)
 		return MTS_EXIT_FAILURE;
+	mts_event_log_close(g.events);
 	mts_agent_free(&g.agent);
 	return MTS_EXIT_OK;
 }

@@ -9,6 +9,7 @@
 
 #include "acl.h"
 #include "agent.h"
+#include "event.h"
 #include "agents/gossipd/admit_core.h"
 #include "agents/gossipd/ae_core.h"
 #include "agents/gossipd/conn_core.h"
@@ -160,6 +161,8 @@ struct push_in {
 
 struct gossipd {
 	struct mts_agent agent;
+	struct mts_event_log *events; /* node.alive/suspect/dead (NULL: the
+					 log only) */
 	struct push_in *pushes;
 	struct gd_cfg cfg;
 	uint8_t priv[32], pub[32];

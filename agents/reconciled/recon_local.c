@@ -82,12 +82,44 @@ status_copy(const Mts__Shim__TaskStatus *st)
 	return c;
 }
 
+/* The events of a task of this node whose state changed from `was`:
+ * started (each run), failed, stopped. */
 static void
-set_status(struct rc_local *l, const Mts__Shim__TaskStatus *st)
+state_events(struct recond *r, const struct rc_local *l, const char *was)
 {
+	const char *now = rc_local_state(l), *err = l->st ? l->st->error : "";
+	int code = l->st ? l->st->exit_code : -1;
+
+	if (strcmp(was, now) == 0)
+		return;
+	if (strcmp(now, "running") == 0)
+		rc_event(r, "task.started", l->service, l->id, r->agent->node,
+		    "%s%s", l->st && l->st->spec ? l->st->spec->image : "",
+		    l->st && l->st->restarts ? " (restarted)" : "");
+	else if (!l->want_run && terminal(now))
+		rc_event(r, "task.stopped", l->service, l->id, r->agent->node,
+		    "%s", l->stop_why[0] ? l->stop_why : now);
+	else if (strcmp(now, "failed") == 0 ||
+	    (strcmp(now, "exited") == 0 && code != 0))
+		rc_event(r, "task.failed", l->service, l->id, r->agent->node,
+		    "%s",
+		    err && *err       ? err
+		        : l->error[0] ? l->error
+		                      : now);
+}
+
+static void
+set_status(struct recond *r, struct rc_local *l,
+    const Mts__Shim__TaskStatus *st)
+{
+	char was[16];
+
+	snprintf(was, sizeof(was), "%s", rc_local_state(l));
 	if (l->st)
 		mts__shim__task_status__free_unpacked(l->st, NULL);
 	l->st = st ? status_copy(st) : NULL;
+	if (r != NULL)
+		state_events(r, l, was);
 }
 
 /* --- the record -------------------------------------------------------------- */
@@ -354,6 +386,7 @@ rc_local_stop(struct recond *r, const char *task, const char *why)
 		return -MTS_ERR_NOTFOUND;
 	if (l->want_run) {
 		log_info("task %s: stopping (%s)", task, why);
+		snprintf(l->stop_why, sizeof(l->stop_why), "%s", why);
 		l->want_run = 0;
 		write_record(r, l);
 		rc_kick(r);
@@ -394,7 +427,7 @@ op_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 	}
 	l->busy = 0;
 	if (o->what == 'r' && rc == 0 && rep->run && rep->run->task) {
-		set_status(l, rep->run->task);
+		set_status(o->r, l, rep->run->task);
 		l->started = 1;
 		l->run_seq = o->r->shim_seq;
 	} else if (o->what == 'r' && rc != -MTS_ERR_TIMEOUT) {
@@ -407,11 +440,13 @@ op_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 			snprintf(l->error, sizeof(l->error), "%s", err);
 			l->started = 1;
 			log_warnx("task %s: %s", l->id, err);
+			rc_event(o->r, "task.failed", l->service, l->id,
+			    o->r->agent->node, "%s", err);
 		}
 	} else if (o->what == 's' && rc == 0 && rep->stop && rep->stop->task) {
-		set_status(l, rep->stop->task);
+		set_status(o->r, l, rep->stop->task);
 	} else if (o->what == 'x' && (rc == 0 || rc == -MTS_ERR_NOTFOUND)) {
-		set_status(l, NULL);
+		set_status(NULL, l, NULL);
 		forget(o->r, l);
 		l = NULL;
 	} else if (rc < 0) {
@@ -486,7 +521,7 @@ stray(struct recond *r, const Mts__Shim__TaskStatus *t)
 	/* a placeholder so that the answer finds the task */
 	l = local_new(r, t->id, t->spec->service);
 	l->started = 1;
-	set_status(l, t);
+	set_status(NULL, l, t);
 	log_info("task %s: not in the intent, stopping and removing it", t->id);
 	if (!terminal(t->state)) {
 		shim_stop(r, l);
@@ -510,7 +545,7 @@ rc_local_shim_list(struct recond *r, const Mts__Shim__TaskListRep *list)
 			l->listed = 1;
 			l->started = 1;
 			if (!l->busy)
-				set_status(l, t);
+				set_status(r, l, t);
 		} else if (t->spec && t->spec->managed && t->spec->service &&
 		    strlen(t->spec->service) < RC_NAME_MAX &&
 		    strlen(t->id) <= RC_ID_MAX) {
@@ -524,10 +559,12 @@ rc_local_shim_list(struct recond *r, const Mts__Shim__TaskListRep *list)
 	for (l = r->local; l != NULL; l = l->next)
 		if (!l->listed && !l->busy && l->started &&
 		    !terminal(rc_local_state(l)) && l->run_seq < r->list_seq) {
-			set_status(l, NULL);
+			set_status(NULL, l, NULL);
 			snprintf(l->state, sizeof(l->state), "failed");
 			snprintf(l->error, sizeof(l->error),
 			    "the shim no longer has the task");
+			rc_event(r, "task.failed", l->service, l->id,
+			    r->agent->node, "%s", l->error);
 		}
 	r->shim_listed = 1;
 }

@@ -143,6 +143,10 @@ rc_owner_free(struct recond *r)
 		r->stops = r->stops->next;
 		free(p);
 	}
+	while ((p = r->owners) != NULL) {
+		r->owners = r->owners->next;
+		free(p);
+	}
 }
 
 /* --- the core's view ------------------------------------------------------------- */
@@ -1041,7 +1045,7 @@ update_step(struct recond *r, struct core_view *c, size_t si)
 				.service = s->name,
 				.message = a->why };
 
-			(void)mts_event_emit(NULL, &ev);
+			(void)mts_event_emit(r->events, &ev);
 		}
 	}
 	active = mts_up_active(&st);
@@ -1101,6 +1105,40 @@ waits_clear(struct recond *r, const struct core_view *c,
 	}
 }
 
+/* owner.changed when the owner this node computes for a replicated
+ * service is another node than at the last refresh (not at the first
+ * sight of the service). */
+static void
+owner_seen(struct recond *r, const struct core_view *c, const char *service,
+    long ow)
+{
+	const struct rc_svc *s = rc_find_svc(&r->view, service);
+	const char *now = ow >= 0 ? c->members[ow].attrs.id : "";
+	struct rc_ownerseen *e;
+
+	if (s == NULL || s->core.mode == RC_GLOBAL ||
+	    s->core.mode == RC_GLOBAL_JOB)
+		return;
+	for (e = r->owners; e != NULL; e = e->next)
+		if (strcmp(e->service, service) == 0)
+			break;
+	if (e == NULL) {
+		e = xcalloc(1, sizeof(*e));
+		snprintf(e->service, sizeof(e->service), "%s", service);
+		snprintf(e->owner, sizeof(e->owner), "%s", now);
+		e->next = r->owners;
+		r->owners = e;
+		return;
+	}
+	if (strcmp(e->owner, now) == 0)
+		return;
+	rc_event(r, "owner.changed", service, NULL,
+	    now[0] ? member_name(r, now) : "", "was %s%s",
+	    e->owner[0] ? member_name(r, e->owner) : "none",
+	    strcmp(now, r->self) == 0 ? "; this node owns it now" : "");
+	snprintf(e->owner, sizeof(e->owner), "%s", now);
+}
+
 void
 rc_reconcile(struct recond *r)
 {
@@ -1118,6 +1156,7 @@ rc_reconcile(struct recond *r)
 	for (i = 0; i < c.v.nservices; i++) {
 		long ow = mts_rc_owner(&c.v, c.svcs[i].name);
 
+		owner_seen(r, &c, c.svcs[i].name, ow);
 		if (c.svcs[i].mode == RC_REPLICATED && ow >= 0 &&
 		    strcmp(c.members[ow].attrs.id, r->self) == 0)
 			updating[i] = (char)update_step(r, &c, i);

@@ -63,7 +63,7 @@ struct rc_trec {
 	uint64_t started_ms;
 	uint64_t finished_ms; /* Unix ms it ended, 0: not known */
 	char error[160];      /* why it failed, as its node says */
-	uint64_t version; /* the record version it was placed from; 0: ? */
+	uint64_t version;     /* the record version it was placed from; 0: ? */
 };
 
 /* A member as gossipd and the nl/ and d/ records say. */
@@ -123,6 +123,7 @@ struct rc_local {
 	int dead;         /* record deleted, to be freed */
 	char state[16];   /* without a shim status: pending, failed */
 	char error[256];
+	char stop_why[96];         /* why it was asked to stop, for its event */
 	Mts__Shim__TaskStatus *st; /* the shim's last status, owned */
 	uint8_t *written;          /* the record last written */
 	size_t wlen;
@@ -179,6 +180,13 @@ struct rc_stopsent {
 	struct rc_stopsent *next;
 };
 
+/* The owner this node last computed for a replicated service. */
+struct rc_ownerseen {
+	char service[RC_NAME_MAX];
+	char owner[MTS_NODE_HEX_LEN + 1]; /* "": none */
+	struct rc_ownerseen *next;
+};
+
 struct recond {
 	struct mts_agent *agent;
 	struct rc_conf cfg;
@@ -205,6 +213,7 @@ struct recond {
 	struct rc_own *own;
 	struct rc_backoff *backoff;
 	struct rc_stopsent *stops;
+	struct rc_ownerseen *owners;
 	struct mts_event_log *events; /* NULL: events go to the log only */
 };
 

@@ -27,7 +27,8 @@ check "node $victim runs 4 tasks ($old)" test "$(wc -w <<<"$old")" = 4
 on_survivors() {
 	s_ps "$1" rep_web | jp 'sum(1 for t in j if t["state"] == "running" and t["desired_state"] == "running" and t["node"] != "'"$vid"'")'
 }
-echo "    SIGKILL of node $victim's process tree (owner: $(s_name_of "$(s_owner 1 rep_web)"))"
+killed_owner=$(s_name_of "$(s_owner 1 rep_web)")
+echo "    SIGKILL of node $victim's process tree (owner: $killed_owner)"
 t0=$(date +%s.%N)
 "$GOSSIP_CLUSTER" kill "$victim" >/dev/null
 repaired=
@@ -81,6 +82,45 @@ check "... the 12 that ran after the repair (no replacement was stopped)" test "
 for i in 1 2 3; do
 	check "node $i's view agrees: 12 running" wait_for 10 s_running_is "$i" rep_web 12
 done
+# the events of every node, merged in time order: the kill and the repair
+# as the nodes told them
+for i in 1 2 3; do g_ctl "$i" -o json events; done >"$T_DIR/events.jsonl"
+evcheck() {
+	python3 - "$T_DIR/events.jsonl" "$t0" "n$victim" "$old" "$1" <<'PY'
+import json, sys
+ev = sorted((json.loads(l) for l in open(sys.argv[1]) if l.strip()), key=lambda e: e["ms"])
+t0, victim, old, what = float(sys.argv[2]) * 1000, sys.argv[3], [x.split(":")[0] for x in sys.argv[4].split()], sys.argv[5]
+ev = [e for e in ev if e["ms"] >= t0]
+def first(f):
+    return next((e["ms"] for e in ev if f(e)), None)
+suspect = first(lambda e: e["type"] == "node.suspect" and e.get("on") == victim)
+dead = first(lambda e: e["type"] == "node.dead" and e.get("on") == victim)
+alive = first(lambda e: e["type"] == "node.alive" and e.get("on") == victim and dead and e["ms"] > dead)
+repl = {t: next((e for e in ev if e["type"] == "task.replaced" and e.get("task") == t), None) for t in old}
+stop = {t: next((e for e in ev if e["type"] == "task.stopped" and e.get("task") == t), None) for t in old}
+placed = lambda name: first(lambda e: e["type"] == "task.placed" and e.get("task") == name)
+ok = {
+    "gossip": suspect is not None and dead is not None and suspect <= dead,
+    "replaced": dead is not None and all(r and r["ms"] >= dead and "lost (node down)" in r.get("message", "") and (placed(r["message"].split("replaced by ")[1].split()[0]) or 0) <= r["ms"] for r in repl.values()),
+    "stale": alive is not None and all(s and s["ms"] >= alive and s.get("node") == victim and "stale" in s.get("message", "") for s in stop.values()),
+}[what]
+if not ok:
+    print("    events since the kill:", file=sys.stderr)
+    for e in ev:
+        print("     ", e["ms"] - int(t0), e.get("node"), e["type"], e.get("task", ""), e.get("on", ""), e.get("message", ""), file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+check "events: node.suspect then node.dead of n$victim after the kill" evcheck gossip
+check "... then a task.replaced of each of its 4 tasks ('was lost (node down)'), each after its replacement's task.placed" evcheck replaced
+check "... after its node.alive, n$victim's task.stopped of each ('stale: slot N runs a newer task')" evcheck stale
+owner_changed() { grep -q '"type":"owner.changed","service":"rep_web"' "$T_DIR/events.jsonl"; }
+if [ "$(s_name_of "$vid")" = "$killed_owner" ]; then
+	check "... and owner.changed of rep_web (its owner was killed)" owner_changed
+fi
+grep -q 'gossipd.*event {.*"type":"node.dead"' "$MTS_CLUSTER_DIR"/n1/log/gossipd.log
+check "gossipd logs its events as 'event {...}'" test $? = 0
+
 on_shims=0
 for i in 1 2 3; do
 	c=$(g_ctl "$i" -o json task ls | jp 'sum(1 for t in j if t.get("service", "") == "rep_web" and t["state"] == "running")')
