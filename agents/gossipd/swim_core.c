@@ -419,17 +419,15 @@ mts_swim_on_heard(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
 	if (m == NULL)
 		return;
 	m->pub.last_seen = now;
-	/* A member we hold suspect or dead is talking to us, so it may not
-	 * know: the news of its fall can be long disseminated, and nobody
-	 * probes a dead member. Gossip it again; our reply carries it, and
-	 * the member refutes with a higher incarnation. (A gossipd that
-	 * restarts within the second keeps its incarnation; peers whose
-	 * links to it were in reconnect backoff could declare the new run
-	 * dead, which it never heard of.) */
-	if (!m->pub.is_self && m->bcast_left == 0 &&
-	    (m->pub.u.state == MTS_SWIM_SUSPECT ||
-	        m->pub.u.state == MTS_SWIM_DEAD))
-		queue_bcast(s, m);
+	/* A member we hold suspect or dead that talks to us may not know:
+	 * the news of its fall can be long disseminated, and nobody probes a
+	 * dead member. Our reply tells it (mts_swim_gossip puts a suspect or
+	 * dead destination's own state first) and it refutes with a higher
+	 * incarnation. The news is not gossiped to everyone again: the
+	 * member's own side, which hears it alive, would take the stale news
+	 * for the latest and hold it dead until the refutation catches up
+	 * (a healed partition's first words across did that, and owners
+	 * placed replacements of tasks that never stopped). */
 }
 
 void

@@ -363,6 +363,44 @@ test_partition_heals(void **state)
 /* A member that already refuted hears an older rumour of its death (whoever
  * holds it missed the refutation, whose retransmissions are spent): it
  * announces its current incarnation again rather than staying silent. */
+/* After a 2/3 partition heals (one node's links first, as links come
+ * back one by one), nobody is declared dead, even for a moment: the first
+ * words across carry one side's belief that the other's members are dead,
+ * and a node that passed that belief on to everyone (instead of only to
+ * the member it concerns, which refutes it) made that member's own side
+ * take it for dead until the refutation caught up — a few ms in gossipd,
+ * long enough for an owner to place replacements of its tasks. */
+static void
+test_heal_no_false_death(void **state)
+{
+	struct vnet v;
+	int i, j, wrong = 0;
+	mts_time_t t0;
+
+	vnet_init(&v, 5);
+	run(&v, 3000);
+	for (i = 0; i < 5; i++)
+		for (j = 0; j < 5; j++)
+			v.cut[i][j] = (i < 2) != (j < 2);
+	run(&v, 30000); /* long enough for every rumour to be spent */
+	/* node 1's links come back first, the others 2 s later */
+	for (i = 2; i < 5; i++)
+		v.cut[1][i] = v.cut[i][1] = 0;
+	memset(v.events, 0, sizeof(v.events));
+	for (t0 = v.now; v.now - t0 < 10000;) {
+		if (v.now - t0 == 2000)
+			memset(v.cut, 0, sizeof(v.cut));
+		run(&v, 10);
+	}
+	for (i = 0; i < 5; i++) /* nobody died meanwhile */
+		wrong += v.events[i][MTS_SWIM_DEAD];
+	assert_int_equal(wrong, 0);
+	for (i = 0; i < 5; i++)
+		for (j = 0; j < 5; j++)
+			assert_int_equal(view(&v, i, j), MTS_SWIM_ALIVE);
+	vnet_free(&v);
+}
+
 static void
 test_stale_rumour_reannounced(void **state)
 {
@@ -487,6 +525,7 @@ main(void)
 		cmocka_unit_test(test_restart_rejoins_alive),
 		cmocka_unit_test(test_dead_member_learns_and_refutes),
 		cmocka_unit_test(test_partition_heals),
+		cmocka_unit_test(test_heal_no_false_death),
 		cmocka_unit_test(test_stale_rumour_reannounced),
 		cmocka_unit_test(test_gossip_to_dead_member_first),
 		cmocka_unit_test(test_update_precedence),
