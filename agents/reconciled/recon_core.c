@@ -215,7 +215,7 @@ stop_extras(const struct mts_rc_view *v, size_t si, size_t *idx, size_t n,
 				sbest = st;
 			}
 		}
-		if (best == SIZE_MAX)
+		if (best == SIZE_MAX || (v->settling && !sbest))
 			return;
 		if (sbest)
 			snprintf(swhy, sizeof(swhy),
@@ -290,7 +290,7 @@ reconcile_owned(const struct mts_rc_view *v, size_t si,
 	char why[96];
 
 	drain_moves(v, si, want, out);
-	if (n < want) {
+	if (n < want && !v->settling) {
 		snprintf(why, sizeof(why), "%zu of %u live", n, want);
 		add(out, RC_PLACE, si, 0, (uint32_t)(want - n), why);
 	} else if (n > want) {

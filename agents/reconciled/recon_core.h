@@ -61,6 +61,15 @@ struct mts_rc_view {
 	const struct mts_rc_task *tasks;
 	size_t ntasks;
 	const char *self; /* this node's id, hex */
+	/* A member came back moments ago (a healed partition, a restart):
+	 * the records of what ran on its side may not all be here yet, and
+	 * the owner this node would defer to may not be alive in its view
+	 * yet. Meanwhile an owner places nothing for a replicated service
+	 * (a task stopped on the other side shows as missing until the
+	 * record of the one that replaced it arrives) and stops no extra
+	 * but stale ones (a task whose slot a newer live task holds is
+	 * stale in every fuller view too). */
+	int settling;
 	/* Optional: the rendezvous weight of (service, member id), for a
 	 * caller that keeps the weights across passes (they never change);
 	 * NULL: mts_rendezvous_weight each time. */
@@ -98,7 +107,8 @@ long mts_rc_owner(const struct mts_rc_view *, const char *service);
  * tasks. Extras are chosen by the rule both sides of a healed partition
  * share: a stale task first (its slot is also held by a newer live task:
  * it was replaced while its node was dead or cut off), then most tasks of
- * the service on one node, then the newest, then the greatest task id. */
+ * the service on one node, then the newest, then the greatest task id;
+ * only stale ones, and nothing placed, while the view is settling. */
 void mts_rc_reconcile(const struct mts_rc_view *, struct mts_rc_actions *out);
 void mts_rc_actions_free(struct mts_rc_actions *);
 

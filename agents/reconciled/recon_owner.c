@@ -11,7 +11,7 @@
 #include "update_pb.h"
 #include "xmalloc.h"
 
-#define STOP_RESEND_MS 3000
+#define STOP_RESEND_MS 3000 /* a stop the node did not take, at most */
 
 /* --- small tables -------------------------------------------------------------- */
 
@@ -208,6 +208,35 @@ local_rows(struct recond *r, struct core_view *c)
 	}
 }
 
+static struct rc_stopsent *
+stop_find(struct recond *r, const char *id)
+{
+	struct rc_stopsent *s;
+
+	for (s = r->stops; s != NULL; s = s->next)
+		if (strcmp(s->id, id) == 0)
+			return s;
+	return NULL;
+}
+
+/* Tasks of other nodes this owner asked to stop count as stopping, as
+ * their records will say: a view that grows meanwhile (the other side's
+ * records arriving after a heal) must not make the rule choose other
+ * extras on top of them. */
+static void
+stopping_rows(struct recond *r, struct core_view *c)
+{
+	mts_time_t now = mts_now();
+	size_t i;
+
+	for (i = 0; i < c->nrows; i++) {
+		const struct rc_stopsent *s = stop_find(r, c->rows[i].id);
+
+		if (s != NULL && !s->failed && s->until > now)
+			c->rows[i].desired_running = 0;
+	}
+}
+
 static void
 core_view_build(struct recond *r, struct core_view *c)
 {
@@ -237,6 +266,7 @@ core_view_build(struct recond *r, struct core_view *c)
 		}
 	for (i = 0; i < v->ntasks; i++)
 		add_row(c, &v->tasks[i]);
+	stopping_rows(r, c);
 	local_rows(r, c);
 	c->tasks = xcalloc(c->nrows + 1, sizeof(*c->tasks));
 	for (i = 0; i < c->nrows; i++) {
@@ -255,6 +285,7 @@ core_view_build(struct recond *r, struct core_view *c)
 	c->v.tasks = c->tasks;
 	c->v.ntasks = c->nrows;
 	c->v.self = r->self;
+	c->v.settling = mts_now() < r->settle_until;
 }
 
 static void
@@ -730,14 +761,29 @@ place_local(struct recond *r, const struct rc_svc *s)
 
 /* --- stopping -------------------------------------------------------------------- */
 
+struct stop_call {
+	struct recond *r;
+	char id[RC_ID_MAX + 1];
+};
+
+/* A node that did not take the stop: the task counts as live again
+ * (and its stop is resent if the rule still chooses it); NOT_FOUND: the
+ * node no longer has it, which is what the stop wanted. */
 static void
 stop_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 {
-	char *id = arg;
+	struct stop_call *c = arg;
+	struct rc_stopsent *s;
 
-	if (rc < 0 && rc != -MTS_ERR_NOTFOUND && rc != -MTS_ERR_CANCELED)
-		log_warnx("stopping %s: %s", id, err);
-	free(id);
+	if (rc < 0 && rc != -MTS_ERR_NOTFOUND && rc != -MTS_ERR_CANCELED) {
+		log_warnx("stopping %s: %s", c->id, err);
+		if ((s = stop_find(c->r, c->id)) != NULL) {
+			s->failed = 1;
+			s->until = mts_now() + STOP_RESEND_MS;
+			rc_kick(c->r);
+		}
+	}
+	free(c);
 }
 
 static void
@@ -746,16 +792,14 @@ stop_task(struct recond *r, const struct rc_trec *t, const char *why)
 	Mts__Reconciled__Request req = MTS__RECONCILED__REQUEST__INIT;
 	Mts__Reconciled__StopReq st = MTS__RECONCILED__STOP_REQ__INIT;
 	struct rc_stopsent *s;
+	struct stop_call *c;
 	mts_time_t now = mts_now();
 
 	if (strcmp(t->node, r->self) == 0) {
 		(void)rc_local_stop(r, t->id, why);
 		return;
 	}
-	for (s = r->stops; s != NULL; s = s->next)
-		if (strcmp(s->id, t->id) == 0)
-			break;
-	if (s != NULL && s->until > now)
+	if ((s = stop_find(r, t->id)) != NULL && s->until > now)
 		return;
 	if (s == NULL) {
 		s = xcalloc(1, sizeof(*s));
@@ -763,16 +807,19 @@ stop_task(struct recond *r, const struct rc_trec *t, const char *why)
 		s->next = r->stops;
 		r->stops = s;
 	}
-	s->until = now + STOP_RESEND_MS;
+	s->failed = 0;
+	s->until = now + r->cfg.assign_wait_ms;
 	log_info("%s: stopping %s on %s (%s)", t->service, t->id,
 	    member_name(r, t->node), why);
 	st.task = (char *)t->id;
 	st.reason = (char *)why;
 	req.body_case = MTS__RECONCILED__REQUEST__BODY_STOP;
 	req.stop = &st;
+	c = xcalloc(1, sizeof(*c));
+	c->r = r;
+	snprintf(c->id, sizeof(c->id), "%s", t->id);
 	rc_call(r, t->node, "reconciled", &req.base,
-	    &mts__reconciled__reply__descriptor, 5000, stop_reply,
-	    xstrdup(t->id));
+	    &mts__reconciled__reply__descriptor, 5000, stop_reply, c);
 }
 
 /* Stop records whose time passed go. */

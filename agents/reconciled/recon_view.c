@@ -444,10 +444,44 @@ attach(struct rc_view *v)
 	}
 }
 
+/* A member the last view held dead that the new one holds alive opens a
+ * settling window, and so does the start: the records of what ran on its side are still on their way, and
+ * so may be the owner this node would defer to (the core neither places
+ * nor stops but stale tasks meanwhile). A member never seen before (a
+ * node joining) does not: it ran nothing. */
+static void
+note_returns(struct recond *r)
+{
+	const struct rc_view *o = &r->view, *n = &r->next;
+	size_t i, k;
+
+	if (r->refreshes == 0) {
+		r->settle_until = mts_now() + r->cfg.settle_ms;
+		return;
+	}
+	for (i = 0; i < n->nmembers; i++) {
+		const struct rc_member *m = &n->members[i];
+		int back = 0;
+
+		if (!m->alive || strcmp(m->hex, r->self) == 0)
+			continue;
+		for (k = 0; k < o->nmembers; k++)
+			if (strcmp(o->members[k].hex, m->hex) == 0)
+				back = !o->members[k].alive;
+		if (!back)
+			continue;
+		log_info("%s came back: for %lld ms nothing is placed and "
+		         "only stale extras are stopped while the view settles",
+		    m->name[0] ? m->name : m->hex, (long long)r->cfg.settle_ms);
+		r->settle_until = mts_now() + r->cfg.settle_ms;
+	}
+}
+
 static void
 finish(struct recond *r)
 {
 	attach(&r->next);
+	note_returns(r);
 	rc_view_clear(&r->view);
 	r->view = r->next;
 	memset(&r->next, 0, sizeof(r->next));

@@ -32,6 +32,8 @@ struct rc_conf {
 	int64_t assign_wait_ms; /* an assigned task counts until its record
 				   arrives, at most this long */
 	int64_t backoff_ms, backoff_max_ms; /* a refusing node */
+	int64_t settle_ms;       /* the view settles this long after a member
+			      came back (recon_view.c's note_returns) */
 	uint32_t history;        /* ended tasks kept per service on a node */
 	int64_t failed_avoid_ms; /* a node where a task of a service failed
 				    takes no replacement of it this long */
@@ -173,10 +175,14 @@ struct rc_backoff {
 	struct rc_backoff *next;
 };
 
-/* A stop asked of another node, not resent before `until`. */
+/* A stop asked of another node. Until `until` (or until the node
+ * refuses) the task counts as stopping, not live, as its record will say
+ * once the node took the stop; then, if the record still says running,
+ * the rule may choose it again and the stop is resent. */
 struct rc_stopsent {
 	char id[RC_ID_MAX + 1];
 	mts_time_t until;
+	int failed; /* the node did not take it: counts as live again */
 	struct rc_stopsent *next;
 };
 
@@ -200,6 +206,7 @@ struct recond {
 	struct mts_watch *ssub_w, *gsub_w;
 	struct mts_timer tick_timer, kick_timer;
 	mts_time_t last_refresh;
+	mts_time_t settle_until; /* a member came back: see note_returns */
 	int refreshing, again, stage;
 	int adopted;                 /* the first t/<self>/ scan was taken */
 	int shim_listed;             /* the shim answered a list */

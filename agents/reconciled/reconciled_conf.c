@@ -19,6 +19,11 @@ static const struct mts_cfg_schema keys[] = {
 	    "doubling while it keeps refusing" },
 	{ "reconciled", "backoff_max", MTS_CFG_DURATION, "30s",
 	    "the longest a refusing node is left out" },
+	{ "reconciled", "settle", MTS_CFG_DURATION, "5s",
+	    "after a member held dead comes back (a healed partition, a "
+	    "restart) and at start, owners place nothing and stop only "
+	    "stale extras this long, so that the records of both sides and "
+	    "the membership have met" },
 	{ "reconciled", "history", MTS_CFG_UINT, "3",
 	    "ended tasks (failed, or exited and replaced) a node keeps per "
 	    "service for service ps" },
@@ -46,14 +51,16 @@ rc_conf_load(struct rc_conf *c, const struct mts_cfg *cfg)
 	c->assign_wait_ms = mts_cfg_int(cfg, RC_SECTION, "assign_wait");
 	c->backoff_ms = mts_cfg_int(cfg, RC_SECTION, "backoff");
 	c->backoff_max_ms = mts_cfg_int(cfg, RC_SECTION, "backoff_max");
+	c->settle_ms = mts_cfg_int(cfg, RC_SECTION, "settle");
 	c->history = (uint32_t)mts_cfg_int(cfg, RC_SECTION, "history");
 	c->failed_avoid_ms = mts_cfg_int(cfg, RC_SECTION, "failed_avoid");
 	if (c->tick_ms <= 0 || c->lease_ttl_ms <= 0 ||
 	    c->lease_ttl_ms > 3600000 || c->assign_wait_ms <= 0 ||
-	    c->backoff_ms <= 0 || c->backoff_max_ms < c->backoff_ms) {
+	    c->backoff_ms <= 0 || c->backoff_max_ms < c->backoff_ms ||
+	    c->settle_ms < 0 || c->settle_ms > 600000) {
 		log_warnx("[reconciled] tick, lease_ttl (at most 1h), "
 		          "assign_wait and backoff must be more than 0, "
-		          "backoff_max at least backoff");
+		          "backoff_max at least backoff, settle 0 to 10m");
 		return -1;
 	}
 	return 0;

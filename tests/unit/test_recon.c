@@ -333,6 +333,60 @@ test_extras_most_on_one_node(void **state)
 	mts_rc_actions_free(&a);
 }
 
+/* While the view settles (a member came back moments ago) an owner stops
+ * no extra but the stale and places nothing; once it settled, the extras
+ * go and the missing are placed. */
+static void
+test_settling_holds_extras(void **state)
+{
+	struct mts_rc_service s[2] = {
+		{ .name = "x_svc", .mode = RC_REPLICATED, .replicas = 3 },
+		{ .name = "x_other", .mode = RC_REPLICATED, .replicas = 1 }
+	};
+	static const char *const names[5] = { "t1", "t2", "t3", "t4", "t5" };
+	static char other[32];
+	struct mts_rc_task t[5];
+	struct mts_rc_actions a = { 0 };
+	const char *ids[5];
+	struct mts_rc_view v;
+	int o, i, placed = 0;
+
+	setup_members();
+	/* a second service, missing its one task, with the same owner */
+	for (i = 0; i < 1000 && owner_of(&s[1]) != owner_of(&s[0]); i++) {
+		snprintf(other, sizeof(other), "x_other%d", i);
+		s[1].name = other;
+	}
+	o = owner_of(&s[0]);
+	assert_int_equal(owner_of(&s[1]), o);
+	for (i = 0; i < 5; i++) /* 5 live for 3 wanted */
+		t[i] = task(names[i], (o + 1 + i) % NODES, "x_svc",
+		    (uint64_t)i + 1);
+	v = view(s, 2, t, 5, o);
+	v.settling = 1;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0);
+	mts_rc_actions_free(&a);
+	v.settling = 0;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(stopped(&v, &a, ids), 2);
+	for (i = 0; i < (int)a.n; i++)
+		placed += a.v[i].kind == RC_PLACE && a.v[i].service == 1;
+	assert_int_equal(placed, 1);
+	mts_rc_actions_free(&a);
+	/* a stale task (t5 holds t1's slot and is newer) goes even while
+	 * settling: it is stale in every fuller view too; t4 waits */
+	for (i = 0; i < 5; i++)
+		t[i].slot = (uint32_t)i + 1;
+	t[4].slot = 1;
+	v.settling = 1;
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(stopped(&v, &a, ids), 1);
+	assert_string_equal(ids[0], "t1");
+	assert_int_equal(a.n, 1); /* and x_other still waits */
+	mts_rc_actions_free(&a);
+}
+
 static void
 test_global(void **state)
 {
@@ -556,6 +610,7 @@ main(void)
 		cmocka_unit_test(test_heal_same_choice),
 		cmocka_unit_test(test_extras_most_on_one_node),
 		cmocka_unit_test(test_returning_node_stale),
+		cmocka_unit_test(test_settling_holds_extras),
 		cmocka_unit_test(test_global),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_orphans_and_drain),
