@@ -7,6 +7,7 @@
 #include "gossipd.pb-c.h"
 #include "hash.h"
 #include "mtstime.h"
+#include "netd.pb-c.h"
 #include "reconciled.pb-c.h"
 #include "rendezvous.h"
 #include "shim.pb-c.h"
@@ -365,6 +366,73 @@ update_json(const Mts__Service__UpdateStatus *u)
 	return o;
 }
 
+/* "8080:80/tcp (ingress)" for each published port of the spec. */
+static json_t *
+ports_json(const Mts__Service__ServiceSpec *sp)
+{
+	json_t *a = json_array();
+	char b[96];
+	size_t i;
+
+	for (i = 0; sp != NULL && i < sp->n_ports; i++) {
+		const Mts__Service__Port *p = sp->ports[i];
+
+		if (p->published == 0)
+			snprintf(b, sizeof(b), "%u/%s", p->target,
+			    p->protocol && *p->protocol ? p->protocol : "tcp");
+		else
+			snprintf(b, sizeof(b), "%u:%u/%s (%s)", p->published,
+			    p->target,
+			    p->protocol && *p->protocol ? p->protocol : "tcp",
+			    p->mode && *p->mode ? p->mode : "ingress");
+		json_array_append_new(a, json_string(b));
+	}
+	return a;
+}
+
+/* The service's endpoint: its mode and published ports from the spec,
+ * its VIP and the task addresses DNS answers from this node's netd
+ * (absent when netd does not run here or does not know it yet). */
+static json_t *
+endpoint_json(struct mtsctl *ctx, const char *name,
+    const Mts__Service__ServiceSpec *sp)
+{
+	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
+	Mts__Netd__StatusReq sr = MTS__NETD__STATUS_REQ__INIT;
+	Mts__Netd__Reply *rep = NULL;
+	json_t *o, *tasks;
+	char err[256];
+	size_t i, j;
+
+	o = json_pack("{ss}", "mode",
+	    sp && sp->endpoint_mode && *sp->endpoint_mode ? sp->endpoint_mode
+	                                                  : "vip");
+	json_object_set_new(o, "ports", ports_json(sp));
+	req.body_case = MTS__NETD__REQUEST__BODY_STATUS;
+	req.status = &sr;
+	if (mtsctl_try_call(ctx, "netd", &req.base,
+	        &mts__netd__reply__descriptor, (ProtobufCMessage **)&rep, err,
+	        sizeof(err)) != 0 ||
+	    rep->status == NULL) {
+		if (rep != NULL)
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return o;
+	}
+	for (i = 0; i < rep->status->n_services; i++) {
+		const Mts__Netd__ServiceEndpoint *e = rep->status->services[i];
+
+		if (strcmp(e->service, name) != 0)
+			continue;
+		json_object_set_new(o, "vip", json_string(e->vip));
+		tasks = json_array();
+		for (j = 0; j < e->n_tasks; j++)
+			json_array_append_new(tasks, json_string(e->tasks[j]));
+		json_object_set_new(o, "task_addresses", tasks);
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return o;
+}
+
 static int
 cmd_inspect(struct mtsctl *ctx, int argc, char **argv)
 {
@@ -383,6 +451,8 @@ cmd_inspect(struct mtsctl *ctx, int argc, char **argv)
 	mts_spec_digest(r.rec->spec, digest);
 	json_object_set_new(o, "spec_digest",
 	    mtsctl_json_hex(digest, sizeof(digest)));
+	json_object_set_new(o, "endpoint",
+	    endpoint_json(ctx, argv[1], r.rec->spec));
 	if ((rc = mtsctl_upd_get(ctx, argv[1], &u)) != 0) {
 		json_decref(o);
 		mtsctl_svc_rec_clear(&r);

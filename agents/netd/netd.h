@@ -189,6 +189,10 @@ void netd_disc_close(struct netd *);
 const struct disc *netd_disc_get(const struct netd *);
 /* The VIP part of table inet mts (vip_core.c; malloc'd). */
 char *netd_disc_nft(struct netd *);
+/* The services of the directory for Status: an array of n (malloc'd,
+ * one block: free it whole), NULL when there is none. */
+struct Mts__Netd__ServiceEndpoint **netd_disc_status(const struct netd *,
+    size_t *n);
 
 /* netd_dns.c: the DNS server on the bridge's address. */
 int netd_dns_open(struct netd *);

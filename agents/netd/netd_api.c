@@ -127,6 +127,7 @@ h_status(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		s.attachments[i] = &aa[i];
 	}
 	s.n_attachments = n->att.n;
+	s.services = netd_disc_status(n, &s.n_services);
 	rep.body_case = MTS__NETD__REPLY__BODY_STATUS;
 	rep.status = &s;
 	mts_ipc_reply(call, &rep.base);
@@ -134,6 +135,7 @@ h_status(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 		free(aa[i].networks);
 	free(nets);
 	free(s.attachments);
+	free(s.services);
 	free(s.peers);
 	free(blk[0]);
 	free(blk[1]);

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "mtserr.h"
 #include "netaddr.pb-c.h"
+#include "netd.pb-c.h"
 #include "netd.h"
 #include <nng/protocol/pubsub0/sub.h>
 #include "service.pb-c.h"
@@ -617,4 +618,54 @@ char *
 netd_disc_nft(struct netd *n)
 {
 	return xstrdup(n->disc && n->disc->vip_text ? n->disc->vip_text : "");
+}
+
+/* One block: the pointers, the messages, the task pointer arrays and the
+ * address texts, so that the caller frees it whole. */
+Mts__Netd__ServiceEndpoint **
+netd_disc_status(const struct netd *n, size_t *count)
+{
+	const struct disc *d = netd_disc_get(n);
+	Mts__Netd__ServiceEndpoint **pp, *e;
+	size_t i, j, k, ntasks = 0, size;
+	uint32_t *a;
+	char *txt, **tp;
+	uint8_t *blk;
+
+	*count = 0;
+	if (d == NULL || d->ns == 0)
+		return NULL;
+	for (i = 0; i < d->ns; i++)
+		ntasks += disc_svc_addrs(d, &d->s[i], NULL, 0);
+	size = d->ns * (sizeof(*pp) + sizeof(*e) + 16) +
+	    ntasks * (sizeof(char *) + 16);
+	blk = xcalloc(1, size);
+	pp = (Mts__Netd__ServiceEndpoint **)blk;
+	e = (Mts__Netd__ServiceEndpoint *)(pp + d->ns);
+	tp = (char **)(e + d->ns);
+	txt = (char *)(tp + ntasks);
+	a = xcalloc(ntasks + 1, sizeof(*a));
+	for (i = 0; i < d->ns; i++) {
+		const struct disc_svc *s = &d->s[i];
+
+		mts__netd__service_endpoint__init(&e[i]);
+		e[i].service = (char *)s->name;
+		e[i].endpoint_mode = s->dnsrr ? "dnsrr" : "vip";
+		e[i].vip = txt;
+		if (s->vip != 0)
+			netd_ip_str(txt, 16, s->vip);
+		txt += 16;
+		k = disc_svc_addrs(d, s, a, ntasks + 1);
+		e[i].tasks = tp;
+		e[i].n_tasks = k;
+		for (j = 0; j < k; j++) {
+			netd_ip_str(txt, 16, a[j]);
+			*tp++ = txt;
+			txt += 16;
+		}
+		pp[i] = &e[i];
+	}
+	free(a);
+	*count = d->ns;
+	return pp;
 }

@@ -115,6 +115,15 @@ check "front ($front on node ${NODE[$front]}) resolves tasks.api to the 2 api ta
 echo "tasks.api: $(q "$front" tasks.api)"
 vip=$(q "$front" api | awk '{print $2}')
 check "api (endpoint_mode vip) resolves to one VIP in the VIP /24 ($vip)" sh -c "echo '$vip' | grep -q '^10\.210\.255\.'"
+endpoint_ok() {
+	ctl "$1" service inspect shop_api | python3 -c '
+import json,sys; e=json.load(sys.stdin)["endpoint"]
+assert e["mode"] == "vip" and e["vip"] == sys.argv[1], e
+assert sorted(e["task_addresses"]) == sys.argv[2].split(), e' "$vip" "$(addrs_of shop_api)"
+}
+all_endpoints() { endpoint_ok 1 && endpoint_ok 2 && endpoint_ok 3; }
+check "service inspect shop_api on every node shows the same VIP and the 2 task addresses" all_endpoints
+check "service inspect shop_db: dnsrr, no VIP" sh -c "'$CTL' -r '$(g_run 2)' service inspect shop_db | python3 -c 'import json,sys; e=json.load(sys.stdin)[\"endpoint\"]; assert e[\"mode\"]==\"dnsrr\" and e[\"vip\"]==\"\", e'"
 for i in 1 2 3; do
 	asker=$(for t in "${!NODE[@]}"; do [ "${NODE[$t]}" = "$i" ] && case $t in shop_*) echo "$t" ;; esac; done | head -1)
 	[ -n "$asker" ] || continue
