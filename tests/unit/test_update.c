@@ -231,7 +231,7 @@ test_rebalance(void **state)
 	for (i = 0; i < 6; i++)
 		add_task(&s, 1, 1);
 	s.now += 60000;
-	s.tspec[4] = s.tspec[5] = 9; /* the movers: not current */
+	s.tspec[4] = s.tspec[5] = 7; /* the movers: not current */
 	s.t[0].health = UP_HEALTH_UNHEALTHY;
 	s.svc.version = 2;
 	s.svc.rebalance = 1;
@@ -244,7 +244,7 @@ test_rebalance(void **state)
 	assert_int_equal(s.counts[UP_PAUSE], 0);
 	assert_int_equal(s.counts[UP_START], 2);
 	assert_int_equal(s.counts[UP_STOP], 2);
-	assert_int_equal(live_of(&s, 9, 0), 0);
+	assert_int_equal(live_of(&s, 7, 0), 0);
 	assert_int_equal(live_of(&s, 1, 0), 6);
 	assert_int_equal(s.min_healthy, 5); /* start-first: none fewer */
 	assert_int_equal(s.max_live, 7);    /* one at a time */
