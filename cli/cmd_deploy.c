@@ -123,6 +123,67 @@ planned_free(struct planned *p, size_t n)
 
 /* Compares the stack with the replica: one entry per service of the
  * file, then one per service of the stack that the file no longer has. */
+/* A published port and who claims it. */
+struct claim {
+	uint32_t port;
+	const char *proto, *service;
+};
+
+/* Adds spec's published ports to *c; the first other service that
+ * claims one of them is returned (a conflict), NULL when none. */
+static const struct claim *
+claim_ports(struct claim **c, size_t *n, const Mts__Service__ServiceSpec *sp)
+{
+	size_t i, j;
+
+	for (i = 0; sp != NULL && i < sp->n_ports; i++) {
+		const Mts__Service__Port *p = sp->ports[i];
+		const char *proto = p->protocol && *p->protocol ? p->protocol
+		                                                : "tcp";
+
+		if (p->published == 0)
+			continue;
+		for (j = 0; j < *n; j++)
+			if ((*c)[j].port == p->published &&
+			    strcmp((*c)[j].proto, proto) == 0 &&
+			    strcmp((*c)[j].service, sp->name) != 0)
+				return &(*c)[j];
+		*c = xreallocarray(*c, *n + 1, sizeof(**c));
+		(*c)[(*n)++] = (struct claim){ p->published, proto, sp->name };
+	}
+	return NULL;
+}
+
+/*
+ * A published port is the cluster's (ingress opens it on every node;
+ * host mode where a task runs, anywhere): two services may not claim
+ * the same one. The stack's new specs are checked against each other
+ * and against every other stack's services. MTSCTL_EFAIL, said why.
+ */
+static int
+ports_check(const struct planned *p, size_t n, const struct svc_rec *all,
+    size_t nall, const char *stack)
+{
+	struct claim *c = NULL, conflict;
+	const struct claim *hit = NULL;
+	const Mts__Service__ServiceSpec *sp = NULL;
+	size_t nc = 0, i;
+
+	for (i = 0; i < nall && hit == NULL; i++)
+		if (strcmp(all[i].rec->spec->stack, stack) != 0)
+			hit = claim_ports(&c, &nc, sp = all[i].rec->spec);
+	for (i = 0; i < n && hit == NULL; i++)
+		hit = claim_ports(&c, &nc, sp = p[i].spec);
+	if (hit != NULL) {
+		conflict = *hit;
+		mtsctl_err("port %u/%s: published by %s and by %s: a port "
+		           "is published by one service of the cluster",
+		    conflict.port, conflict.proto, conflict.service, sp->name);
+	}
+	free(c);
+	return hit ? MTSCTL_EFAIL : 0;
+}
+
 static int
 make_plan(struct mtsctl *ctx, const struct mts_stack *st, struct planned **out,
     size_t *n)
@@ -150,6 +211,10 @@ make_plan(struct mtsctl *ctx, const struct mts_stack *st, struct planned **out,
 	}
 	if ((rc = mtsctl_svc_list(ctx, &all, &nall)) != 0)
 		return rc;
+	if ((rc = ports_check(*out, *n, all, nall, st->name)) != 0) {
+		mtsctl_svc_list_free(all, nall);
+		return rc;
+	}
 	for (i = 0; i < nall; i++) {
 		int kept = 0;
 
@@ -565,7 +630,9 @@ static const struct mtsctl_cmd deploy_cmds[] = {
 	    "    written only when the spec changed; its version then grows by\n"
 	    "    one and the previous spec is kept for rollback. Services of\n"
 	    "    the stack that the files no longer name are kept unless\n"
-	    "    --prune is given (Swarm's rule).\n"
+	    "    --prune is given (Swarm's rule). A published port that\n"
+	    "    another service (of this stack or another) publishes too\n"
+	    "    is refused before anything is written (exit 1).\n"
 	    "\n"
 	    "    Then deploy waits, printing `web: 6/9 running` as counts\n"
 	    "    change, until every replicated service runs its replicas (a\n"
@@ -605,7 +672,8 @@ static const struct mtsctl_cmd plan_cmds[] = {
 	    "    them; with -o json each row has placement {placeable, count,\n"
 	    "    explain}, or placement_error when schedd cannot say).\n"
 	    "    Nothing is written. Exits 0 when nothing would change, 2 when\n"
-	    "    something would, 1 on an invalid file (as Nomad's job plan);\n"
+	    "    something would, 1 on an invalid file or a published port\n"
+	    "    another service publishes too (as Nomad's job plan);\n"
 	    "    a service that would not fit does not change the status.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl plan -c stack.yml --stack shop\n"

@@ -72,6 +72,22 @@ $CTL deploy -c bad.yml --stack shop --detach >out 2>&1
 check "a broken file: exit 1" test $? -eq 1
 check "... FILE:LINE:COLUMN" grep -q 'bad.yml:4:24: deploy.replicas' out
 check "... nothing written" bash -c "$CTL service inspect shop_web | jf 'j[\"version\"] == 3'"
+# published ports: one service of the cluster per port
+printf 'services:\n  front:\n    image: nginx\n    ports: ["8080:80"]\n' >front.yml
+check "a stack publishing 8080" $CTL deploy -c front.yml --stack shop --detach
+printf 'services:\n  web:\n    image: nginx\n    ports: ["8081:80", "8080:8000"]\n' >other.yml
+$CTL plan -c other.yml --stack other >out 2>&1
+check "plan of another stack publishing 8080 too: exit 1" test $? -eq 1
+check "... saying which port and which services" grep -q 'port 8080/tcp: published by shop_front and by other_web' out
+$CTL deploy -c other.yml --stack other --detach >out 2>&1
+check "deploy of it: exit 1, nothing written" bash -c "test $? -eq 1 && ! $CTL state ls s/ | grep -q other_web"
+printf 'services:\n  a:\n    image: nginx\n    ports: ["9000:80"]\n  b:\n    image: nginx\n    ports: ["9000:81/tcp"]\n' >two.yml
+$CTL plan -c two.yml --stack two >out 2>&1
+check "two services of one file publishing 9000: exit 1" bash -c "test $? -eq 1 && grep -q 'port 9000/tcp: published by two_a and by two_b' out"
+printf 'services:\n  a:\n    image: nginx\n    ports: ["9000:80/udp"]\n  b:\n    image: nginx\n    ports: ["9000:81/tcp"]\n' >two.yml
+check "the same number over udp and tcp is no conflict" $CTL deploy -c two.yml --stack two --detach
+$CTL stack rm two >/dev/null
+check "redeploying the stack that holds 8080 is no conflict" $CTL deploy -c front.yml --stack shop --detach
 check "stack rm" $CTL stack rm shop
 check "stack rm removed its services" test -z "$($CTL -o json service ls | python3 -c 'import json,sys; print(json.load(sys.stdin) or "")')"
 $CTL stack rm shop 2>/dev/null
