@@ -202,15 +202,20 @@ send_probe(struct gossipd *g, const struct mts_swim_effect *e, mts_time_t now)
 		msg.body_case = MTS__GOSSIP__MSG__BODY_PING_REQ;
 		msg.ping_req = &pr;
 		break;
+	case MTS_SWIM_SEND_GOSSIP:
+		break; /* the piggybacked updates are the message */
 	default:
 		return;
 	}
 	(void)gd_send(g, p, &msg, now);
 }
 
-/* Bad news travels at once: a member turning suspect, dead or left is
- * told to every alive member directly (the message carries only the
- * piggybacked updates), instead of waiting for probes to carry it. */
+/* Bad news travels at once: a member this node found suspect or dead
+ * itself (swim_core's news flag) is told to up to 64 alive members
+ * directly (the message carries only the piggybacked updates), instead
+ * of waiting for probes to carry it. What it learned from gossip it only
+ * piggybacks: every member telling 64 others of every death it heard of
+ * cost a cluster N x 64 messages a death (mts-sim, docs/scale.md). */
 static void
 broadcast_news(struct gossipd *g, const struct mts_swim_update *u,
     mts_time_t now)
@@ -227,7 +232,8 @@ broadcast_news(struct gossipd *g, const struct mts_swim_update *u,
 }
 
 static void
-on_event(struct gossipd *g, const struct mts_swim_update *u, mts_time_t now)
+on_event(struct gossipd *g, const struct mts_swim_update *u, int news,
+    mts_time_t now)
 {
 	char hex[MTS_NODE_HEX_LEN + 1];
 	const char *st = mts_swim_state_name(u->state);
@@ -248,8 +254,7 @@ on_event(struct gossipd *g, const struct mts_swim_update *u, mts_time_t now)
 		(void)mts_event_emit(g->events, &ev);
 	}
 	gd_publish(g, u, st);
-	if (u->state != MTS_SWIM_ALIVE &&
-	    memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0)
+	if (news && memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0)
 		broadcast_news(g, u, now);
 	if (u->state == MTS_SWIM_DEAD &&
 	    memcmp(u->id, g->id, MTS_NODE_ID_LEN) != 0)
@@ -268,7 +273,8 @@ gd_swim_effects(struct gossipd *g, mts_time_t now)
 		memset(&g->out, 0, sizeof(g->out));
 		for (i = 0; i < cur.n; i++) {
 			if (cur.e[i].type == MTS_SWIM_EVENT)
-				on_event(g, &cur.e[i].update, now);
+				on_event(g, &cur.e[i].update, cur.e[i].news,
+				    now);
 			else
 				send_probe(g, &cur.e[i], now);
 		}

@@ -5,13 +5,15 @@
 #include <string.h>
 
 #include "agents/gossipd/swim_core.h"
+#include "buf.h"
 #include "xmalloc.h"
 
 #define MAX_RELAYS 64
 
 struct member {
 	struct mts_swim_member pub;
-	int bcast_left; /* transmissions of its current update still owed */
+	int bcast_left;    /* transmissions of its current update still owed */
+	int own_suspicion; /* suspected by this node's own probe */
 };
 
 struct relay {
@@ -25,6 +27,13 @@ struct mts_swim {
 	struct mts_swim_cfg cfg;
 	struct member *m; /* m[0] is this node */
 	size_t n, cap;
+	/* members by id: open addressing, 1 + index into m, 0 empty; at
+	 * most half full (every message looks members up: a scan of m cost
+	 * O(N) a message, 1,000 memcmp at 1,000 members) */
+	uint32_t *slot;
+	size_t nslots;
+	size_t nbcast;   /* members with bcast_left > 0 */
+	size_t nsuspect; /* members held suspect */
 	uint64_t rng;
 	uint64_t seq;
 	/* the probe in flight */
@@ -32,7 +41,7 @@ struct mts_swim {
 	uint8_t target[MTS_NODE_ID_LEN];
 	uint64_t probe_seq;
 	mts_time_t direct_deadline, probe_end, next_probe;
-	mts_time_t next_dead_probe;
+	mts_time_t next_dead_probe, next_gossip;
 	size_t dead_pos; /* the dead member probed last (probe_dead) */
 	/* a member to probe next, out of turn (its connection dropped) */
 	int has_urgent;
@@ -45,6 +54,9 @@ struct mts_swim {
 };
 
 /* --- helpers ------------------------------------------------------------ */
+
+static size_t random_members(struct mts_swim *, unsigned states,
+    const uint8_t *except, uint8_t (*out)[MTS_NODE_ID_LEN], size_t max);
 
 static uint64_t
 rnd(struct mts_swim *s)
@@ -84,15 +96,41 @@ mts_swim_out_free(struct mts_swim_out *out)
 	memset(out, 0, sizeof(*out));
 }
 
-static struct member *
-find(const struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
+/* The slot of id in the index: where it is, or the empty slot ending
+ * its probe sequence. */
+static size_t
+id_slot(const struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
+{
+	uint64_t h =
+	    mts_get_u64be(id) ^ (mts_get_u64be(id + 8) * 0x9e3779b97f4a7c15ull);
+	size_t i = (size_t)(h ^ (h >> 29)) & (s->nslots - 1);
+
+	while (s->slot[i] != 0 &&
+	    memcmp(s->m[s->slot[i] - 1].pub.u.id, id, MTS_NODE_ID_LEN) != 0)
+		i = (i + 1) & (s->nslots - 1);
+	return i;
+}
+
+/* Builds the index again for the members as they are. */
+static void
+reindex(struct mts_swim *s)
 {
 	size_t i;
 
+	for (s->nslots = 16; s->nslots < 2 * s->cap; s->nslots *= 2)
+		;
+	free(s->slot);
+	s->slot = xcalloc(s->nslots, sizeof(*s->slot));
 	for (i = 0; i < s->n; i++)
-		if (memcmp(s->m[i].pub.u.id, id, MTS_NODE_ID_LEN) == 0)
-			return &s->m[i];
-	return NULL;
+		s->slot[id_slot(s, s->m[i].pub.u.id)] = (uint32_t)i + 1;
+}
+
+static struct member *
+find(const struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
+{
+	size_t i = id_slot(s, id);
+
+	return s->slot[i] ? &s->m[s->slot[i] - 1] : NULL;
 }
 
 static int
@@ -104,30 +142,47 @@ retransmits(const struct mts_swim *s)
 static void
 queue_bcast(struct mts_swim *s, struct member *m)
 {
+	if (m->bcast_left == 0)
+		s->nbcast++;
 	m->bcast_left = retransmits(s);
 }
 
 static void
-emit_event(struct member *m, struct mts_swim_out *out)
+emit_event(struct member *m, int news, struct mts_swim_out *out)
 {
 	struct mts_swim_effect *e = push(out, MTS_SWIM_EVENT);
 
 	e->update = m->pub.u;
+	e->news = news;
 }
 
+/* Keeps the count of suspects (expire and the next deadline skip the
+ * scan when there is none). */
+static void
+put_state(struct mts_swim *s, struct member *m, enum mts_swim_state st)
+{
+	s->nsuspect -= m->pub.u.state == MTS_SWIM_SUSPECT;
+	s->nsuspect += st == MTS_SWIM_SUSPECT;
+	m->pub.u.state = st;
+}
+
+/* news: this node found it out itself (its own probe failed, or the
+ * suspicion its own probe raised ran out), not from someone's gossip. */
 static void
 set_state(struct mts_swim *s, struct member *m, enum mts_swim_state st,
-    uint64_t inc, mts_time_t now, struct mts_swim_out *out)
+    uint64_t inc, int news, mts_time_t now, struct mts_swim_out *out)
 {
 	int changed = m->pub.u.state != st;
 
-	m->pub.u.state = st;
+	put_state(s, m, st);
 	m->pub.u.inc = inc;
 	if (st == MTS_SWIM_SUSPECT && changed)
 		m->pub.suspect_until = now + mts_swim_suspicion_timeout(s);
+	if (st != MTS_SWIM_SUSPECT)
+		m->own_suspicion = 0;
 	if (changed) {
 		m->pub.since = now;
-		emit_event(m, out);
+		emit_event(m, news && st != MTS_SWIM_ALIVE, out);
 	}
 	queue_bcast(s, m);
 }
@@ -144,6 +199,8 @@ mts_swim_cfg_defaults(struct mts_swim_cfg *c)
 	c->retransmit_mult = 4;
 	c->dead_reclaim = 0;
 	c->dead_probe_interval = 1000;
+	c->gossip_interval = 200;
+	c->gossip_fanout = 3;
 }
 
 static struct member *
@@ -154,6 +211,7 @@ add_member(struct mts_swim *s, const struct mts_swim_update *u, mts_time_t now)
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 8;
 		s->m = xreallocarray(s->m, s->cap, sizeof(*s->m));
+		reindex(s);
 	}
 	m = &s->m[s->n++];
 	memset(m, 0, sizeof(*m));
@@ -162,6 +220,8 @@ add_member(struct mts_swim *s, const struct mts_swim_update *u, mts_time_t now)
 	m->pub.u.name[MTS_SWIM_NAME_MAX - 1] = '\0';
 	m->pub.since = now;
 	m->pub.last_seen = now;
+	s->nsuspect += u->state == MTS_SWIM_SUSPECT;
+	s->slot[id_slot(s, u->id)] = (uint32_t)s->n;
 	return m;
 }
 
@@ -180,6 +240,7 @@ mts_swim_new(const struct mts_swim_cfg *cfg, const struct mts_swim_update *self,
 	queue_bcast(s, me);
 	s->next_probe = now;
 	s->next_dead_probe = now + cfg->dead_probe_interval;
+	s->next_gossip = now + cfg->gossip_interval;
 	return s;
 }
 
@@ -189,6 +250,7 @@ mts_swim_free(struct mts_swim *s)
 	if (s == NULL)
 		return;
 	free(s->m);
+	free(s->slot);
 	free(s->order);
 	free(s);
 }
@@ -295,8 +357,10 @@ probe_failed(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 	struct member *m = find(s, s->target);
 
 	s->active = 0;
-	if (m && m->pub.u.state == MTS_SWIM_ALIVE)
-		set_state(s, m, MTS_SWIM_SUSPECT, m->pub.u.inc, now, out);
+	if (m && m->pub.u.state == MTS_SWIM_ALIVE) {
+		set_state(s, m, MTS_SWIM_SUSPECT, m->pub.u.inc, 1, now, out);
+		m->own_suspicion = 1;
+	}
 }
 
 static void
@@ -304,12 +368,13 @@ expire(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 {
 	size_t i;
 
-	for (i = 1; i < s->n; i++) {
+	for (i = 1; s->nsuspect > 0 && i < s->n; i++) {
 		struct member *m = &s->m[i];
 
 		if (m->pub.u.state == MTS_SWIM_SUSPECT &&
 		    now >= m->pub.suspect_until)
-			set_state(s, m, MTS_SWIM_DEAD, m->pub.u.inc, now, out);
+			set_state(s, m, MTS_SWIM_DEAD, m->pub.u.inc,
+			    m->own_suspicion, now, out);
 	}
 	for (i = 1; s->cfg.dead_reclaim > 0 && i < s->n; i++) {
 		struct member *m = &s->m[i];
@@ -371,12 +436,45 @@ probe_dead(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 		s->dead_pos = 1 + (s->dead_pos + k - 2) % (s->n - 1);
 }
 
+/* Updates owed to the cluster go out on their own messages too, not only
+ * on the probes' (memberlist's gossip interval), to alive and suspect
+ * members; and while any member is held suspect, one of them at random
+ * is sent a message too, which carries its own suspicion first
+ * (mts_swim_gossip), so that it refutes. Nothing else picks a suspect
+ * (push, news and indirect probes go to alive members): a suspicion this
+ * node alone raised just before a heal reached its member only when a
+ * probe round came to it, long after it had run out into a false death
+ * (mts-sim's short set). */
+static void
+gossip_round(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
+{
+	uint8_t ids[16][MTS_NODE_ID_LEN];
+	struct mts_swim_effect *e;
+	size_t i, k, max = (size_t)s->cfg.gossip_fanout;
+
+	s->next_gossip = now + s->cfg.gossip_interval;
+	k = 0;
+	if (s->nsuspect > 0)
+		k = random_members(s, 1u << MTS_SWIM_SUSPECT, NULL, ids, 1);
+	if (s->nbcast > 0)
+		k += random_members(s,
+		    1u << MTS_SWIM_ALIVE | 1u << MTS_SWIM_SUSPECT,
+		    k ? ids[0] : NULL, ids + k, max > 15 ? 15 : max);
+	for (i = 0; i < k; i++) {
+		e = push(out, MTS_SWIM_SEND_GOSSIP);
+		memcpy(e->to, ids[i], MTS_NODE_ID_LEN);
+	}
+}
+
 void
 mts_swim_tick(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 {
 	expire(s, now, out);
 	if (s->cfg.dead_probe_interval > 0 && now >= s->next_dead_probe)
 		probe_dead(s, now, out);
+	if (s->cfg.gossip_interval > 0 && s->cfg.gossip_fanout > 0 &&
+	    now >= s->next_gossip)
+		gossip_round(s, now, out);
 	if (s->active) {
 		if (!s->acked && !s->indirect_sent && now >= s->direct_deadline)
 			send_indirect(s, out);
@@ -399,12 +497,15 @@ mts_swim_next_deadline(const struct mts_swim *s)
 		if (s->probe_end < d)
 			d = s->probe_end;
 	}
-	for (i = 1; i < s->n; i++)
+	for (i = 1; s->nsuspect > 0 && i < s->n; i++)
 		if (s->m[i].pub.u.state == MTS_SWIM_SUSPECT &&
 		    s->m[i].pub.suspect_until < d)
 			d = s->m[i].pub.suspect_until;
 	if (s->cfg.dead_probe_interval > 0 && s->next_dead_probe < d)
 		d = s->next_dead_probe;
+	if (s->cfg.gossip_interval > 0 && s->cfg.gossip_fanout > 0 &&
+	    (s->nbcast > 0 || s->nsuspect > 0) && s->next_gossip < d)
+		d = s->next_gossip;
 	return d;
 }
 
@@ -583,7 +684,7 @@ mts_swim_apply(struct mts_swim *s, const struct mts_swim_update *u,
 			m->pub.suspect_until =
 			    now + mts_swim_suspicion_timeout(s);
 		if (u->state <= MTS_SWIM_SUSPECT) {
-			emit_event(m, out);
+			emit_event(m, 0, out);
 			queue_bcast(s, m);
 		}
 		return;
@@ -591,7 +692,7 @@ mts_swim_apply(struct mts_swim *s, const struct mts_swim_update *u,
 	if (!overrides(m, u))
 		return;
 	copy_info(m, u);
-	set_state(s, m, u->state, u->inc, now, out);
+	set_state(s, m, u->state, u->inc, 0, now, out);
 }
 
 void
@@ -603,7 +704,7 @@ mts_swim_leave(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 	me->pub.u.state = MTS_SWIM_LEFT;
 	me->pub.since = now;
 	queue_bcast(s, me);
-	emit_event(me, out);
+	emit_event(me, 0, out);
 }
 
 void
@@ -626,21 +727,47 @@ mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 
 	if (m == NULL || m->pub.is_self)
 		return;
+	s->nbcast -= m->bcast_left > 0;
+	s->nsuspect -= m->pub.u.state == MTS_SWIM_SUSPECT;
 	*m = s->m[--s->n];
+	reindex(s);
 	if (s->active && memcmp(s->target, id, MTS_NODE_ID_LEN) == 0)
 		s->active = 0;
 }
 
 /* Least sent first; between equals this node's own update (a refutation
- * is the news that matters most to the one who hears it). */
+ * is the news that matters most to the one who hears it), then the
+ * member table's order. */
 static int
-cmp_bcast(const void *a, const void *b)
+before(const struct member *x, const struct member *y)
 {
-	const struct member *const *x = a, *const *y = b;
+	if (y->bcast_left != x->bcast_left)
+		return x->bcast_left > y->bcast_left;
+	return x->pub.is_self > y->pub.is_self;
+}
 
-	if ((*y)->bcast_left != (*x)->bcast_left)
-		return (*y)->bcast_left - (*x)->bcast_left;
-	return (*y)->pub.is_self - (*x)->pub.is_self;
+/* The first max of the members owing transmissions, in before()'s order,
+ * into c (max entries): one pass, no sort of the whole table (this runs
+ * for every message sent). */
+static size_t
+pick_bcast(struct mts_swim *s, const struct member *dst, struct member **c,
+    size_t max)
+{
+	size_t i, j, k = 0;
+	struct member *m;
+
+	for (i = 0; i < s->n && s->nbcast > 0; i++) {
+		m = &s->m[i];
+		if (m->bcast_left == 0 || m == dst || (dst && m->pub.is_self))
+			continue;
+		if (k == max && !before(m, c[k - 1]))
+			continue;
+		j = k < max ? k++ : k - 1;
+		for (; j > 0 && before(m, c[j - 1]); j--)
+			c[j] = c[j - 1];
+		c[j] = m;
+	}
+	return k;
 }
 
 size_t
@@ -648,7 +775,7 @@ mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
     struct mts_swim_update *out, size_t max)
 {
 	struct member **c, *dst = to ? find(s, to) : NULL;
-	size_t i, k = 0, first = 0;
+	size_t i, k, first = 0;
 
 	if (max == 0)
 		return 0;
@@ -663,17 +790,14 @@ mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
 			out[first++] = s->m[0].pub.u;
 	} else
 		dst = NULL;
-	c = xreallocarray(NULL, s->n, sizeof(*c));
-	for (i = 0; i < s->n; i++)
-		if (s->m[i].bcast_left > 0 && &s->m[i] != dst &&
-		    !(dst && s->m[i].pub.is_self))
-			c[k++] = &s->m[i];
-	qsort(c, k, sizeof(*c), cmp_bcast);
-	if (k > max - first)
-		k = max - first;
+	if (max == first)
+		return first;
+	c = xreallocarray(NULL, max - first, sizeof(*c));
+	k = pick_bcast(s, dst, c, max - first);
 	for (i = 0; i < k; i++) {
 		out[first + i] = c[i]->pub.u;
-		c[i]->bcast_left--;
+		if (--c[i]->bcast_left == 0)
+			s->nbcast--;
 	}
 	free(c);
 	return first + k;
@@ -701,17 +825,57 @@ mts_swim_find(const struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 	return m ? &m->pub : NULL;
 }
 
-size_t
-mts_swim_random_alive(struct mts_swim *s, const uint8_t *except,
+/* states: a mask of 1 << the states wanted */
+static int
+pickable(const struct mts_swim *s, size_t i, unsigned states,
+    const uint8_t *except)
+{
+	return (states & (1u << s->m[i].pub.u.state)) != 0 &&
+	    (except == NULL ||
+	        memcmp(s->m[i].pub.u.id, except, MTS_NODE_ID_LEN) != 0);
+}
+
+/* Draws members at random and keeps the alive ones not drawn already:
+ * when most of a large table is alive this finds max of them in about
+ * max draws, not a pass over the table. 0 if it gave up (the caller
+ * scans). */
+static size_t
+draw_members(struct mts_swim *s, unsigned states, const uint8_t *except,
     uint8_t (*out)[MTS_NODE_ID_LEN], size_t max)
 {
-	size_t *idx = xreallocarray(NULL, s->n ? s->n : 1, sizeof(*idx));
-	size_t i, j, k = 0, t;
+	size_t got[64], k = 0, tries, i, j;
 
+	if (max > 64 || s->n < 8 * max + 2)
+		return 0;
+	for (tries = 0; tries < 4 * max && k < max; tries++) {
+		i = 1 + (size_t)(rnd(s) % (s->n - 1));
+		if (!pickable(s, i, states, except))
+			continue;
+		for (j = 0; j < k && got[j] != i; j++)
+			;
+		if (j == k)
+			got[k++] = i;
+	}
+	if (k < max)
+		return 0;
+	for (j = 0; j < k; j++)
+		memcpy(out[j], s->m[got[j]].pub.u.id, MTS_NODE_ID_LEN);
+	return k;
+}
+
+/* Up to max random members in the given states, other than self and
+ * except. */
+static size_t
+random_members(struct mts_swim *s, unsigned states, const uint8_t *except,
+    uint8_t (*out)[MTS_NODE_ID_LEN], size_t max)
+{
+	size_t *idx, i, j, k, t;
+
+	if ((k = draw_members(s, states, except, out, max)) > 0)
+		return k;
+	idx = xreallocarray(NULL, s->n ? s->n : 1, sizeof(*idx));
 	for (i = 1; i < s->n; i++)
-		if (s->m[i].pub.u.state == MTS_SWIM_ALIVE &&
-		    (except == NULL ||
-		        memcmp(s->m[i].pub.u.id, except, MTS_NODE_ID_LEN) != 0))
+		if (pickable(s, i, states, except))
 			idx[k++] = i;
 	for (i = 0; i < k && i < max; i++) {
 		j = i + rnd(s) % (k - i);
@@ -722,6 +886,13 @@ mts_swim_random_alive(struct mts_swim *s, const uint8_t *except,
 	}
 	free(idx);
 	return i;
+}
+
+size_t
+mts_swim_random_alive(struct mts_swim *s, const uint8_t *except,
+    uint8_t (*out)[MTS_NODE_ID_LEN], size_t max)
+{
+	return random_members(s, 1u << MTS_SWIM_ALIVE, except, out, max);
 }
 
 mts_time_t

@@ -383,7 +383,7 @@ mts_rc_reconcile(const struct mts_rc_view *v, struct mts_rc_actions *out)
 			reconcile_global(v, i, out);
 			continue;
 		}
-		o = mts_rc_owner(v, s->name);
+		o = v->owners ? v->owners[i] : mts_rc_owner(v, s->name);
 		if (o >= 0 && strcmp(v->members[o].attrs.id, v->self) == 0)
 			reconcile_owned(v, i, out);
 	}

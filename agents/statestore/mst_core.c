@@ -9,6 +9,10 @@
 #include "xmalloc.h"
 
 #define MST_MIN_BUCKETS 64
+/* Pages that changed stay servable by their old hash for a while: the
+ * last RETIRED_MAX of them, at most RETIRED_BYTES of encodings. */
+#define RETIRED_MAX 512
+#define RETIRED_BYTES (256u << 10)
 
 /*
  * The tree is made of pages exactly as the definition describes them: a page
@@ -39,8 +43,26 @@ struct mst_page {
 	struct mst_page *hnext; /* hash index chain */
 };
 
+/*
+ * A peer's anti-entropy walk asks for pages by the hashes of the root it
+ * was given one round trip before, and of the pages it got since. Under a
+ * steady trickle of writes (a cluster's digests and task records) the
+ * root page served was already replaced when the request for it came, so
+ * the walk found nothing and ended: two nodes of 100 in mts-sim stayed
+ * without records written 27 s before. A page that was clean (its hash
+ * handed out) keeps its encoding here when it changes; a walk goes on
+ * against that snapshot, and what it pulls is the current record.
+ */
+struct mst_retired {
+	uint8_t hash[MTS_HASH_LEN];
+	uint8_t *enc;
+	size_t len;
+};
+
 struct mts_mst {
 	struct mst_page *root;
+	struct mst_retired retired[RETIRED_MAX]; /* a ring, oldest at rhead */
+	size_t rhead, rcount, rbytes;
 	size_t count; /* items */
 	size_t npages;
 	struct mst_page **buckets; /* hash index of clean pages */
@@ -149,11 +171,61 @@ index_find(const struct mts_mst *t, const uint8_t h[MTS_HASH_LEN])
 	return NULL;
 }
 
+/* --- retired pages ------------------------------------------------------- */
+
+static void
+retired_drop_oldest(struct mts_mst *t)
+{
+	struct mst_retired *r = &t->retired[t->rhead];
+
+	t->rbytes -= r->len;
+	free(r->enc);
+	r->enc = NULL;
+	t->rhead = (t->rhead + 1) % RETIRED_MAX;
+	t->rcount--;
+}
+
+/* Keeps enc (taken) as the page once served by hash h. */
+static void
+retire(struct mts_mst *t, const uint8_t h[MTS_HASH_LEN], uint8_t *enc,
+    size_t len)
+{
+	struct mst_retired *r;
+
+	if (len > RETIRED_BYTES) {
+		free(enc);
+		return;
+	}
+	while (t->rcount == RETIRED_MAX || t->rbytes + len > RETIRED_BYTES)
+		retired_drop_oldest(t);
+	r = &t->retired[(t->rhead + t->rcount++) % RETIRED_MAX];
+	memcpy(r->hash, h, MTS_HASH_LEN);
+	r->enc = enc;
+	r->len = len;
+	t->rbytes += len;
+}
+
+static const struct mst_retired *
+retired_find(const struct mts_mst *t, const uint8_t h[MTS_HASH_LEN])
+{
+	size_t i;
+	const struct mst_retired *r;
+
+	for (i = t->rcount; i-- > 0;) {
+		r = &t->retired[(t->rhead + i) % RETIRED_MAX];
+		if (memcmp(r->hash, h, MTS_HASH_LEN) == 0)
+			return r;
+	}
+	return NULL;
+}
+
 /* --- pages ---------------------------------------------------------------- */
 
-/* Marks p as changed: its hash, index entry and cached encoding go. */
+static void page_encode(const struct mst_page *, struct mts_buf *);
+
+/* Forgets p's hash, index entry and cached encoding. */
 static void
-page_touch(struct mts_mst *t, struct mst_page *p)
+page_forget(struct mts_mst *t, struct mst_page *p)
 {
 	if (!p->clean)
 		return;
@@ -162,6 +234,26 @@ page_touch(struct mts_mst *t, struct mst_page *p)
 	p->enc = NULL;
 	p->enclen = 0;
 	p->clean = false;
+}
+
+/* Marks p as about to change: called before any of its items or kids
+ * change, while its encoding is still the one its hash was made of
+ * (which retire keeps). */
+static void
+page_touch(struct mts_mst *t, struct mst_page *p)
+{
+	struct mts_buf b;
+
+	if (!p->clean)
+		return;
+	if (p->enc == NULL) {
+		mts_buf_init(&b);
+		page_encode(p, &b);
+		p->enc = mts_buf_steal(&b, &p->enclen);
+	}
+	retire(t, p->hash, p->enc, p->enclen);
+	p->enc = NULL;
+	page_forget(t, p);
 }
 
 static struct mst_page *
@@ -177,11 +269,12 @@ page_new(struct mts_mst *t, int level, size_t cap)
 	return p;
 }
 
-/* Frees the page shell; its items' keys must have been moved or freed. */
+/* Frees the page shell; its items' keys must have been moved or freed
+ * (a page that is to stay servable was touched before). */
 static void
 page_free_shell(struct mts_mst *t, struct mst_page *p)
 {
-	page_touch(t, p);
+	page_forget(t, p);
 	free(p->items);
 	free(p->kids);
 	free(p);
@@ -256,9 +349,9 @@ mst_split(struct mts_mst *t, struct mst_page *p, const uint8_t *key,
 		*lo = *hi = NULL;
 		return;
 	}
+	page_touch(t, p);
 	i = page_lower_bound(p, key, klen);
 	mst_split(t, p->kids[i], key, klen, &cl, &cr);
-	page_touch(t, p);
 	if (i == 0) {
 		p->kids[0] = cr;
 		*lo = cl;
@@ -303,6 +396,7 @@ mst_merge(struct mts_mst *t, struct mst_page *a, struct mst_page *b)
 		return b;
 	}
 	page_touch(t, a);
+	page_touch(t, b);
 	mid = mst_merge(t, a->kids[a->n], b->kids[0]);
 	an = a->n;
 	page_reserve(a, an + b->n);
@@ -350,29 +444,20 @@ mst_insert(struct mts_mst *t, struct mst_page *p, int level,
 	return p;
 }
 
-/* Removes key (of the given level) under p; returns the new p. */
+/* Removes key (of the given level, present) under p; returns the new p. */
 static struct mst_page *
 mst_remove(struct mts_mst *t, struct mst_page *p, int level, const uint8_t *key,
-    size_t klen, bool *found)
+    size_t klen)
 {
 	struct mst_page *c;
 	size_t i;
 
-	if (p == NULL || level > p->level)
-		return p;
+	page_touch(t, p);
 	i = page_lower_bound(p, key, klen);
 	if (level < p->level) {
-		c = mst_remove(t, p->kids[i], level, key, klen, found);
-		if (*found) {
-			page_touch(t, p);
-			p->kids[i] = c;
-		}
+		p->kids[i] = mst_remove(t, p->kids[i], level, key, klen);
 		return p;
 	}
-	if (!item_is(p, i, key, klen))
-		return p;
-	*found = true;
-	page_touch(t, p);
 	free(p->items[i].key);
 	c = mst_merge(t, p->kids[i], p->kids[i + 1]);
 	page_remove_at(p, i);
@@ -401,6 +486,8 @@ mts_mst_free(struct mts_mst *t)
 	if (t == NULL)
 		return;
 	page_free_tree(t, t->root);
+	while (t->rcount > 0)
+		retired_drop_oldest(t);
 	free(t->buckets);
 	mts_buf_free(&t->scratch);
 	free(t);
@@ -433,14 +520,13 @@ mts_mst_put(struct mts_mst *t, const uint8_t *key, size_t klen,
 int
 mts_mst_del(struct mts_mst *t, const uint8_t *key, size_t klen)
 {
-	bool found = false;
+	uint8_t rh[MTS_HASH_LEN];
 
-	if (klen > MTS_MST_KEY_LIMIT)
+	/* known present, the path down to it is touched on the way, before
+	 * anything under it changes */
+	if (mts_mst_get(t, key, klen, rh) < 0)
 		return -MTS_ERR_NOTFOUND;
-	t->root =
-	    mst_remove(t, t->root, mts_mst_level(key, klen), key, klen, &found);
-	if (!found)
-		return -MTS_ERR_NOTFOUND;
+	t->root = mst_remove(t, t->root, mts_mst_level(key, klen), key, klen);
 	t->count--;
 	return 0;
 }
@@ -536,8 +622,15 @@ mts_mst_page(struct mts_mst *t, const uint8_t h[MTS_HASH_LEN],
 	struct mst_page *p;
 	struct mts_buf b;
 
+	const struct mst_retired *r;
+
 	page_rehash(t, t->root);
 	p = index_find(t, h);
+	if (p == NULL && (r = retired_find(t, h)) != NULL) {
+		*enc = r->enc;
+		*len = r->len;
+		return 0;
+	}
 	if (p == NULL)
 		return -MTS_ERR_NOTFOUND;
 	if (p->enc == NULL) {

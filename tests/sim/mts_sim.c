@@ -451,7 +451,7 @@ usage(FILE *fp)
 
 	fprintf(fp,
 	    "usage: mts-sim [--nodes N] [--seed S] [--plot FILE] "
-	    "[--dead-probe MS] --scenario NAME\n"
+	    "[--dead-probe MS] [--gossip-interval MS] --scenario NAME\n"
 	    "Runs N simulated nodes (gossipd's SWIM, delta-push and "
 	    "anti-entropy cores, the\nstatestore's verdict and MST) on "
 	    "a virtual clock and network; prints the\nmeasurements, "
@@ -459,7 +459,10 @@ usage(FILE *fp)
 	    "hash).\n--plot FILE writes per second: time, nodes holding "
 	    "the final root, live nodes.\n--dead-probe MS sets SWIM's "
 	    "dead_probe_interval (0: dead members are\nnever pinged, as "
-	    "before gossipd healed partitions).\nScenarios:\n");
+	    "before gossipd healed partitions).\n--gossip-interval MS sets "
+	    "SWIM's gossip_interval (0: updates only ride on\nprobes and "
+	    "news, and nothing talks to a suspect, as before).\n"
+	    "Scenarios:\n");
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		fprintf(fp, "  %-10s %s (%d s)\n", scenarios[i].name,
 		    scenarios[i].help, scenarios[i].duration);
@@ -474,6 +477,7 @@ main(int argc, char **argv)
 		{ "scenario", required_argument, NULL, 'c' },
 		{ "plot", required_argument, NULL, 'p' },
 		{ "dead-probe", required_argument, NULL, 'd' },
+		{ "gossip-interval", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -487,7 +491,9 @@ main(int argc, char **argv)
 	s.n = 50;
 	s.cfg.seed = 1;
 	s.cfg.dead_probe = -1;
-	while ((c = getopt_long(argc, argv, "n:s:c:p:d:h", opts, NULL)) != -1) {
+	s.cfg.gossip_interval = -1;
+	while (
+	    (c = getopt_long(argc, argv, "n:s:c:p:d:g:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			s.n = atoi(optarg);
@@ -503,6 +509,9 @@ main(int argc, char **argv)
 			break;
 		case 'd':
 			s.cfg.dead_probe = strtoll(optarg, NULL, 0);
+			break;
+		case 'g':
+			s.cfg.gossip_interval = strtoll(optarg, NULL, 0);
 			break;
 		case 'h':
 			usage(stdout);

@@ -59,6 +59,7 @@ enum sim_kind {
 	K_ACK,
 	K_PINGREQ,
 	K_NEWS,
+	K_GOSSIP,
 	K_PUSH,
 	K_ROOT_REQ,
 	K_ROOT_REP,
@@ -146,6 +147,13 @@ struct sim_node {
 	size_t ninfl, capinfl;
 	uint64_t rseq;
 	int draining; /* the truth: it wrote its drain */
+	/* what the last pass saw: a pass over the same view with nothing in
+	 * flight gives the same actions, none if the last gave none */
+	uint64_t vgen, last_vgen; /* view: s/ t/ n/ u/ records, members */
+	uint64_t mgen, own_gen;   /* membership (alive, draining) */
+	size_t last_acts;
+	long *own; /* owners of the view's services at own_gen */
+	size_t nown;
 };
 
 /* A prepare an owner sent and has not heard the end of. */
@@ -192,6 +200,7 @@ struct sim_cfg {
 	int fanout;
 	mts_time_t ae_interval;
 	mts_time_t dead_probe; /* SWIM's dead_probe_interval; -1: its default */
+	mts_time_t gossip_interval; /* SWIM's gossip_interval; -1: default */
 	int verbose;
 };
 

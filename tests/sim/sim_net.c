@@ -222,6 +222,7 @@ static const struct {
 	[K_ACK] = { "ack", C_SWIM },
 	[K_PINGREQ] = { "ping-req", C_SWIM },
 	[K_NEWS] = { "news", C_SWIM },
+	[K_GOSSIP] = { "gossip", C_SWIM },
 	[K_PUSH] = { "push", C_PUSH },
 	[K_ROOT_REQ] = { "root-req", C_AE },
 	[K_ROOT_REP] = { "root-rep", C_AE },

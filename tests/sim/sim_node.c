@@ -66,6 +66,10 @@ store_put(struct sim *s, struct sim_node *n, struct irec *r)
 		n->nents++;
 	}
 	n->ents[i] = r;
+	if (r->klen >= 2 && r->key[1] == '/' && strchr("stnu", r->key[0]))
+		n->vgen++;
+	if (r->klen >= 2 && memcmp(r->key, "n/", 2) == 0)
+		n->mgen++;
 	if (mts_mst_put(n->mst, r->key, r->klen, r->rh) < 0)
 		abort(); /* keys are checked by the verdict */
 	sim_on_apply(s, n, r);
@@ -191,8 +195,9 @@ sim_push(struct sim *s, struct sim_node *n, struct irec **recs, size_t nrecs,
 
 /* --- SWIM ---------------------------------------------------------------- */
 
-/* broadcast_news (gossipd.c): bad news about a member is sent at once to
- * up to 64 random alive members as an otherwise empty message. */
+/* broadcast_news (gossipd.c): bad news this node found out itself
+ * (swim_core's news flag) is sent at once to up to 64 random alive
+ * members as an otherwise empty message. */
 static void
 news(struct sim *s, struct sim_node *n, const struct mts_swim_update *u)
 {
@@ -212,6 +217,7 @@ run_effects(struct sim *s, struct sim_node *n, struct mts_swim_out *o)
 		[MTS_SWIM_SEND_PING] = K_PING,
 		[MTS_SWIM_SEND_ACK] = K_ACK,
 		[MTS_SWIM_SEND_PINGREQ] = K_PINGREQ,
+		[MTS_SWIM_SEND_GOSSIP] = K_GOSSIP,
 	};
 	struct sim_msg *m;
 	size_t i;
@@ -221,8 +227,10 @@ run_effects(struct sim *s, struct sim_node *n, struct mts_swim_out *o)
 		struct mts_swim_effect *e = &o->e[i];
 
 		if (e->type == MTS_SWIM_EVENT) {
+			n->vgen++;
+			n->mgen++;
 			sim_on_swim_event(s, n, &e->update);
-			if (e->update.state != MTS_SWIM_ALIVE &&
+			if (e->news &&
 			    memcmp(e->update.id, n->id, MTS_NODE_ID_LEN) != 0)
 				news(s, n, &e->update);
 			continue;
@@ -242,7 +250,9 @@ run_effects(struct sim *s, struct sim_node *n, struct mts_swim_out *o)
 		m = sim_msg_new(kind[e->type], n->idx, to);
 		m->seq = e->seq;
 		m->target = idx_of(e->target);
-		m->bytes = 8 + (e->type == MTS_SWIM_SEND_PINGREQ ? 18 : 0);
+		m->bytes = e->type == MTS_SWIM_SEND_GOSSIP
+		    ? 0
+		    : 8 + (e->type == MTS_SWIM_SEND_PINGREQ ? 18 : 0);
 		sim_node_send(s, n, m);
 	}
 	mts_swim_out_reset(o);
@@ -598,6 +608,8 @@ sim_node_start(struct sim *s, struct sim_node *n, int bootstrap)
 	mts_swim_cfg_defaults(&cfg);
 	if (s->cfg.dead_probe >= 0)
 		cfg.dead_probe_interval = s->cfg.dead_probe;
+	if (s->cfg.gossip_interval >= 0)
+		cfg.gossip_interval = s->cfg.gossip_interval;
 	memset(&self, 0, sizeof(self));
 	memcpy(self.id, n->id, MTS_NODE_ID_LEN);
 	snprintf(self.addr, sizeof(self.addr), "sim:%d", n->idx);
@@ -667,4 +679,5 @@ sim_node_free(struct sim_node *n)
 	mts_mst_free(n->mst);
 	mts_ledger_free(&n->ledger);
 	free(n->infl);
+	free(n->own);
 }

@@ -524,6 +524,24 @@ updates(struct sim *s, struct sim_node *n, const struct view *w, uint8_t *held)
 	free(jof);
 }
 
+/* The owners of the view's services, kept while the node's membership
+ * (and the services) stay the same, as the view's owners allow. */
+static const long *
+owners(struct sim_node *n, const struct view *w)
+{
+	size_t i;
+
+	if (n->own != NULL && n->own_gen == n->mgen &&
+	    n->nown == w->v.nservices)
+		return n->own;
+	n->own = xreallocarray(n->own, w->v.nservices + 1, sizeof(*n->own));
+	for (i = 0; i < w->v.nservices; i++)
+		n->own[i] = mts_rc_owner(&w->v, w->v.services[i].name);
+	n->nown = w->v.nservices;
+	n->own_gen = n->mgen;
+	return n->own;
+}
+
 /* The node's reconciliation pass: recon_core's actions on its view. */
 static void
 reconcile(struct sim *s, struct sim_node *n)
@@ -541,7 +559,9 @@ reconcile(struct sim *s, struct sim_node *n)
 	w->v.self = n->hex;
 	w->v.weight = cached_weight;
 	w->v.weight_ctx = s;
+	w->v.owners = owners(n, w);
 	mts_rc_reconcile(&w->v, &acts);
+	n->last_acts = acts.n;
 	for (i = 0; i < acts.n; i++) {
 		const struct mts_rc_action *a = &acts.v[i];
 		int owned = a->service != SIZE_MAX &&
@@ -564,11 +584,19 @@ reconcile(struct sim *s, struct sim_node *n)
 void
 sim_recon_tick(struct sim *s, struct sim_node *n)
 {
+	uint64_t gen = n->vgen;
+
 	if (s->now < n->next_recon)
 		return;
 	n->next_recon = s->now + RECON_MS;
 	infl_expire(s, n);
+	/* the same view, nothing in flight, no action last time: none now
+	 * (recon_core is a function of the view); the simulator's saving */
+	if (!s->update_at && n->ninfl == 0 && n->last_acts == 0 &&
+	    gen == n->last_vgen)
+		return;
 	reconcile(s, n);
+	n->last_vgen = gen;
 }
 
 void
@@ -578,6 +606,10 @@ sim_recon_crash(struct sim_node *n)
 	n->infl = NULL;
 	n->ninfl = n->capinfl = 0;
 	n->next_recon = 0;
+	free(n->own);
+	n->own = NULL;
+	n->nown = 0;
+	n->last_acts = 1;
 }
 
 /* --- the target node ----------------------------------------------------- */

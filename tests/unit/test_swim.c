@@ -514,6 +514,120 @@ test_update_precedence(void **state)
 	mts_swim_free(s);
 }
 
+/* Only news this node found out itself is flagged for broadcasting: a
+ * suspicion raised by its own failed probe, and the death that suspicion
+ * ran out into; what it heard in gossip, and declared from it, is not
+ * (gossipd's broadcast_news, one message to 64 members each, made every
+ * death cost a cluster N x 64 messages). */
+static void
+test_news_only_firsthand(void **state)
+{
+	struct mts_swim_cfg cfg;
+	struct mts_swim_update self, u;
+	struct mts_swim_out out = { 0 };
+	struct mts_swim *s;
+	mts_time_t t, to;
+	size_t i;
+	int sus = -1, dead = -1, learned_sus = -1, learned_dead = -1;
+
+	mts_swim_cfg_defaults(&cfg);
+	cfg.gossip_interval = 0;
+	cfg.dead_probe_interval = 0;
+	memset(&self, 0, sizeof(self));
+	mkid(self.id, 0);
+	s = mts_swim_new(&cfg, &self, 1, 0);
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 1);
+	mts_swim_apply(s, &u, 0, &out);
+	mkid(u.id, 2);
+	u.state = MTS_SWIM_SUSPECT; /* heard: 2 is suspect */
+	mts_swim_apply(s, &u, 0, &out);
+	to = mts_swim_suspicion_timeout(s);
+	/* 1 never answers: its probes fail here */
+	for (t = 0; t <= 2 * to + 3000; t += 10) {
+		mts_swim_out_reset(&out);
+		mts_swim_tick(s, t, &out);
+		if (t == 0)
+			mts_swim_apply(s, &u, 0, &out);
+		for (i = 0; i < out.n; i++) {
+			struct mts_swim_effect *e = &out.e[i];
+
+			if (e->type != MTS_SWIM_EVENT)
+				continue;
+			/* mkid: member i has id[0] == i + 1 */
+			if (e->update.id[0] == 3 &&
+			    e->update.state == MTS_SWIM_DEAD)
+				learned_dead = e->news;
+			if (e->update.id[0] == 2 &&
+			    e->update.state == MTS_SWIM_SUSPECT)
+				sus = e->news;
+			if (e->update.id[0] == 2 &&
+			    e->update.state == MTS_SWIM_DEAD)
+				dead = e->news;
+		}
+	}
+	mts_swim_out_reset(&out);
+	mkid(u.id, 3);
+	u.state = MTS_SWIM_ALIVE;
+	mts_swim_apply(s, &u, t, &out);
+	u.state = MTS_SWIM_SUSPECT;
+	mts_swim_apply(s, &u, t, &out);
+	for (i = 0; i < out.n; i++)
+		if (out.e[i].type == MTS_SWIM_EVENT &&
+		    out.e[i].update.state == MTS_SWIM_SUSPECT)
+			learned_sus = out.e[i].news;
+	assert_int_equal(sus, 1);
+	assert_int_equal(dead, 1);
+	assert_int_equal(learned_sus, 0);
+	assert_int_equal(learned_dead, 0);
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
+/* A suspect is sent a message of its own every gossip interval (its
+ * suspicion first), even with nothing else to gossip, so that it refutes
+ * before the suspicion runs out: nothing else picks a suspect. */
+static void
+test_suspect_is_told(void **state)
+{
+	struct vnet v;
+	struct mts_swim_update u, g[8];
+	struct mts_swim_out out = { 0 };
+	uint8_t id2[16];
+	mts_time_t t;
+	size_t i;
+	int told = 0;
+
+	vnet_init(&v, 4);
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 2);
+	u.state = MTS_SWIM_SUSPECT;
+	u.inc = 100;
+	mts_swim_apply(v.node[0], &u, v.now, &out);
+	while (mts_swim_gossip(v.node[0], NULL, g, 8) > 0)
+		;
+	mkid(id2, 2);
+	for (t = v.now; t < v.now + 250 && !told; t += 10) {
+		mts_swim_out_reset(&out);
+		mts_swim_tick(v.node[0], t, &out);
+		for (i = 0; i < out.n; i++)
+			told |= out.e[i].type == MTS_SWIM_SEND_GOSSIP &&
+			    memcmp(out.e[i].to, id2, 16) == 0;
+	}
+	assert_true(told);
+	/* on the network: 2 hears of it and refutes well within the
+	 * suspicion timeout */
+	mts_swim_out_free(&out);
+	vnet_free(&v);
+	vnet_init(&v, 4);
+	mts_swim_apply(v.node[0], &u, v.now, &out);
+	run(&v, 1000);
+	assert_int_equal(view(&v, 0, 2), MTS_SWIM_ALIVE);
+	assert_int_equal(v.events[0][MTS_SWIM_DEAD], 0);
+	mts_swim_out_free(&out);
+	vnet_free(&v);
+}
+
 int
 main(void)
 {
@@ -529,6 +643,8 @@ main(void)
 		cmocka_unit_test(test_stale_rumour_reannounced),
 		cmocka_unit_test(test_gossip_to_dead_member_first),
 		cmocka_unit_test(test_update_precedence),
+		cmocka_unit_test(test_news_only_firsthand),
+		cmocka_unit_test(test_suspect_is_told),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
