@@ -15,6 +15,11 @@ void mts_seen_free(struct mts_seen *);
 /* Records (key, hlc, origin); 1 if it was new (forward it), 0 if seen. */
 int mts_seen_add(struct mts_seen *, const uint8_t *key, size_t klen,
     uint64_t hlc, const uint8_t origin[MTS_NODE_ID_LEN]);
+/* The same in two steps, for a caller that keeps the fingerprint of a
+ * record it sees many times (mts-sim: one record, 1,000 nodes). */
+uint64_t mts_seen_fingerprint(const uint8_t *key, size_t klen, uint64_t hlc,
+    const uint8_t origin[MTS_NODE_ID_LEN]);
+int mts_seen_add_fp(struct mts_seen *, uint64_t fingerprint);
 size_t mts_seen_count(const struct mts_seen *);
 
 #define MTS_DELTA_MAX_SENT 64

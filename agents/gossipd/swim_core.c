@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "agents/gossipd/swim_core.h"
-#include "buf.h"
 #include "xmalloc.h"
 
 #define MAX_RELAYS 64
@@ -101,13 +100,21 @@ mts_swim_out_free(struct mts_swim_out *out)
 static size_t
 id_slot(const struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 {
-	uint64_t h =
-	    mts_get_u64be(id) ^ (mts_get_u64be(id + 8) * 0x9e3779b97f4a7c15ull);
-	size_t i = (size_t)(h ^ (h >> 29)) & (s->nslots - 1);
+	uint64_t a, b, x, y, h;
+	size_t i;
+	const uint8_t *o;
 
-	while (s->slot[i] != 0 &&
-	    memcmp(s->m[s->slot[i] - 1].pub.u.id, id, MTS_NODE_ID_LEN) != 0)
-		i = (i + 1) & (s->nslots - 1);
+	memcpy(&a, id, 8);
+	memcpy(&b, id + 8, 8);
+	h = a ^ (b * 0x9e3779b97f4a7c15ull);
+	for (i = (size_t)(h ^ (h >> 29)) & (s->nslots - 1); s->slot[i] != 0;
+	     i = (i + 1) & (s->nslots - 1)) {
+		o = s->m[s->slot[i] - 1].pub.u.id;
+		memcpy(&x, o, 8);
+		memcpy(&y, o + 8, 8);
+		if (x == a && y == b)
+			break;
+	}
 	return i;
 }
 
@@ -843,18 +850,20 @@ static size_t
 draw_members(struct mts_swim *s, unsigned states, const uint8_t *except,
     uint8_t (*out)[MTS_NODE_ID_LEN], size_t max)
 {
-	size_t got[64], k = 0, tries, i, j;
+	uint32_t got[64], set[128] = { 0 }; /* set: 1 + index, 0 empty */
+	size_t k = 0, tries, i, j;
 
 	if (max > 64 || s->n < 8 * max + 2)
 		return 0;
 	for (tries = 0; tries < 4 * max && k < max; tries++) {
 		i = 1 + (size_t)(rnd(s) % (s->n - 1));
-		if (!pickable(s, i, states, except))
-			continue;
-		for (j = 0; j < k && got[j] != i; j++)
+		for (j = (uint32_t)(i * 0x9e3779b1u) >> 25;
+		     set[j] != 0 && set[j] != i + 1; j = (j + 1) & 127)
 			;
-		if (j == k)
-			got[k++] = i;
+		if (set[j] != 0 || !pickable(s, i, states, except))
+			continue;
+		set[j] = (uint32_t)i + 1;
+		got[k++] = (uint32_t)i;
 	}
 	if (k < max)
 		return 0;

@@ -141,6 +141,26 @@ sc_kill(struct sim *s, int sec)
 		restart_all(s);
 }
 
+/* 1% of messages lost from the settle on: N/20 (at most 50) nodes crash
+ * 5 s later and stay down, writes go on; the loss ends 30 s after the
+ * settle. Every death declared of a live node is a false one (counted;
+ * the target is none). */
+static void
+sc_loss(struct sim *s, int sec)
+{
+	join_over(s, sec, JOIN_SECS);
+	if (sec == SETTLE)
+		s->cfg.loss = 0.01;
+	if (sec >= SETTLE && sec < SETTLE + 30)
+		s->last_unhealthy = s->now;
+	if (sec == SETTLE + 5)
+		kill_some(s, some(s->n, 20, 50));
+	if (sec >= SETTLE && sec < SETTLE + 10)
+		burst(s, some(s->n, 10, 50));
+	if (sec == SETTLE + 30)
+		s->cfg.loss = 0;
+}
+
 /* Two halves apart for PART_SECS, writes on both sides, then the heal:
  * the sides declare each other dead (at 50 nodes and more the news of the
  * first suspicions outlives the partition) and must find each other again
@@ -342,6 +362,9 @@ static const struct scenario {
 	    "10 bursts of N/2 (at most 100) writes from random nodes, one a second" },
 	{ "kill", sc_kill, SETTLE + 20, SETTLE + 40,
 	    "N/20 (at most 50) nodes crash, writes go on, they restart 20 s later" },
+	{ "loss", sc_loss, SETTLE + 30, SETTLE + 45,
+	    "1% of messages lost for 30 s; N/20 (at most 50) nodes crash "
+	    "and stay down; false deaths counted" },
 	{ "partition", sc_partition, SETTLE + 4, SETTLE + 25,
 	    "two random halves apart for 2 s with writes on both, then heal" },
 	{ "chaos", sc_chaos, SETTLE + 30, SETTLE + 60,
@@ -382,6 +405,19 @@ wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* --progress: a line on stderr every 10 virtual seconds. */
+static void
+progress(const struct sim *s, int sec, double t0)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	fprintf(stderr,
+	    "mts-sim: t=%d s, %.1f s wall, %llu events, %d up, heap %.0f "
+	    "MiB\n",
+	    sec, wall_now() - t0, (unsigned long long)s->st.events, s->nup,
+	    (double)(mi.uordblks + mi.hblkhd) / 1048576);
+}
+
 static int
 run(struct sim *s, const struct scenario *sc, const char *plot)
 {
@@ -406,6 +442,8 @@ run(struct sim *s, const struct scenario *sc, const char *plot)
 		sim_check(s);
 		sim_sched_check(s);
 		sim_recon_check(s);
+		if (s->cfg.verbose && sec % 10 == 0)
+			progress(s, sec, t0);
 	}
 	if (!s->failed)
 		sim_check_quiet(s);
@@ -450,8 +488,9 @@ usage(FILE *fp)
 	size_t i;
 
 	fprintf(fp,
-	    "usage: mts-sim [--nodes N] [--seed S] [--plot FILE] "
-	    "[--dead-probe MS] [--gossip-interval MS] --scenario NAME\n"
+	    "usage: mts-sim [--nodes N] [--seed S] [--plot FILE]"
+	    "\n       [--dead-probe MS] [--gossip-interval MS] [--progress] "
+	    "--scenario NAME\n"
 	    "Runs N simulated nodes (gossipd's SWIM, delta-push and "
 	    "anti-entropy cores, the\nstatestore's verdict and MST) on "
 	    "a virtual clock and network; prints the\nmeasurements, "
@@ -462,6 +501,7 @@ usage(FILE *fp)
 	    "before gossipd healed partitions).\n--gossip-interval MS sets "
 	    "SWIM's gossip_interval (0: updates only ride on\nprobes and "
 	    "news, and nothing talks to a suspect, as before).\n"
+	    "--progress prints a line on stderr every 10 virtual seconds.\n"
 	    "Scenarios:\n");
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		fprintf(fp, "  %-10s %s (%d s)\n", scenarios[i].name,
@@ -478,6 +518,7 @@ main(int argc, char **argv)
 		{ "plot", required_argument, NULL, 'p' },
 		{ "dead-probe", required_argument, NULL, 'd' },
 		{ "gossip-interval", required_argument, NULL, 'g' },
+		{ "progress", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -493,7 +534,7 @@ main(int argc, char **argv)
 	s.cfg.dead_probe = -1;
 	s.cfg.gossip_interval = -1;
 	while (
-	    (c = getopt_long(argc, argv, "n:s:c:p:d:g:h", opts, NULL)) != -1) {
+	    (c = getopt_long(argc, argv, "n:s:c:p:d:g:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			s.n = atoi(optarg);
@@ -512,6 +553,9 @@ main(int argc, char **argv)
 			break;
 		case 'g':
 			s.cfg.gossip_interval = strtoll(optarg, NULL, 0);
+			break;
+		case 'v':
+			s.cfg.verbose = 1;
 			break;
 		case 'h':
 			usage(stdout);

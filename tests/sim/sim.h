@@ -36,6 +36,7 @@ struct irec {
 	uint32_t refs;
 	uint32_t track; /* 1 + index of the acknowledged write, or 0 */
 	uint8_t rh[MTS_HASH_LEN];
+	uint64_t fp;           /* mts_seen_fingerprint of it */
 	struct mts_record rec; /* value points into enc */
 	void *parsed;          /* the reconciler's decoding, shared; freed
 				  with the record */
@@ -234,8 +235,11 @@ struct sim {
 	mts_time_t now;
 	struct sim_node *node;
 	int n, nup;
-	struct sim_ev *heap;
+	struct sim_ev *heap; /* events beyond the calendar's horizon */
 	size_t nheap, capheap;
+	struct sim_bucket *cal; /* one bucket per ms from cal_at on */
+	mts_time_t cal_at;
+	size_t ncal;
 	uint64_t evseq;
 	mts_hash_ctx trace;
 	struct sim_stats st;

@@ -51,7 +51,19 @@ sim_trace(struct sim *s, int type, int a, int b, uint64_t c)
 	mts_hash_update(&s->trace, buf, sizeof(buf));
 }
 
-/* --- event queue: a binary heap on (time, insertion order) --------------- */
+/* --- event queue: (time, insertion order) -------------------------------
+ * A calendar of one FIFO bucket per millisecond for the next CAL_MS (an
+ * event's time maps to one bucket, and a bucket's events are in insertion
+ * order), and a binary heap for what lies beyond; the next event is the
+ * lesser of the calendar's first and the heap's top. The heap alone cost
+ * an eighth of a 1,000-node run in cache misses. */
+
+#define CAL_MS 4096
+
+struct sim_bucket {
+	struct sim_ev *v;
+	size_t head, n, cap;
+};
 
 static int
 ev_less(const struct sim_ev *a, const struct sim_ev *b)
@@ -59,11 +71,34 @@ ev_less(const struct sim_ev *a, const struct sim_ev *b)
 	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
 }
 
+static void heap_push(struct sim *, const struct sim_ev *);
+
 void
 sim_at(struct sim *s, mts_time_t when, int type, int node, struct sim_msg *m)
 {
+	struct sim_ev e = { when, s->evseq++, type, node, m };
+	struct sim_bucket *b;
+
+	if (s->cal == NULL)
+		s->cal = xcalloc(CAL_MS, sizeof(*s->cal));
+	if (when < s->cal_at || when >= s->cal_at + CAL_MS) {
+		heap_push(s, &e);
+		return;
+	}
+	b = &s->cal[when % CAL_MS];
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 16;
+		b->v = xreallocarray(b->v, b->cap, sizeof(*b->v));
+	}
+	b->v[b->n++] = e;
+	s->ncal++;
+}
+
+static void
+heap_push(struct sim *s, const struct sim_ev *ep)
+{
 	size_t i;
-	struct sim_ev e = { when, s->evseq++, type, node, m }, t;
+	struct sim_ev e = *ep, t;
 
 	if (s->nheap == s->capheap) {
 		s->capheap = s->capheap ? s->capheap * 2 : 1024;
@@ -103,16 +138,45 @@ pop(struct sim *s)
 	return top;
 }
 
+/* The calendar's first event, or NULL; its empty buckets before it are
+ * passed for good (nothing is scheduled before the present). */
+static struct sim_bucket *
+cal_first(struct sim *s)
+{
+	struct sim_bucket *b;
+
+	while (s->ncal > 0) {
+		b = &s->cal[s->cal_at % CAL_MS];
+		if (b->head < b->n)
+			return b;
+		b->head = b->n = 0;
+		s->cal_at++;
+	}
+	return NULL;
+}
+
 /* Runs the next event due before `until`; 0 when there is none. */
 int
 sim_next(struct sim *s, mts_time_t until)
 {
 	struct sim_ev e;
 	struct sim_node *n;
+	struct sim_bucket *b = cal_first(s);
 
-	if (s->nheap == 0 || s->heap[0].at >= until)
-		return 0;
-	e = pop(s);
+	if (b != NULL &&
+	    (s->nheap == 0 || ev_less(&b->v[b->head], &s->heap[0]))) {
+		if (b->v[b->head].at >= until)
+			return 0;
+		e = b->v[b->head++];
+		s->ncal--;
+	} else {
+		if (s->nheap == 0 || s->heap[0].at >= until) {
+			if (s->ncal == 0 && s->cal_at < until)
+				s->cal_at = until;
+			return 0;
+		}
+		e = pop(s);
+	}
 	s->now = e.at;
 	s->st.events++;
 	n = &s->node[e.node];
@@ -132,11 +196,20 @@ sim_next(struct sim *s, mts_time_t until)
 void
 sim_queue_free(struct sim *s)
 {
-	size_t i;
+	size_t i, j;
 
 	for (i = 0; i < s->nheap; i++)
 		if (s->heap[i].type == EV_MSG)
 			sim_msg_unref(s->heap[i].msg);
+	for (j = 0; s->cal && j < CAL_MS; j++) {
+		for (i = s->cal[j].head; i < s->cal[j].n; i++)
+			if (s->cal[j].v[i].type == EV_MSG)
+				sim_msg_unref(s->cal[j].v[i].msg);
+		free(s->cal[j].v);
+	}
+	free(s->cal);
+	s->cal = NULL;
+	s->ncal = 0;
 	free(s->heap);
 	s->heap = NULL;
 	s->nheap = s->capheap = 0;
@@ -332,6 +405,8 @@ sim_intern(const uint8_t *key, size_t klen, const struct mts_record *rec)
 	mts_buf_free(&b);
 	if (mts_record_decode(r->enc, r->elen, &r->rec) < 0)
 		abort(); /* our own encoding */
+	r->fp =
+	    mts_seen_fingerprint(r->key, r->klen, r->rec.hlc, r->rec.origin);
 	r->next = itab[sl];
 	itab[sl] = r;
 	icount++;

@@ -134,7 +134,7 @@ sim_node_write(struct sim *s, struct sim_node *n, const char *key,
 		*out = sim_iref(r);
 	store_put(s, n, sim_iref(r));
 	/* gd_push_local: remember it, then push it to fanout peers */
-	(void)mts_seen_add(n->seen, r->key, r->klen, r->rec.hlc, r->rec.origin);
+	(void)mts_seen_add_fp(n->seen, r->fp);
 	sim_push(s, n, &r, 1, &sent);
 	sim_iunref(r);
 	return 0;
@@ -461,8 +461,7 @@ on_push(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 	size_t i, k = 0;
 
 	for (i = 0; i < m->nrecs; i++)
-		if (mts_seen_add(n->seen, m->recs[i]->key, m->recs[i]->klen,
-		        m->recs[i]->rec.hlc, m->recs[i]->rec.origin))
+		if (mts_seen_add_fp(n->seen, m->recs[i]->fp))
 			fresh[k++] = m->recs[i];
 	if (k > 0) {
 		mts_delta_sent_add(&sent, s->node[m->from].id);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "tests/sim/sim.h"
 #include "xmalloc.h"
@@ -452,6 +453,7 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
     double wall, size_t heap0, const char *plot)
 {
 	struct mallinfo2 mi = mallinfo2();
+	struct rusage ru;
 	size_t heap = mi.uordblks + mi.hblkhd;
 	double virt = (double)s->now / 1000;
 	size_t per;
@@ -482,9 +484,14 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
 	per = heap > heap0 + sim_intern_bytes()
 	    ? (heap - heap0 - sim_intern_bytes()) / (size_t)s->n
 	    : 0;
+	getrusage(RUSAGE_SELF, &ru);
 	printf("%-34s %.1f MiB heap; per node %.1f KiB; %zu interned records "
-	       "%.1f MiB (shared)\n",
+	       "%.1f MiB (shared); peak RSS %.1f MiB\n",
 	    "memory", (double)heap / 1048576, (double)per / 1024,
-	    sim_intern_count(), (double)sim_intern_bytes() / 1048576);
+	    sim_intern_count(), (double)sim_intern_bytes() / 1048576,
+	    (double)ru.ru_maxrss / 1024);
+	printf("%-34s %.2f s user, %.2f s system\n", "cpu",
+	    (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	printf("%-34s %s\n", "invariants", s->failed ? "VIOLATED" : "held");
 }
