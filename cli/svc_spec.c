@@ -252,6 +252,9 @@ deploy(Mts__Service__ServiceSpec *o, const struct mts_service *s)
 	c->count = s->canary.count;
 	c->auto_promote = s->canary.auto_promote;
 	c->auto_revert = s->canary.auto_revert;
+	c->healthy_deadline_ms = s->canary.healthy_deadline_ms > 0
+	    ? (uint64_t)s->canary.healthy_deadline_ms
+	    : 0;
 	o->canary = c;
 }
 

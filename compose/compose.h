@@ -130,6 +130,8 @@ struct mts_canary {
 	uint32_t count; /* 0: no canaries */
 	int auto_promote;
 	int auto_revert;
+	int64_t healthy_deadline_ms; /* a new task not healthy this long
+					failed; 0: 5 minutes */
 };
 
 struct mts_service {

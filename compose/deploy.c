@@ -272,7 +272,8 @@ compose_deploy(struct conv *c, const struct cnode *n)
 }
 
 /* x-mts: {placement: {strategy: spread|binpack},
- *         update: {canary: N, auto_promote: BOOL, auto_revert: BOOL}} */
+ *         update: {canary: N, auto_promote: BOOL, auto_revert: BOOL,
+ *                  healthy_deadline: DURATION}} */
 int
 compose_xmts(struct conv *c, const struct cnode *n)
 {
@@ -280,7 +281,7 @@ compose_xmts(struct conv *c, const struct cnode *n)
 	static const char *const known[] = { "placement", "update", NULL };
 	static const char *const pk[] = { "strategy", NULL };
 	static const char *const uk[] = { "canary", "auto_promote",
-		"auto_revert", NULL };
+		"auto_revert", "healthy_deadline", NULL };
 	struct mts_service *s = c->svc;
 	const struct cnode *p, *v;
 
@@ -309,7 +310,10 @@ compose_xmts(struct conv *c, const struct cnode *n)
 		            &s->canary.auto_promote) < 0) ||
 		    ((v = cnode_get(p, "auto_revert")) &&
 		        cv_bool(c, v, "x-mts.update.auto_revert",
-		            &s->canary.auto_revert) < 0))
+		            &s->canary.auto_revert) < 0) ||
+		    ((v = cnode_get(p, "healthy_deadline")) &&
+		        cv_duration(c, v, "x-mts.update.healthy_deadline",
+		            &s->canary.healthy_deadline_ms) < 0))
 			return -1;
 	}
 	return 0;

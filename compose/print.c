@@ -320,9 +320,11 @@ deploy(FILE *f, const struct mts_service *s)
 	fprintf(f,
 	    "    x-mts:\n      placement: {strategy: \"%s\"}\n"
 	    "      update: {canary: %" PRIu32 ", auto_promote: %s, "
-	    "auto_revert: %s}\n",
+	    "auto_revert: %s, healthy_deadline: \"%" PRId64 "ms\"}\n",
 	    p->strategy, s->canary.count, tf(s->canary.auto_promote),
-	    tf(s->canary.auto_revert));
+	    tf(s->canary.auto_revert),
+	    s->canary.healthy_deadline_ms ? s->canary.healthy_deadline_ms
+	                                  : (int64_t)300000);
 }
 
 static void

@@ -59,6 +59,7 @@ mts_up_service_from_pb(const Mts__Service__ServiceRecord *r,
 		out->canary = s->canary->count;
 		out->auto_promote = s->canary->auto_promote;
 		out->auto_revert = s->canary->auto_revert;
+		out->healthy_deadline_ms = s->canary->healthy_deadline_ms;
 	}
 	if (mts_up_rebalance_version(r)) {
 		/* one at a time, start-first: never a healthy task fewer */

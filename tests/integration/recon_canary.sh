@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# recon_canary.sh: canary updates (x-mts update.canary) on 3 nodes with real containers and health checks — a new image runs 1 canary beside the 4 old tasks, healthy, and waits there (state canary) until `mtsctl service promote`, which finishes the rollout on all 4; a new version whose canary never turns healthy is rolled back on its own (auto_revert, failure_action pause), the 4 tasks of the version before untouched.
+# recon_canary.sh: canary updates (x-mts update.canary) on 3 nodes with real containers and health checks — a new image runs 1 canary beside the 4 old tasks, healthy, and waits there (state canary) until `mtsctl service promote`, which finishes the rollout on all 4; a new version whose canary turns unhealthy is rolled back on its own (auto_revert, failure_action pause), and so is one whose canary never turns healthy (starting past x-mts healthy_deadline), the 4 tasks of the version before untouched each time.
 . "$(dirname "$0")/lib_sched.bash"
 s_up 3
 "$TOP/scripts/mkimage" --ref busybox:v2 "$T_DIR/bb2" >/dev/null
@@ -66,5 +66,19 @@ check "... the record holds version 2's spec again, a rollback" \
 	bash -c "$GOSSIP_CLUSTER ctl 1 service inspect c_web | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j[\"rollback\"] and j[\"spec\"][\"image\"] == \"busybox:v2\" and not any(e[\"key\"] == \"BAD\" for e in j[\"spec\"].get(\"environment\", [])) and j[\"version\"] == 4 else 1)'"
 check "... the 4 tasks of version 2 ran on untouched" test "$(ids c_web)" = "$v2"
 check "... the owner logged update.rolled_back" bash -c "grep -h ' event {' $MTS_CLUSTER_DIR/n*/log/reconciled.log | grep '\"service\":\"c_web\"' | grep -q '\"type\":\"update.rolled_back\"'"
+# A canary that never turns healthy (its check fails inside a 60 s
+# start_period, so it stays starting): past x-mts healthy_deadline (3 s)
+# it is a failure, and auto_revert rolls back.
+v4=$(ids c_web)
+sed -e 's/image: busybox:latest/image: busybox:v2\n    environment: {BAD: "1"}/' \
+    -e 's/      retries: 2/      retries: 2\n      start_period: 60s/' \
+    -e 's/auto_revert: true}/auto_revert: true, healthy_deadline: 3s}/' web.yml >never.yml
+check "a deploy whose canary never turns healthy" bash -c "$GOSSIP_CLUSTER ctl 3 deploy -c never.yml --stack c --detach >/dev/null"
+t0=$SECONDS
+reverted5() { [ "$(ustate c_web)" = rollback_completed ] && [ "$(ins c_web | jp 'j["version"]')" = 6 ] && is "4 0 0" counts c_web; }
+check "... is rolled back on its own after healthy_deadline (auto_revert)" wait_for 40 reverted5
+check "... not before 3 s ($((SECONDS - t0)) s)" test $((SECONDS - t0)) -ge 3
+check "... the failure said: never turned healthy" bash -c "grep -h ' event {' $MTS_CLUSTER_DIR/n*/log/reconciled.log | grep '\"type\":\"update.rolled_back\"' | grep -q 'never turned healthy'"
+check "... the 4 tasks before untouched" test "$(ids c_web)" = "$v4"
 g_ctl 1 service rm c_web >/dev/null
 t_done
