@@ -138,8 +138,8 @@ claim_ports(struct claim **c, size_t *n, const Mts__Service__ServiceSpec *sp)
 
 	for (i = 0; sp != NULL && i < sp->n_ports; i++) {
 		const Mts__Service__Port *p = sp->ports[i];
-		const char *proto = p->protocol && *p->protocol ? p->protocol
-		                                                : "tcp";
+		const char *proto =
+		    p->protocol && *p->protocol ? p->protocol : "tcp";
 
 		if (p->published == 0)
 			continue;

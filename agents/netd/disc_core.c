@@ -143,12 +143,15 @@ svc_ok(const struct disc_svc *s)
 	size_t i;
 
 	if (!label_ok(s->stack) || !label_ok(s->short_name) ||
-	    s->nnets > DISC_NET_MAX || s->name[0] == '\0' ||
-	    memchr(s->name, '\0', DISC_NAME_MAX) == NULL)
+	    s->nnets > DISC_NET_MAX || s->nports > DISC_PORT_MAX ||
+	    s->name[0] == '\0' || memchr(s->name, '\0', DISC_NAME_MAX) == NULL)
 		return 0;
 	for (i = 0; i < s->nnets; i++)
 		if (memchr(s->nets[i], '\0', DISC_NAME_MAX) == NULL ||
 		    s->nets[i][0] == '\0')
+			return 0;
+	for (i = 0; i < s->nports; i++)
+		if (s->ports[i].published == 0 || s->ports[i].target == 0)
 			return 0;
 	return 1;
 }

@@ -11,8 +11,17 @@
 #define DISC_LABEL_MAX 64 /* a stack, a short name (one DNS label) */
 #define DISC_NET_MAX 16   /* networks of one service */
 #define DISC_TASK_MAX 128
+#define DISC_PORT_MAX 16 /* published ports of one service */
 #define DISC_VIP_FIRST 2 /* in the VIP /24: .1 is not handed out */
 #define DISC_VIP_LAST 254
+
+/* A published port: ingress (every node) or host (the nodes with a
+ * task). */
+struct disc_port {
+	uint16_t published, target;
+	uint8_t udp;  /* else tcp */
+	uint8_t host; /* mode: host */
+};
 
 struct disc_svc {
 	char name[DISC_NAME_MAX]; /* <stack>_<service> */
@@ -22,6 +31,8 @@ struct disc_svc {
 	uint32_t vip; /* host order; 0: none (dnsrr, or the VIP /24 full) */
 	char nets[DISC_NET_MAX][DISC_NAME_MAX];
 	size_t nnets; /* 0: <stack>_default */
+	struct disc_port ports[DISC_PORT_MAX];
+	size_t nports;
 };
 
 struct disc_task {

@@ -66,6 +66,25 @@ vip_net(const struct netd *n)
 
 /* --- records into the directory --------------------------------------------- */
 
+/* A published tcp or udp port of the spec (sctp and unpublished ones
+ * are not ours to open). */
+static void
+port_of(struct disc_svc *s, const Mts__Service__Port *p)
+{
+	const char *proto = p->protocol && *p->protocol ? p->protocol : "tcp";
+	struct disc_port *dp;
+
+	if (p->published == 0 || p->published > 65535 || p->target == 0 ||
+	    p->target > 65535 ||
+	    (strcmp(proto, "tcp") != 0 && strcmp(proto, "udp") != 0))
+		return;
+	dp = &s->ports[s->nports++];
+	dp->published = (uint16_t)p->published;
+	dp->target = (uint16_t)p->target;
+	dp->udp = strcmp(proto, "udp") == 0;
+	dp->host = p->mode != NULL && strcmp(p->mode, "host") == 0;
+}
+
 static void
 service_record(struct netd_disc *d, const Mts__Record *r)
 {
@@ -91,6 +110,8 @@ service_record(struct netd_disc *d, const Mts__Record *r)
 			if (sp->networks[i]->name != NULL)
 				snprintf(s->nets[s->nnets++], DISC_NAME_MAX,
 				    "%s", sp->networks[i]->name);
+		for (i = 0; i < sp->n_ports && s->nports < DISC_PORT_MAX; i++)
+			port_of(s, sp->ports[i]);
 	}
 	mts__service__service_record__free_unpacked(sr, NULL);
 }
@@ -209,16 +230,25 @@ vips_update(struct netd_disc *d)
 {
 	struct netd *n = d->n;
 	uint32_t *local = xcalloc(n->att.n + 1, sizeof(*local));
+	struct vip_node nd;
 	uint32_t net;
 	size_t i, k = 0;
 	char *text;
 
+	memset(&nd, 0, sizeof(nd));
 	if (n->applied >= 0) {
 		net = netd_subnet_net(&n->cfg.cidr, (uint32_t)n->applied);
 		for (i = 0; i < n->att.n; i++)
 			local[k++] = net | n->att.a[i].host;
+		nd.gateway = net | 1;
 	}
-	text = vip_nft(&d->cur, local, k);
+	nd.local = local;
+	nd.nlocal = k;
+	memcpy(nd.self, n->self_id, MTS_NODE_ID_LEN);
+	nd.cidr_base = n->cfg.cidr.base;
+	nd.cidr_mask = ~0u << (32 - n->cfg.cidr.plen);
+	nd.wg_if = NETD_WG_IF;
+	text = vip_nft(&d->cur, &nd);
 	free(local);
 	if (d->vip_text != NULL && strcmp(text, d->vip_text) == 0) {
 		free(text);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netd_dns.sh: mts-netd's DNS server on 3 nodes in network namespaces (real wireguard-go, reconciled running a stack's tasks through the shims): from a task's namespace on any node, a service's short name, <service>.<stack>.mts and tasks.<service> resolve to its VIP or its tasks' addresses, only for services that share a network with the asker; other names are forwarded upstream; malformed queries get FORMERR or nothing and the server lives on; when the node of one of two api tasks is killed, tasks.api drops it within SWIM's detection time + 1 s.
+# netd_dns.sh: mts-netd's DNS server, VIPs and published ports on 3 nodes in network namespaces (real wireguard-go, reconciled running two stacks' tasks through the shims): from a task's namespace on any node, a service's short name, <service>.<stack>.mts and tasks.<service> resolve to its VIP or its tasks' addresses, only for services that share a network with the asker; other names are forwarded upstream; malformed queries get FORMERR or nothing and the server lives on; connections through the api VIP spread over both api tasks; front's published port answers on every node; when the node of one of two api tasks is killed, DNS and the VIP drop it within SWIM's detection time + 1 s and sampled VIP connections keep succeeding.
 . "$(dirname "$0")/lib.sh"
 for c in busybox wireguard-go runc python3; do
 	command -v "$c" >/dev/null || skip_all "needs $c"
@@ -28,6 +28,7 @@ services:
     image: busybox:latest
     command: ["sleep", "3600"]
     stop_grace_period: 1s
+    ports: ["8080:80"]
   api:
     image: busybox:latest
     command: ["sleep", "3600"]
@@ -184,6 +185,45 @@ check "a direct connection to an api task's address works too ($direct)" [ -n "$
 a_one=$(echo $apis | cut -d' ' -f1)
 hp=$(for k in $(seq 1 10); do get "$a_one" "$vip"; done | wc -l)
 check "an api task reaches its own VIP, itself included (hairpin): $hp of 10" [ "$hp" = 10 ]
+
+# --- the front's published port answers on every node ------------------------
+# (a server in front's namespace that answers with the client's address)
+nsenter --net="$(g_run "${NODE[$front]}")/netd/ns/$front" python3 -c '
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = ("front-saw-%s\n" % self.client_address[0]).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+    def log_message(self, *a): pass
+http.server.HTTPServer(("0.0.0.0", 80), H).serve_forever()' &
+HTTPD+=($!)
+# pub FROM TO: what front says when node FROM's namespace (outside the
+# overlay) connects to node TO's address on 8080
+pub() {
+	n_in "$1" python3 -c '
+import socket,sys
+s=socket.create_connection((sys.argv[1], 8080), 3)
+s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+d=b""
+while True:
+    c=s.recv(4096)
+    if not c: break
+    d+=c
+print(d.decode().split("\r\n\r\n",1)[1].strip())' "$(n_addr "$2")" 2>/dev/null
+}
+fi=${NODE[$front]}
+other=$(for i in 1 2 3; do [ "$i" != "$fi" ] && echo "$i"; done | head -1)
+pub_up() { [ -n "$(pub "$other" "$fi")" ]; }
+check "front's published port answers on its own node ($fi)" wait_for 10 pub_up
+for i in 1 2 3; do
+	[ "$i" = "$fi" ] && continue
+	got=$(pub "$fi" "$i")
+	check "8080 on node $i, which runs no front task, reaches front ($got)" sh -c "echo '$got' | grep -q '^front-saw-'"
+done
+check "landing on front's own node keeps the client's address (node $other's $(n_addr "$other"))" \
+	[ "$(pub "$other" "$fi")" = "front-saw-$(n_addr "$other")" ]
+check "forwarded from another node, front sees that node's gateway (SNAT)" \
+	[ "$(pub "$fi" "$other")" = "front-saw-$(gw "$other")" ]
 
 # --- a node dies: its api task leaves tasks.api ------------------------------
 # kill the node of an api task that runs neither front nor db (so the asker

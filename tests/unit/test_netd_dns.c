@@ -483,6 +483,7 @@ test_vip_rules(void **state)
 	struct disc d;
 	const struct disc_svc *api, *idle, *db;
 	uint32_t local[2] = { API1, FRONT1 };
+	struct vip_node nd;
 	char want[256], ip[16], a1[16], a2[16], *text;
 
 	fixture(&d);
@@ -491,8 +492,11 @@ test_vip_rules(void **state)
 	db = disc_svc_by_name(&d, "shop_db");
 	assert_non_null(idle);
 	assert_int_equal(db->vip, 0);
-	text = vip_nft(&d, local, 2);
-	print_message("%s", text);
+	memset(&nd, 0, sizeof(nd));
+	nd.local = local;
+	nd.nlocal = 2;
+	nd.wg_if = "mts0";
+	text = vip_nft(&d, &nd);
 	netd_ip_str(ip, sizeof(ip), api->vip);
 	netd_ip_str(a1, sizeof(a1), API1);
 	netd_ip_str(a2, sizeof(a2), API2);
@@ -517,9 +521,60 @@ test_vip_rules(void **state)
 
 	disc_init(&d);
 	disc_finish(&d, VIPNET);
-	text = vip_nft(&d, NULL, 0);
+	memset(&nd, 0, sizeof(nd));
+	text = vip_nft(&d, &nd);
 	assert_string_equal(text, "");
 	free(text);
+}
+
+/* Published ports: ingress to every task up (any node), host mode to
+ * this node's only, none where no task runs; the SNAT of ingress going
+ * on to another node; the isolation lets the target ports through. */
+static void
+test_port_rules(void **state)
+{
+	struct disc d;
+	struct disc_svc *front, *api, *db;
+	struct disc_task *t;
+	struct vip_node nd;
+	char *text;
+	size_t i;
+
+	fixture(&d);
+	front = (struct disc_svc *)disc_svc_by_name(&d, "shop_front");
+	api = (struct disc_svc *)disc_svc_by_name(&d, "shop_api");
+	db = (struct disc_svc *)disc_svc_by_name(&d, "shop_db");
+	front->ports[front->nports++] = (struct disc_port){ 8080, 80, 0, 0 };
+	api->ports[api->nports++] = (struct disc_port){ 9000, 90, 1, 1 };
+	db->ports[db->nports++] = (struct disc_port){ 5432, 5432, 0, 1 };
+	memset(&nd, 0, sizeof(nd));
+	nd.self[0] = 7;
+	nd.gateway = 0x0ad20101;
+	nd.cidr_base = 0x0ad20000;
+	nd.cidr_mask = 0xffff0000;
+	nd.wg_if = "mts0";
+	for (i = 0; i < d.nt; i++) {
+		t = &d.t[i];
+		if (t->addr == API1)
+			t->node[0] = 7; /* the only task on this node */
+	}
+	text = vip_nft(&d, &nd);
+	assert_non_null(strstr(text,
+	    "fib daddr type local tcp dport 8080 dnat ip to numgen random "
+	    "mod 1 map { 0 : 10.210.1.2 . 80 }"));
+	assert_non_null(strstr(text,
+	    "fib daddr type local udp dport 9000 dnat ip to numgen random "
+	    "mod 1 map { 0 : 10.210.1.3 . 90 }"));
+	assert_null(strstr(text, "dport 5432")); /* no db task here */
+	assert_non_null(strstr(text,
+	    "oifname \"mts0\" ct status dnat ip "
+	    "saddr != 10.210.0.0/16 snat ip to "
+	    "10.210.1.1"));
+	assert_non_null(strstr(text,
+	    "ip daddr { 10.210.1.2 } tcp dport 80 "
+	    "accept"));
+	free(text);
+	disc_free(&d);
 }
 
 int
@@ -533,6 +588,7 @@ main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_upstream),
 		cmocka_unit_test(test_vip_rules),
+		cmocka_unit_test(test_port_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
