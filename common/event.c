@@ -18,6 +18,8 @@
 const char *const mts_event_types[] = {
 	"task.placed",
 	"task.started",
+	"task.healthy",
+	"task.unhealthy",
 	"task.stopped",
 	"task.failed",
 	"task.replaced",

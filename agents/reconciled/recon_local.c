@@ -108,18 +108,36 @@ state_events(struct recond *r, const struct rc_local *l, const char *was)
 		                      : now);
 }
 
+/* Its health check's verdict changed: healthy or unhealthy. */
+static void
+health_events(struct recond *r, const struct rc_local *l, const char *was)
+{
+	const char *now = l->st && l->st->health ? l->st->health : "";
+
+	if (strcmp(was, now) == 0 ||
+	    (strcmp(now, "healthy") != 0 && strcmp(now, "unhealthy") != 0))
+		return;
+	rc_event(r, now[0] == 'h' ? "task.healthy" : "task.unhealthy",
+	    l->service, l->id, r->agent->node, "%s",
+	    l->st->last_health_output ? l->st->last_health_output : "");
+}
+
 static void
 set_status(struct recond *r, struct rc_local *l,
     const Mts__Shim__TaskStatus *st)
 {
-	char was[16];
+	char was[16], washealth[16];
 
 	snprintf(was, sizeof(was), "%s", rc_local_state(l));
+	snprintf(washealth, sizeof(washealth), "%s",
+	    l->st && l->st->health ? l->st->health : "");
 	if (l->st)
 		mts__shim__task_status__free_unpacked(l->st, NULL);
 	l->st = st ? status_copy(st) : NULL;
-	if (r != NULL)
+	if (r != NULL) {
 		state_events(r, l, was);
+		health_events(r, l, washealth);
+	}
 }
 
 /* --- the record -------------------------------------------------------------- */

@@ -1123,7 +1123,8 @@ held_back(struct recond *r, const struct core_view *c,
 	if (a->kind == RC_PLACE) {
 		o = own_get(r, c->svcs[si].name);
 		if (o->waiting == 0 || strcmp(o->message, d->why) != 0)
-			log_info("%s: %s", c->svcs[si].name, d->why);
+			rc_event(r, "service.waiting", c->svcs[si].name, NULL,
+			    NULL, "%s", d->why);
 		o->waiting = a->count;
 		o->pending = 0;
 		snprintf(o->message, sizeof(o->message), "%s", d->why);

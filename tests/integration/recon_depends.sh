@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# recon_depends.sh: depends_on at a first deploy on 3 nodes with real containers — db <- api <- web, each service_healthy on the one before and healthy only 3 s after it starts: no task starts before its dependency can be healthy (from the tasks' start times), service ps shows the waiting replicas (SERVICE.waiting) and what they wait for, deploy says it and waits for all three, exit 0; later, a scale of web while db's update has no healthy db task places at once.
+# recon_depends.sh: depends_on at a first deploy on 3 nodes with real containers — db <- api <- web, each service_healthy on the one before and healthy only 3 s after it starts: no task starts before its dependency can be healthy (from the tasks' start times) nor before its dependency's task.healthy events (mtsctl events of every node, after the owner's service.waiting), service ps shows the waiting replicas (SERVICE.waiting) and what they wait for, deploy says it and waits for all three, exit 0; later, a scale of web while db's update has no healthy db task places at once.
 . "$(dirname "$0")/lib_sched.bash"
 s_up 3
 
@@ -61,6 +61,24 @@ read -r web0 web1 webn <<<"$(sed -n 3p starts.txt)"
 check "1 db, 2 api, 2 web run ($dbn $apin $webn)" test "$dbn $apin $webn" = "1 2 2"
 check "... every api task started 3 s or more after db ($((api0 - db1)) ms)" test $((api0 - db1)) -ge 3000
 check "... every web task started 3 s or more after the last api ($((web0 - api1)) ms)" test $((web0 - api1)) -ge 3000
+# The same from the events of every node (task.started, task.healthy on
+# the task's node; service.waiting from the owner), in time order.
+for i in 1 2 3; do g_ctl "$i" -o json events; done >events.jsonl
+order() {
+	python3 - "$@" <<'PY'
+import json, sys
+ev = sorted((json.loads(l) for l in open("events.jsonl") if l.strip()), key=lambda e: e["ms"])
+dep, svc, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+healthy = [e["ms"] for e in ev if e["type"] == "task.healthy" and e.get("service") == dep]
+started = [e["ms"] for e in ev if e["type"] == "task.started" and e.get("service") == svc]
+waited = [e for e in ev if e["type"] == "service.waiting" and e.get("service") == svc]
+ok = len(healthy) >= want and started and min(started) >= healthy[want - 1] and waited and waited[0]["ms"] < healthy[want - 1]
+print("%s started %d ms after %s's %d healthy (%d waiting events)" % (svc, min(started) - healthy[want - 1] if ok else -1, dep, want, len(waited)))
+sys.exit(0 if ok else 1)
+PY
+}
+check "events: $(order d_db d_api 1)" order d_db d_api 1
+check "events: $(order d_api d_web 2)" order d_api d_web 2
 check "... all healthy" wait_for 10 bash -c "$GOSSIP_CLUSTER ctl 3 -o json service ps d_web | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if len(j) == 2 and all(t[\"health\"] == \"healthy\" for t in j) else 1)'"
 
 # Later: an update of db replaces its task; its dependents are not held
