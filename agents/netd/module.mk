@@ -6,7 +6,7 @@ MTS_CONF_SRCS += agents/netd/netd_conf.c
 NETD_SRCS := agents/netd/netd_conf.c agents/netd/netd.c \
 	agents/netd/netd_api.c agents/netd/netd_nl.c agents/netd/netd_wg.c \
 	agents/netd/netd_sync.c agents/netd/netd_attach.c agents/netd/netd_nft.c \
-	agents/netd/netd_disc.c agents/netd/netd_dns.c \
+	agents/netd/netd_disc.c agents/netd/netd_dns.c agents/netd/netd_dns_tcp.c \
 	$(NETD_CORE) $(NETD_DNS_CORE)
 $(eval $(call program,mts-netd,$(NETD_SRCS),-lmnl -lnftables -lldns))
 $(eval $(call unittest,test_netd_core,tests/unit/test_netd_core.c $(NETD_CORE)))

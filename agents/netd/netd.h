@@ -200,6 +200,14 @@ int netd_dns_open(struct netd *);
 void netd_dns_tick(struct netd *);
 void netd_dns_close(struct netd *);
 
+/* netd_dns_tcp.c: DNS over TCP on the same address (NULL: logged). */
+struct sockaddr_in;
+struct netd_dns_tcp;
+struct netd_dns_tcp *netd_dns_tcp_open(struct netd *,
+    const struct sockaddr_in *);
+void netd_dns_tcp_tick(struct netd_dns_tcp *, mts_time_t now);
+void netd_dns_tcp_close(struct netd_dns_tcp *);
+
 /* netd_api.c */
 extern const struct mts_ipc_service netd_service;
 

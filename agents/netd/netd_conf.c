@@ -23,8 +23,8 @@ static const struct mts_cfg_schema keys[] = {
 	    "without a claim tries first, to force collisions; -1: derived "
 	    "from the node id" },
 	{ "netd", "dns_port", MTS_CFG_INT, "53",
-	    "UDP port of the DNS server on the bridge's address (the tasks' "
-	    "resolver); 0: none" },
+	    "UDP and TCP port of the DNS server on the bridge's address (the "
+	    "tasks' resolver); 0: none" },
 	{ "netd", "dns_upstream", MTS_CFG_STR, "",
 	    "where names that are not the cluster's are forwarded: IPv4 "
 	    "addresses with an optional :port, comma-separated; empty: the "

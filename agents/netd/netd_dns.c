@@ -1,4 +1,4 @@
-/* netd_dns.c: mts-netd's DNS server — a UDP socket on the bridge's address (port [netd] dns_port), each query handed to dns_core with the service directory, names not ours forwarded to the host's resolvers over a second socket with a deadline (SERVFAIL when it passes), all on the loop, nothing blocking. */
+/* netd_dns.c: mts-netd's DNS server — a UDP socket on the bridge's address (port [netd] dns_port; TCP beside it: netd_dns_tcp.c), each query handed to dns_core with the service directory, names not ours forwarded to the host's resolvers over a second socket with a deadline (SERVFAIL when it passes), all on the loop, nothing blocking. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +40,7 @@ struct netd_dns {
 	int32_t bound; /* the /24 whose gateway fd is bound to; -1: none */
 	struct sockaddr_in upstream[DNS_UPSTREAM_MAX];
 	size_t nupstream, next_up;
+	struct netd_dns_tcp *tcp;
 	struct pending pend[DNS_PENDING_MAX];
 	struct mts_timer timer;
 	uint8_t buf[DNS_MSG_MAX];
@@ -308,6 +309,8 @@ server_close(struct netd_dns *d)
 		close(d->fd);
 	d->fd = -1;
 	d->bound = -1;
+	netd_dns_tcp_close(d->tcp);
+	d->tcp = NULL;
 }
 
 /* The server's socket on the bridge's address (.1 of the node's /24),
@@ -343,8 +346,9 @@ server_bind(struct netd_dns *d)
 		return;
 	}
 	d->bound = n->applied;
-	log_info("dns on %s:%u (udp), %zu upstream resolvers", ip,
-	    n->cfg.dns_port, d->nupstream);
+	d->tcp = netd_dns_tcp_open(n, &sa);
+	log_info("dns on %s:%u (udp%s), %zu upstream resolvers", ip,
+	    n->cfg.dns_port, d->tcp ? ", tcp" : "", d->nupstream);
 }
 
 int
@@ -374,8 +378,10 @@ netd_dns_open(struct netd *n)
 void
 netd_dns_tick(struct netd *n)
 {
-	if (n->dns != NULL && n->cfg.dns_port != 0)
+	if (n->dns != NULL && n->cfg.dns_port != 0) {
 		server_bind(n->dns);
+		netd_dns_tcp_tick(n->dns->tcp, mts_now());
+	}
 }
 
 void

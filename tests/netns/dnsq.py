@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# dnsq.py: the DNS client and stand-in upstream resolver of the netns tests — `dnsq.py SERVER NAME [TYPE]` prints "RCODE ADDR..." of one UDP query (A records, sorted); `dnsq.py --raw SERVER HEX` sends those bytes and prints "RCODE" of the reply or "none"; `dnsq.py --serve ADDR PORT ANSWER` answers every A query with ANSWER; `dnsq.py --time SERVER NAME N` prints p50 and p99 in ms of N queries.
+# dnsq.py: the DNS client and stand-in upstream resolver of the netns tests — `dnsq.py SERVER NAME [TYPE]` prints "RCODE ADDR..." of one UDP query (A records, sorted); `dnsq.py --tcp SERVER NAME` asks over TCP; `dnsq.py --raw SERVER HEX` sends those bytes and prints "RCODE" of the reply or "none"; `dnsq.py --serve ADDR PORT ANSWER` answers every A query with ANSWER; `dnsq.py --time SERVER NAME N` prints p50 and p99 in ms of N queries.
 import socket
 import struct
 import sys
@@ -60,6 +60,21 @@ def ask(server, data, timeout=5.0):
         s.close()
 
 
+def ask_tcp(server, data, timeout=5.0):
+    s = socket.create_connection((server, 53), timeout)
+    try:
+        s.sendall(struct.pack(">H", len(data)) + data)
+        buf = b""
+        while len(buf) < 2 or len(buf) < 2 + struct.unpack(">H", buf[:2])[0]:
+            c = s.recv(65535)
+            if not c:
+                return None
+            buf += c
+        return buf[2:]
+    finally:
+        s.close()
+
+
 def serve(addr, port, answer):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((addr, port))
@@ -79,6 +94,9 @@ def main(argv):
     elif argv[1] == "--raw":
         r = ask(argv[2], bytes.fromhex(argv[3]), 1.0)
         print("none" if r is None else parse(r)[2] if len(r) >= 12 else "short")
+    elif argv[1] == "--tcp":
+        r = ask_tcp(argv[2], query(argv[3], 1, 0x4343))
+        print("none" if r is None else " ".join([parse(r)[2]] + parse(r)[3]))
     elif argv[1] == "--time":
         server, name, n = argv[2], argv[3], int(argv[4])
         ms = []

@@ -160,6 +160,9 @@ check "huge answer count: FORMERR" [ "$(raw 123401000001ffffffffffff016100000100
 check "3 bytes: no answer" [ "$(raw 123401)" = none ]
 check "a reply sent to the server: no answer" [ "$(raw 123481800000000000000000)" = none ]
 check "the server still answers after them" resolves "$front" tasks.api "$want_api_tasks"
+tcpq() { nsenter --net="$(g_run "${NODE[$front]}")/netd/ns/$front" python3 "$DNSQ" --tcp "$(gw "${NODE[$front]}")" "$1"; }
+check "over TCP: tasks.api from front" [ "$(tcpq tasks.api)" = "$want_api_tasks" ]
+check "over TCP: a name outside the cluster is REFUSED (UDP forwards it)" [ "$(tcpq example.org)" = REFUSED ]
 
 # --- the VIP: connections to it reach the api tasks -------------------------
 # (busybox httpd in each api task's namespace, answering with its task id)
