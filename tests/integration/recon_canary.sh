@@ -17,7 +17,7 @@ s_stack web 'services:
     healthcheck:
       test: ["CMD-SHELL", "test \"$$BAD\" != 1"]
       interval: 500ms
-      timeout: 2s
+      timeout: 5s
       retries: 2
     deploy:
       replicas: 4

@@ -12,7 +12,7 @@ s_stack deps 'x-svc: &svc
   healthcheck:
     test: ["CMD", "test", "-e", "/tmp/ready"]
     interval: 500ms
-    timeout: 2s
+    timeout: 5s
     retries: 3
     start_period: 20s
 services:

@@ -19,7 +19,7 @@ s_stack web 'services:
     healthcheck:
       test: ["CMD-SHELL", "test -e /tmp/ready && test \"$$BAD\" != 1"]
       interval: 500ms
-      timeout: 2s
+      timeout: 5s
       retries: 2
       start_period: 10s
     deploy:
