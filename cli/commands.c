@@ -18,6 +18,7 @@ extern const struct mtsctl_group mtsctl_group_deploy;
 extern const struct mtsctl_group mtsctl_group_plan;
 extern const struct mtsctl_group mtsctl_group_service;
 extern const struct mtsctl_group mtsctl_group_overlay;
+extern const struct mtsctl_group mtsctl_group_network;
 extern const struct mtsctl_group mtsctl_group_events;
 
 const struct mtsctl_group *const mtsctl_groups[] = {
@@ -36,6 +37,7 @@ const struct mtsctl_group *const mtsctl_groups[] = {
 	&mtsctl_group_service,
 	&mtsctl_group_stack,
 	&mtsctl_group_overlay,
+	&mtsctl_group_network,
 	&mtsctl_group_events,
 	NULL,
 };

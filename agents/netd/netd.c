@@ -94,6 +94,7 @@ setup(struct netd *n, struct mts_agent *a)
 		return -1;
 	mts_timer_init(&n->poll_timer, "members", netd_on_poll, n);
 	mts_timer_init(&n->scan_timer, "records", netd_on_scan, n);
+	mts_timer_init(&n->wg_timer, "wireguard-go", netd_wg_on_wait, n);
 	return 0;
 }
 
@@ -187,6 +188,7 @@ cleanup(struct netd *n, struct mts_agent *a)
 	if (n->loop != NULL) {
 		mts_timer_disarm(n->loop, &n->poll_timer);
 		mts_timer_disarm(n->loop, &n->scan_timer);
+		mts_timer_disarm(n->loop, &n->wg_timer);
 	}
 	netd_nft_close(n);
 	mts_loop_free(n->loop);
@@ -225,6 +227,7 @@ main(int argc, char **argv)
 	    serve(&n, &a) < 0)
 		goto out;
 	mts_agent_ready(&a);
+	netd_wg_wait(&n);
 	mts_timer_arm(n.loop, &n.poll_timer, mts_now());
 	mts_timer_arm(n.loop, &n.scan_timer, mts_now());
 	if (mts_loop_run(n.loop) == 0 && !n.failed)

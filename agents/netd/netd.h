@@ -103,6 +103,9 @@ struct netd {
 	char wgsock[300]; /* its UAPI socket */
 	char attfile[300];
 	struct mts_timer poll_timer, scan_timer;
+	struct mts_timer wg_timer; /* a new wireguard-go's socket */
+	int wg_spawned, wg_ready;  /* started by this netd; configured */
+	mts_time_t wg_since;
 	int poll_busy, scan_busy;
 	char scan_after[512];
 	const char *scan_prefix; /* NETD_MEMBER_PREFIX, then the claims' */
@@ -141,8 +144,13 @@ int netd_nl_del(struct mnl_socket *, const char *name);
  * netd's own; 1500 when there is none. */
 unsigned netd_nl_underlay_mtu(struct mnl_socket *);
 
-/* netd_wg.c: mts0 on wireguard-go, configured through its UAPI. */
+/* netd_wg.c: mts0 on wireguard-go, configured through its UAPI.
+ * netd_wg_start keeps a running one (configured at once) or starts one;
+ * netd_wg_wait, once the loop exists, arms the timer that configures a
+ * new one when it answers (n->wg_ready; until then there are no peers). */
 int netd_wg_start(struct netd *);
+void netd_wg_wait(struct netd *);
+void netd_wg_on_wait(void *arg, mts_time_t now);
 int netd_wg_set(struct netd *, const char *lines);
 /* The UAPI "get" answer (malloc'd; caller frees), NULL on failure. */
 char *netd_wg_get(struct netd *);
@@ -160,6 +168,9 @@ void netd_view_free(struct netd_view *);
 const char *netd_view_name(const struct netd *, const uint8_t node[16]);
 
 /* netd_attach.c: the bridge, the tasks' namespaces and veths. */
+/* Writes v to a net sysctl (CAP_NET_ADMIN may, in its namespace); 0 or
+ * -1 (errno set). */
+int netd_sysctl_write(const char *path, const char *v);
 int netd_bridge_apply(struct netd *);
 /* nets: comma-joined (netd_nets_join), set on the attachment. */
 int netd_attach(struct netd *, const char *task, const char *nets,

@@ -191,6 +191,38 @@ out:
 
 /* --- the bridge ----------------------------------------------------------------- */
 
+/* The bridge's sysctls. The tasks' ports are isolated: the bridge answers
+ * their ARP for each other (proxy_arp_pvlan, at once: proxy_delay 0) and
+ * routes between them (forwarding; no redirects, which would point a task
+ * at another task it cannot reach at layer 2), so that every packet to a
+ * task, from this node too, passes table inet mts. mts0's forwarding is
+ * written when mts0 is configured (netd_wg.c). */
+static const struct {
+	const char *path, *value;
+} bridge_sys[] = {
+	{ "/proc/sys/net/ipv4/conf/" NETD_BRIDGE "/forwarding", "1" },
+	{ "/proc/sys/net/ipv4/conf/" NETD_BRIDGE "/proxy_arp_pvlan", "1" },
+	{ "/proc/sys/net/ipv4/conf/" NETD_BRIDGE "/send_redirects", "0" },
+	{ "/proc/sys/net/ipv4/neigh/" NETD_BRIDGE "/proxy_delay", "0" },
+};
+
+static void
+bridge_sysctls(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bridge_sys) / sizeof(bridge_sys[0]); i++)
+		if (sysctl_write(bridge_sys[i].path, bridge_sys[i].value) < 0)
+			log_warn("writing %s to %s", bridge_sys[i].value,
+			    bridge_sys[i].path);
+}
+
+int
+netd_sysctl_write(const char *path, const char *v)
+{
+	return sysctl_write(path, v);
+}
+
 /* mtsbr0 up with the node's gateway address (.1 of its /24) and no other
  * of the cluster CIDR; forwarding on; every task re-addressed when the
  * /24 changed. */
@@ -218,24 +250,7 @@ netd_bridge_apply(struct netd *n)
 		log_warn("address of %s", NETD_BRIDGE);
 		return -1;
 	}
-	/* the tasks' ports are isolated: the bridge answers their ARP for
-	 * each other (proxy_arp_pvlan) and routes between them, so that
-	 * every packet to a task, from this node too, passes table inet
-	 * mts; the proxied ARP answers at once (not up to 0.8 s later) */
-	if (sysctl_write("/proc/sys/net/ipv4/conf/" NETD_BRIDGE "/forwarding",
-	        "1") < 0 ||
-	    sysctl_write("/proc/sys/net/ipv4/conf/" NETD_WG_IF "/forwarding",
-	        "1") < 0 ||
-	    sysctl_write("/proc/sys/net/ipv4/conf/" NETD_BRIDGE
-	                 "/proxy_arp_pvlan",
-	        "1") < 0 ||
-	    sysctl_write("/proc/sys/net/ipv4/conf/" NETD_BRIDGE
-	                 "/send_redirects",
-	        "0") < 0 ||
-	    sysctl_write("/proc/sys/net/ipv4/neigh/" NETD_BRIDGE "/proxy_delay",
-	        "0") < 0)
-		log_warn("enabling forwarding on %s and %s, proxy ARP on %s",
-		    NETD_BRIDGE, NETD_WG_IF, NETD_BRIDGE);
+	bridge_sysctls();
 	netd_ip_str(ip, sizeof(ip), subnet_net(n));
 	log_info("subnet %s/24 (gateway .1) on %s", ip, NETD_BRIDGE);
 	n->applied = n->subnet;

@@ -77,10 +77,13 @@ addr_host(const char *addr, char *out, size_t outlen)
 void
 netd_peers_update(struct netd *n)
 {
-	struct netd_node *nodes = xcalloc(n->view.len + 1, sizeof(*nodes));
+	struct netd_node *nodes;
 	char *diff;
 	size_t i;
 
+	if (!n->wg_ready)
+		return; /* a new wireguard-go: its timer calls again */
+	nodes = xcalloc(n->view.len + 1, sizeof(*nodes));
 	for (i = 0; i < n->view.len; i++) {
 		nodes[i] = n->view.e[i].node;
 		if (memcmp(nodes[i].node, n->self_id, MTS_NODE_ID_LEN) == 0)
@@ -498,7 +501,8 @@ netd_on_scan(void *arg, mts_time_t now)
 	struct netd *n = arg;
 
 	/* wireguard-go died (mts0 went with it): a new netd starts a new one */
-	if (now != 0 && netd_nl_ifindex(n->nl, NETD_WG_IF, NULL) == -ENODEV) {
+	if (now != 0 && n->wg_ready &&
+	    netd_nl_ifindex(n->nl, NETD_WG_IF, NULL) == -ENODEV) {
 		log_warnx("%s is gone (wireguard-go died): stopping, to be "
 		          "restarted with a new one",
 		    NETD_WG_IF);

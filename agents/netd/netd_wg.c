@@ -1,4 +1,4 @@
-/* netd_wg.c: mts-netd's WireGuard interface mts0 on wireguard-go — started once per node in a mount namespace of its own (its UAPI socket lands in netd's run directory, not in the host's /run/wireguard), kept across netd restarts, configured through the UAPI socket (get=1 / set=1). */
+/* netd_wg.c: mts-netd's WireGuard interface mts0 on wireguard-go — started once per node in a mount namespace of its own (its UAPI socket lands in netd's run directory, not in the host's /run/wireguard), kept across netd restarts, waited for by a timer on the loop (never a sleep), configured through the UAPI socket (get=1 / set=1). */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -17,12 +17,14 @@
 #include "buf.h"
 #include "log.h"
 #include "mtserr.h"
+#include "mtstime.h"
 #include "netd.h"
 #include "xmalloc.h"
 
 #define UAPI_TIMEOUT_S 2
 #define UAPI_MAX (1u << 20)
 #define START_WAIT_MS 5000
+#define WAIT_STEP_MS 20
 
 static int
 uapi_connect(const char *path)
@@ -169,48 +171,15 @@ wg_spawn(const struct netd *n)
 	return 0;
 }
 
-/* Brings mts0 up: a wireguard-go already serving the socket (netd
- * restarted) is kept with its peers, otherwise one is started; then the
- * key, the port, the MTU and the route of the cluster CIDR. */
-int
-netd_wg_start(struct netd *n)
+/* mts0 configured once wireguard-go answers (get is its first answer):
+ * the peers it has, the key, the port, the MTU and the route of the
+ * cluster CIDR. */
+static int
+wg_setup(struct netd *n, char *get)
 {
-	char hex[2 * NETD_KEY_LEN + 1], *get, *set;
-	int waited, rc;
+	char hex[2 * NETD_KEY_LEN + 1], *set;
+	int rc;
 
-	if (mkdir(n->wgdir, 0700) < 0 && errno != EEXIST) {
-		log_warn("mkdir %s", n->wgdir);
-		return -1;
-	}
-	if ((get = uapi(n, "get=1\n\n")) != NULL) {
-		log_info("wireguard-go already runs mts0: kept");
-	} else {
-		if (access("/dev/net/tun", R_OK | W_OK) < 0) {
-			log_warn(
-			    "wireguard-go runs as netd's user, which cannot "
-			    "open /dev/net/tun (udev makes it mode 0666)");
-			return -1;
-		}
-		if (wg_spawn(n) < 0) {
-			log_warn("starting wireguard-go");
-			return -1;
-		}
-		for (waited = 0; waited < START_WAIT_MS; waited += 20) {
-			int fd = uapi_connect(n->wgsock);
-
-			if (fd >= 0) {
-				close(fd);
-				break;
-			}
-			usleep(20 * 1000);
-		}
-		if ((get = uapi(n, "get=1\n\n")) == NULL) {
-			log_warnx("wireguard-go did not open %s within %d ms",
-			    n->wgsock, START_WAIT_MS);
-			return -1;
-		}
-		log_info("wireguard-go started for mts0");
-	}
 	netd_uapi_peers(&n->have, get);
 	free(get);
 	mts_hex(hex, n->priv, sizeof(n->priv));
@@ -230,5 +199,88 @@ netd_wg_start(struct netd *n)
 		    n->cfg.cidr_text);
 		return -1;
 	}
+	if (netd_sysctl_write("/proc/sys/net/ipv4/conf/" NETD_WG_IF
+	                      "/forwarding",
+	        "1") < 0)
+		log_warn("enabling forwarding on %s", NETD_WG_IF);
+	n->wg_ready = 1;
 	return 0;
+}
+
+static void
+wg_fail(struct netd *n, const char *why)
+{
+	log_warnx("%s: stopping", why);
+	n->failed = 1;
+	mts_loop_stop(n->loop);
+}
+
+/* The loop's timer while a new wireguard-go starts: every WAIT_STEP_MS it
+ * tries the UAPI socket (a connect that fails at once while nobody
+ * listens), at most START_WAIT_MS; nothing sleeps. */
+void
+netd_wg_on_wait(void *arg, mts_time_t now)
+{
+	struct netd *n = arg;
+	char *get;
+	int fd;
+
+	if ((fd = uapi_connect(n->wgsock)) < 0) {
+		if (now - n->wg_since >= START_WAIT_MS) {
+			log_warnx("wireguard-go did not open %s within %d ms",
+			    n->wgsock, START_WAIT_MS);
+			wg_fail(n, "no WireGuard");
+			return;
+		}
+		mts_timer_arm(n->loop, &n->wg_timer, now + WAIT_STEP_MS);
+		return;
+	}
+	close(fd);
+	if ((get = uapi(n, "get=1\n\n")) == NULL || wg_setup(n, get) < 0) {
+		wg_fail(n, "configuring mts0");
+		return;
+	}
+	log_info("wireguard-go started for mts0 (%lld ms)",
+	    (long long)(now - n->wg_since));
+	if (n->scanned)
+		netd_peers_update(n);
+}
+
+/* Brings mts0 up: a wireguard-go already serving the socket (netd
+ * restarted) is kept with its peers and configured at once; otherwise one
+ * is started here (before the sandbox: it forks) and netd_wg_wait, on the
+ * loop, configures it when it answers. */
+int
+netd_wg_start(struct netd *n)
+{
+	char *get;
+
+	if (mkdir(n->wgdir, 0700) < 0 && errno != EEXIST) {
+		log_warn("mkdir %s", n->wgdir);
+		return -1;
+	}
+	if ((get = uapi(n, "get=1\n\n")) != NULL) {
+		log_info("wireguard-go already runs mts0: kept");
+		return wg_setup(n, get);
+	}
+	if (access("/dev/net/tun", R_OK | W_OK) < 0) {
+		log_warn("wireguard-go runs as netd's user, which cannot "
+		         "open /dev/net/tun (udev makes it mode 0666)");
+		return -1;
+	}
+	if (wg_spawn(n) < 0) {
+		log_warn("starting wireguard-go");
+		return -1;
+	}
+	n->wg_spawned = 1;
+	return 0;
+}
+
+void
+netd_wg_wait(struct netd *n)
+{
+	if (n->wg_spawned && !n->wg_ready) {
+		n->wg_since = mts_now();
+		mts_timer_arm(n->loop, &n->wg_timer, n->wg_since);
+	}
 }

@@ -64,6 +64,8 @@ local_client(struct recond *r, const char *agent)
 		return r->shim;
 	if (strcmp(agent, "statestore") == 0)
 		return r->store;
+	if (strcmp(agent, "netd") == 0)
+		return r->netd;
 	return NULL;
 }
 

@@ -1,4 +1,4 @@
-/* recon_local.c: node-local convergence — this node's tasks as its t/<self>/ records say (reconciled is their only writer), assignments committed with the local schedd, the shim driven to match (run, stop, remove), and each record rewritten when what it says changed. */
+/* recon_local.c: node-local convergence — this node's tasks as its t/<self>/ records say (reconciled is their only writer), assignments committed with the local schedd, netd asked for a task's namespace and address before the shim runs it there and after the shim removed it, the shim driven to match (run, stop, remove), and each record rewritten when what it says changed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 
 #define RUN_TIMEOUT_MS 1800000 /* the shim may fetch the image first */
 #define REMOVE_TIMEOUT_MS 15000
+#define NETD_TIMEOUT_MS 10000
 
 static int
 terminal(const char *st)
@@ -49,10 +50,35 @@ local_new(struct recond *r, const char *id, const char *service)
 }
 
 static void
+nets_clear(struct rc_local *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nnets; i++)
+		free(l->nets[i]);
+	free(l->nets);
+	l->nets = NULL;
+	l->nnets = 0;
+}
+
+static void
+nets_set(struct rc_local *l, char *const *nets, size_t n)
+{
+	size_t i;
+
+	nets_clear(l);
+	l->nets = xcalloc(n + 1, sizeof(*l->nets));
+	for (i = 0; i < n; i++)
+		l->nets[i] = xstrdup(nets[i]);
+	l->nnets = n;
+}
+
+static void
 local_free(struct rc_local *l)
 {
 	if (l->st)
 		mts__shim__task_status__free_unpacked(l->st, NULL);
+	nets_clear(l);
 	free(l->written);
 	free(l);
 }
@@ -206,6 +232,9 @@ record_of(struct recond *r, const struct rc_local *l, size_t *len)
 	st.owner = (char *)l->owner;
 	st.reserved_cpu_millis = l->rcpu;
 	st.reserved_memory = l->rmem;
+	st.address = (char *)l->address;
+	st.networks = l->nets;
+	st.n_networks = l->nnets;
 	*len = mts__shim__task_status__get_packed_size(&st);
 	buf = xmalloc(*len + 1);
 	mts__shim__task_status__pack(&st, buf);
@@ -282,6 +311,10 @@ rc_local_adopt(struct recond *r, const char *id,
 	snprintf(l->error, sizeof(l->error), "%s", st->error);
 	l->started = strcmp(st->state, "pending") != 0;
 	l->run_seq = 0;
+	/* attached again (the same address: Attach is idempotent) if it is
+	 * started again; detached when it goes */
+	snprintf(l->address, sizeof(l->address), "%s", st->address);
+	nets_set(l, st->networks, st->n_networks);
 	log_info("task %s (%s): adopted from its record, %s", id, l->service,
 	    st->state);
 }
@@ -412,6 +445,130 @@ rc_local_stop(struct recond *r, const char *task, const char *why)
 	return 0;
 }
 
+/* --- netd: the task's namespace and address ------------------------------------------ */
+
+struct net_op {
+	struct recond *r;
+	char id[RC_ID_MAX + 1];
+};
+
+static struct net_op *
+net_op_new(struct recond *r, struct rc_local *l)
+{
+	struct net_op *o = xcalloc(1, sizeof(*o));
+
+	o->r = r;
+	snprintf(o->id, sizeof(o->id), "%s", l->id);
+	l->busy = 1;
+	return o;
+}
+
+/* An attachment refused for good (bad network names, the node's /24
+ * full) fails the task here, as a shim refusal does; anything else (netd
+ * restarting, no /24 yet) is asked again at the next convergence. */
+static void
+attached(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct net_op *o = arg;
+	const Mts__Netd__Reply *rep = (const Mts__Netd__Reply *)m;
+	struct rc_local *l = rc_local_find(o->r, o->id);
+	const Mts__Netd__Attachment *a;
+
+	if (l == NULL || rc == -MTS_ERR_CANCELED) {
+		free(o);
+		return;
+	}
+	l->busy = 0;
+	if (rc == 0 && rep->attach != NULL &&
+	    (a = rep->attach->attachment) != NULL && a->netns != NULL &&
+	    strlen(a->netns) < sizeof(l->netns)) {
+		snprintf(l->netns, sizeof(l->netns), "%s", a->netns);
+		snprintf(l->address, sizeof(l->address), "%.*s",
+		    (int)strcspn(a->address, "/"), a->address);
+		l->attached = 1;
+		log_info("task %s: attached by netd, %s", l->id, l->address);
+		rc_kick(o->r);
+	} else if (rc == -MTS_ERR_INVAL || rc == -MTS_ERR_TOOBIG) {
+		snprintf(l->state, sizeof(l->state), "failed");
+		snprintf(l->error, sizeof(l->error), "netd: %s", err);
+		l->started = 1;
+		log_warnx("task %s: netd: %s", l->id, err);
+	} else {
+		log_warnx("task %s: netd attach: %s (asked again)", l->id,
+		    rc == 0 ? "no attachment in the reply" : err);
+	}
+	write_record(o->r, l);
+	free(o);
+}
+
+/* Attach{task, the service's networks}: a service without any (a record
+ * not written by mtsctl deploy) is on its stack's default network. */
+static void
+net_attach(struct recond *r, struct rc_local *l, const struct rc_svc *s)
+{
+	const Mts__Service__ServiceSpec *sp = s->rec->spec;
+	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
+	Mts__Netd__AttachReq ar = MTS__NETD__ATTACH_REQ__INIT;
+	char **nets = xcalloc(sp->n_networks + 1, sizeof(*nets));
+	size_t i;
+
+	for (i = 0; i < sp->n_networks; i++)
+		nets[i] = sp->networks[i]->name;
+	if (sp->n_networks == 0 && sp->stack != NULL && *sp->stack != '\0')
+		nets[0] = xasprintf("%s_default", sp->stack);
+	nets_set(l, nets, sp->n_networks ? sp->n_networks : nets[0] != NULL);
+	if (sp->n_networks == 0)
+		free(nets[0]);
+	free(nets);
+	ar.task = l->id;
+	ar.networks = l->nets;
+	ar.n_networks = l->nnets;
+	req.body_case = MTS__NETD__REQUEST__BODY_ATTACH;
+	req.attach = &ar;
+	rc_call(r, NULL, "netd", &req.base, &mts__netd__reply__descriptor,
+	    NETD_TIMEOUT_MS, attached, net_op_new(r, l));
+}
+
+static void
+detached(void *arg, int rc, const ProtobufCMessage *m, const char *err)
+{
+	struct net_op *o = arg;
+	struct rc_local *l = rc_local_find(o->r, o->id);
+
+	if (l == NULL || rc == -MTS_ERR_CANCELED) {
+		free(o);
+		return;
+	}
+	l->busy = 0;
+	if (rc < 0) { /* the next convergence asks again */
+		log_warnx("task %s: netd detach: %s (asked again)", l->id, err);
+	} else {
+		forget(o->r, l);
+		rc_kick(o->r);
+	}
+	free(o);
+}
+
+/* The end of a task the shim no longer has: its attachment goes (after
+ * the shim stopped and removed it: the reverse of the start), then its
+ * record. */
+static void
+finish(struct recond *r, struct rc_local *l)
+{
+	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
+	Mts__Netd__DetachReq dr = MTS__NETD__DETACH_REQ__INIT;
+
+	if (!r->cfg.netd) {
+		forget(r, l);
+		return;
+	}
+	dr.task = l->id;
+	req.body_case = MTS__NETD__REQUEST__BODY_DETACH;
+	req.detach = &dr;
+	rc_call(r, NULL, "netd", &req.base, &mts__netd__reply__descriptor,
+	    NETD_TIMEOUT_MS, detached, net_op_new(r, l));
+}
+
 /* --- the shim -------------------------------------------------------------------- */
 
 struct shim_op {
@@ -465,7 +622,7 @@ op_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 		set_status(o->r, l, rep->stop->task);
 	} else if (o->what == 'x' && (rc == 0 || rc == -MTS_ERR_NOTFOUND)) {
 		set_status(NULL, l, NULL);
-		forget(o->r, l);
+		finish(o->r, l);
 		l = NULL;
 	} else if (rc < 0) {
 		log_warnx("task %s: shim %s: %s", o->id,
@@ -488,6 +645,8 @@ shim_run(struct recond *r, struct rc_local *l, const struct rc_svc *s)
 	struct rc_spec sp;
 
 	rc_spec_build(s->rec->spec, s->rec->version, l->id, &sp);
+	if (l->attached)
+		sp.spec.netns = l->netns;
 	l->version = s->rec->version;
 	reservation(r, l);
 	run.spec = &sp.spec;
@@ -641,14 +800,18 @@ converge_one(struct recond *r, struct rc_local *l)
 		s = rc_find_svc(&r->view, l->service);
 		if (s == NULL)
 			return; /* its record has not arrived: wait */
-		shim_run(r, l, s);
+		if (r->cfg.netd && !l->attached)
+			net_attach(r, l,
+			    s); /* then the shim, in its namespace */
+		else
+			shim_run(r, l, s);
 	} else if (l->st != NULL && !terminal(st)) {
 		if (strcmp(st, "stopping") != 0)
 			shim_stop(r, l);
 	} else if (l->st != NULL || (l->started && !r->shim_listed)) {
 		shim_remove(r, l);
 	} else {
-		forget(r, l);
+		finish(r, l);
 	}
 }
 

@@ -1,4 +1,4 @@
-/* reconciled.c: mts-reconciled's main — the config, the clients of the node's statestore, schedd, shim and gossipd, the change feeds of the statestore and of membership that trigger a refresh, the periodic tick, the sandbox, readiness. */
+/* reconciled.c: mts-reconciled's main — the config, the clients of the node's statestore, schedd, shim, gossipd and netd (when it runs), the change feeds of the statestore and of membership that trigger a refresh, the periodic tick, the sandbox, readiness. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,7 +184,8 @@ serve(struct recond *r, struct mts_agent *a)
 	if ((r->store = client(r, "statestore")) == NULL ||
 	    (r->schedd = client(r, "schedd")) == NULL ||
 	    (r->shim = client(r, "shim")) == NULL ||
-	    (r->gossipd = client(r, "gossipd")) == NULL)
+	    (r->gossipd = client(r, "gossipd")) == NULL ||
+	    (r->cfg.netd && (r->netd = client(r, "netd")) == NULL))
 		return -1;
 	if (feed(r, "statestore", "statestore.pub", &r->ssub, &r->ssub_open,
 	        &r->ssub_w, on_store_feed) < 0 ||
@@ -204,8 +205,9 @@ serve(struct recond *r, struct mts_agent *a)
 	mts_ipc_server_set_acl(r->srv, &r->cfg.acl);
 	if (mts_loop_add_server(r->loop, r->srv) < 0)
 		return -1;
-	log_info("ready on %s: node %.8s, tick %lld ms", path, r->self,
-	    (long long)r->cfg.tick_ms);
+	log_info("ready on %s: node %.8s, tick %lld ms%s", path, r->self,
+	    (long long)r->cfg.tick_ms,
+	    r->cfg.netd ? ", tasks attached by netd" : "");
 	return 0;
 }
 
@@ -215,6 +217,8 @@ cleanup(struct recond *r, struct mts_agent *a)
 	/* the clients first: their callbacks run (canceled) while the
 	 * state they point into is still here */
 	mts_ipc_async_close(r->gossipd);
+	if (r->netd != NULL)
+		mts_ipc_async_close(r->netd);
 	mts_ipc_async_close(r->shim);
 	mts_ipc_async_close(r->schedd);
 	mts_ipc_async_close(r->store);

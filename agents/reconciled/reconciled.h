@@ -13,6 +13,7 @@
 #include "loop.h"
 #include "nodeinfo.h"
 #include "recon_core.h"
+#include "netd.pb-c.h"
 #include "reconciled.pb-c.h"
 #include "schedd.pb-c.h"
 #include "service.pb-c.h"
@@ -37,6 +38,7 @@ struct rc_conf {
 	uint32_t history;        /* ended tasks kept per service on a node */
 	int64_t failed_avoid_ms; /* a node where a task of a service failed
 				    takes no replacement of it this long */
+	int netd;                /* tasks are attached by the node's netd */
 	struct mts_acl_table acl;
 };
 
@@ -130,6 +132,13 @@ struct rc_local {
 	uint8_t *written;          /* the record last written */
 	size_t wlen;
 	int writing;
+	/* the attachment netd made (cfg.netd): the namespace the shim runs
+	 * the task in, its address and networks (written into the record) */
+	int attached;
+	char netns[512];
+	char address[16];
+	char **nets;
+	size_t nnets;
 	struct rc_local *next;
 };
 
@@ -201,6 +210,7 @@ struct recond {
 	struct mts_loop *loop;
 	struct mts_ipc_server *srv;
 	struct mts_ipc_async *store, *schedd, *shim, *gossipd;
+	struct mts_ipc_async *netd; /* cfg.netd only */
 	nng_socket ssub, gsub;
 	int ssub_open, gsub_open;
 	struct mts_watch *ssub_w, *gsub_w;

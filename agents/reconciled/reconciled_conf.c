@@ -1,4 +1,4 @@
-/* reconciled_conf.c: the keys of mts.conf's [reconciled] section — how often the view is read, the owner's lease ttl, how long an assigned task counts before its record arrives, the backoff of a refusing node, the ended tasks kept, how long a node where a task failed is avoided, who may call — and their loading. */
+/* reconciled_conf.c: the keys of mts.conf's [reconciled] section — how often the view is read, the owner's lease ttl, how long an assigned task counts before its record arrives, the backoff of a refusing node, the ended tasks kept, how long a node where a task failed is avoided, whether tasks get their network from netd, who may call — and their loading. */
 #include <stddef.h>
 
 #include "cfg.h"
@@ -31,6 +31,12 @@ static const struct mts_cfg_schema keys[] = {
 	    "a node where a task of a service failed (its restart policy "
 	    "gave up) is left out of that service's placements this long, "
 	    "while another node can take it" },
+	{ "reconciled", "netd", MTS_CFG_BOOL, "no",
+	    "the node runs mts-netd: each task gets its network namespace "
+	    "and address from netd (Attach, on the networks of its service) "
+	    "before the shim starts it in that namespace, and is detached "
+	    "after the shim removed it; no: tasks get an empty namespace "
+	    "of their own" },
 	{ "reconciled", "acl", MTS_CFG_LIST, "0",
 	    "users (names or uids) allowed every call on reconciled.sock "
 	    "(mtsctl)" },
@@ -54,6 +60,7 @@ rc_conf_load(struct rc_conf *c, const struct mts_cfg *cfg)
 	c->settle_ms = mts_cfg_int(cfg, RC_SECTION, "settle");
 	c->history = (uint32_t)mts_cfg_int(cfg, RC_SECTION, "history");
 	c->failed_avoid_ms = mts_cfg_int(cfg, RC_SECTION, "failed_avoid");
+	c->netd = mts_cfg_bool(cfg, RC_SECTION, "netd");
 	if (c->tick_ms <= 0 || c->lease_ttl_ms <= 0 ||
 	    c->lease_ttl_ms > 3600000 || c->assign_wait_ms <= 0 ||
 	    c->backoff_ms <= 0 || c->backoff_max_ms < c->backoff_ms ||
