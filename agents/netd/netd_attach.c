@@ -284,7 +284,9 @@ netd_attach(struct netd *n, const char *task, const char *nets,
 		}
 		return -MTS_ERR_IO;
 	}
-	changed = netd_att_set_nets(&n->att, task, nets) > 0;
+	/* asked again without networks (by hand): the task keeps its own */
+	changed = (created || nets[0] != '\0') &&
+	    netd_att_set_nets(&n->att, task, nets) > 0;
 	if ((created || changed) && persist(n) < 0)
 		return -MTS_ERR_IO;
 	/* in place before the task starts: the reply says it may */

@@ -97,6 +97,8 @@ check "two tasks that share their second network reach each other ($i3 -> $i2)" 
 check "a task on a network does not reach an attachment on none ($i1 -> $a1)" sh -c "! nsenter --net='$(g_run 1)/netd/ns/iso-a1' busybox ping -c 1 -W 1 $a1"
 check "the drops are counted in table inet mts" sh -c "nsenter --net=/run/netns/$(n_ns 1) nft list chain inet mts isolate | grep -Eq 'counter packets [1-9][0-9]* bytes [0-9]+ drop'"
 check "overlay status lists the networks" sh -c "'$CTL' -r '$(g_run 1)' overlay status | grep -Eq '^iso-a2 +$i2/24 +mtsv[0-9]+ +neta,shared '"
+ctl 1 overlay attach iso-a2 >/dev/null
+check "attach again without --network keeps the task's networks and address" sh -c "'$CTL' -r '$(g_run 1)' overlay status | grep -Eq '^iso-a2 +$i2/24 +mtsv[0-9]+ +neta,shared '"
 for t in iso-a1 iso-a2 iso-b1; do ctl 1 overlay detach "$t" >/dev/null; done
 
 # --- node inspect: the subnet, and this node's WireGuard peer of it -------------
