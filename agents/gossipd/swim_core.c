@@ -19,6 +19,7 @@ struct relay {
 	uint64_t my_seq;
 	uint64_t orig_seq;
 	uint8_t from[MTS_NODE_ID_LEN];
+	uint8_t target[MTS_NODE_ID_LEN];
 	mts_time_t expires;
 };
 
@@ -210,6 +211,29 @@ mts_swim_cfg_defaults(struct mts_swim_cfg *c)
 	c->gossip_fanout = 3;
 }
 
+/*
+ * A member learned in the middle of a probe round goes into the rest of
+ * the round at a random place (as SWIM's paper has it), not only into the
+ * next round: a round is as many seconds as there are members, and after
+ * a cluster's nodes joined one by one each node's round held those it knew
+ * when the round began, so a node that joined late and crashed was probed
+ * by nobody — 3 of 10 crashed nodes of 200 in mts-sim were held alive by
+ * all 20 s later.
+ */
+static void
+order_insert(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
+{
+	size_t j;
+
+	if (s->order == NULL)
+		return; /* no round yet: the first takes every member */
+	s->order = xreallocarray(s->order, s->norder + 1, sizeof(*s->order));
+	j = s->order_pos + (size_t)(rnd(s) % (s->norder - s->order_pos + 1));
+	memcpy(s->order[s->norder], s->order[j], MTS_NODE_ID_LEN);
+	memcpy(s->order[j], id, MTS_NODE_ID_LEN);
+	s->norder++;
+}
+
 static struct member *
 add_member(struct mts_swim *s, const struct mts_swim_update *u, mts_time_t now)
 {
@@ -229,6 +253,8 @@ add_member(struct mts_swim *s, const struct mts_swim_update *u, mts_time_t now)
 	m->pub.last_seen = now;
 	s->nsuspect += u->state == MTS_SWIM_SUSPECT;
 	s->slot[id_slot(s, u->id)] = (uint32_t)s->n;
+	if (s->n > 1)
+		order_insert(s, u->id);
 	return m;
 }
 
@@ -590,6 +616,7 @@ mts_swim_on_pingreq(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
 	r->my_seq = ++s->seq;
 	r->orig_seq = seq;
 	memcpy(r->from, from, MTS_NODE_ID_LEN);
+	memcpy(r->target, target, MTS_NODE_ID_LEN);
 	r->expires = now + s->cfg.probe_interval;
 	e = push(out, MTS_SWIM_SEND_PING);
 	memcpy(e->to, target, MTS_NODE_ID_LEN);
@@ -601,6 +628,7 @@ mts_swim_on_unreachable(struct mts_swim *s, const uint8_t to[MTS_NODE_ID_LEN],
     mts_time_t now, struct mts_swim_out *out)
 {
 	struct member *m = find(s, to);
+	size_t i;
 
 	/* a dead member's ping failing (probe_dead) is no news */
 	if (m == NULL || !probeable(m))
@@ -612,6 +640,19 @@ mts_swim_on_unreachable(struct mts_swim *s, const uint8_t to[MTS_NODE_ID_LEN],
 			s->probe_end = now + s->cfg.probe_timeout;
 		return;
 	}
+	/* Not worth a probe out of turn: a member already suspect (its
+	 * suspicion runs), or one we only pinged for another's indirect
+	 * probe (that probe is the other's). Each relay of a crashed
+	 * member's ping-reqs probed it at once, whose ping-reqs made more
+	 * relays probe it: a few crashed members drew every probe of 200
+	 * nodes for seconds (up to 1,865 pings each in 11 s in mts-sim),
+	 * and the round-robin of the others stopped — a crashed member
+	 * that nobody was probing stayed alive everywhere for 20 s. */
+	if (m->pub.u.state == MTS_SWIM_SUSPECT)
+		return;
+	for (i = 0; i < s->nrelays; i++)
+		if (memcmp(s->relays[i].target, to, MTS_NODE_ID_LEN) == 0)
+			return;
 	memcpy(s->urgent, to, MTS_NODE_ID_LEN);
 	s->has_urgent = 1;
 	if (!s->active)

@@ -91,7 +91,8 @@ struct sim_msg {
 	int from, to;
 	uint64_t seq, walk;
 	int target;
-	struct mts_swim_update up[SIM_MAX_UPDATES];
+	struct mts_swim_update *up; /* nup of them (a message is 1.3 KiB
+				       lighter without a full array) */
 	size_t nup;
 	struct irec **recs; /* PUSH, REC_REP: one ref each */
 	size_t nrecs;

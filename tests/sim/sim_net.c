@@ -347,6 +347,7 @@ sim_msg_unref(struct sim_msg *m)
 		free(m->pages[i].enc);
 	for (i = 0; i < m->nkeys; i++)
 		free(m->keys[i].key);
+	free(m->up);
 	free(m->recs);
 	free(m->sent);
 	free(m->hashes);

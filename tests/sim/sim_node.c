@@ -153,8 +153,12 @@ idx_of(const uint8_t id[MTS_NODE_ID_LEN])
 void
 sim_node_send(struct sim *s, struct sim_node *n, struct sim_msg *m)
 {
+	struct mts_swim_update up[SIM_MAX_UPDATES];
+
 	m->nup =
-	    mts_swim_gossip(n->swim, s->node[m->to].id, m->up, SIM_MAX_UPDATES);
+	    mts_swim_gossip(n->swim, s->node[m->to].id, up, SIM_MAX_UPDATES);
+	if (m->nup > 0)
+		m->up = xmemdup(up, m->nup * sizeof(*up));
 	m->bytes += MSG_BYTES + m->nup * UPDATE_BYTES;
 	sim_send(s, m);
 }

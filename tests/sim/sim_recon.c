@@ -882,7 +882,10 @@ check_owners(struct sim *s)
 				    v->name, v->actor,
 				    v->actor2 >= 0 ? v->actor2 : v->last_actor);
 		}
-		if (!stable)
+		/* the owner of a second counts only if membership was stable
+		 * at both its ends: after a heal it can converge within the
+		 * second, whose first actions came from the side's owner */
+		if (!stable || !s->stable_prev)
 			v->last_actor = -1;
 		else if (v->actor >= 0)
 			v->last_actor = v->actor;

@@ -628,6 +628,100 @@ test_suspect_is_told(void **state)
 	vnet_free(&v);
 }
 
+/* One swim instance knowing members 1..n (ids by mkid), none answering. */
+static struct mts_swim *
+lone(int n, struct mts_swim_out *out)
+{
+	struct mts_swim_cfg cfg;
+	struct mts_swim_update self, u;
+	struct mts_swim *s;
+	int i;
+
+	mts_swim_cfg_defaults(&cfg);
+	cfg.gossip_interval = 0;
+	memset(&self, 0, sizeof(self));
+	mkid(self.id, 0);
+	s = mts_swim_new(&cfg, &self, 7, 0);
+	memset(&u, 0, sizeof(u));
+	for (i = 1; i <= n; i++) {
+		mkid(u.id, i);
+		u.id[1] = (uint8_t)(i >> 8);
+		mts_swim_apply(s, &u, 0, out);
+	}
+	return s;
+}
+
+static int
+pinged(const struct mts_swim_out *out, const uint8_t id[16])
+{
+	size_t i;
+
+	for (i = 0; i < out->n; i++)
+		if (out->e[i].type == MTS_SWIM_SEND_PING &&
+		    memcmp(out->e[i].to, id, 16) == 0)
+			return 1;
+	return 0;
+}
+
+/* A member learned in the middle of a probe round is probed in that
+ * round: before, it waited for the next one, as many seconds away as
+ * there are members. */
+static void
+test_new_member_probed_this_round(void **state)
+{
+	struct mts_swim_out out = { 0 };
+	struct mts_swim *s = lone(200, &out);
+	struct mts_swim_update u;
+	mts_time_t t;
+	int seen = 0;
+
+	mts_swim_tick(s, 0, &out); /* the round begins: 200 members */
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 201);
+	u.id[1] = 201 >> 8;
+	mts_swim_apply(s, &u, 10, &out);
+	for (t = 10; t <= 200 * 1000 && !seen; t += 100) {
+		mts_swim_out_reset(&out);
+		mts_swim_tick(s, t, &out);
+		seen = pinged(&out, u.id);
+	}
+	assert_true(seen);
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
+/* A member found unreachable when pinged for another member's indirect
+ * probe is not probed out of turn: each relay doing so made more relays
+ * (its own probe's ping-reqs), and a few crashed members drew all the
+ * probes of a cluster. */
+static void
+test_relay_unreachable_not_urgent(void **state)
+{
+	struct mts_swim_out out = { 0 };
+	struct mts_swim *s = lone(100, &out);
+	uint8_t from[16], target[16];
+	size_t i;
+	int relayed = 0;
+
+	mts_swim_tick(s, 0, &out);
+	mkid(from, 1);
+	mkid(target, 50);
+	mts_swim_out_reset(&out);
+	mts_swim_on_pingreq(s, from, target, 9, 100, &out);
+	for (i = 0; i < out.n; i++)
+		relayed |= out.e[i].type == MTS_SWIM_SEND_PING &&
+		    memcmp(out.e[i].to, target, 16) == 0;
+	assert_true(relayed);
+	mts_swim_out_reset(&out);
+	mts_swim_on_unreachable(s, target, 101, &out);
+	/* the probe in flight ends at 1000; the next starts there, and is
+	 * not the relay's target */
+	mts_swim_tick(s, 1000, &out);
+	assert_false(pinged(&out, target));
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
 int
 main(void)
 {
@@ -645,6 +739,8 @@ main(void)
 		cmocka_unit_test(test_update_precedence),
 		cmocka_unit_test(test_news_only_firsthand),
 		cmocka_unit_test(test_suspect_is_told),
+		cmocka_unit_test(test_new_member_probed_this_round),
+		cmocka_unit_test(test_relay_unreachable_not_urgent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
