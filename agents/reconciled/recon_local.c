@@ -134,13 +134,15 @@ state_events(struct recond *r, const struct rc_local *l, const char *was)
 		                      : now);
 }
 
-/* Its health check's verdict changed: healthy or unhealthy. */
+/* Its health check's verdict changed: healthy or unhealthy (not the
+ * check ending with a task asked to stop). */
 static void
 health_events(struct recond *r, const struct rc_local *l, const char *was)
 {
 	const char *now = l->st && l->st->health ? l->st->health : "";
 
-	if (strcmp(was, now) == 0 ||
+	if (strcmp(was, now) == 0 || !l->want_run ||
+	    strcmp(rc_local_state(l), "running") != 0 ||
 	    (strcmp(now, "healthy") != 0 && strcmp(now, "unhealthy") != 0))
 		return;
 	rc_event(r, now[0] == 'h' ? "task.healthy" : "task.unhealthy",

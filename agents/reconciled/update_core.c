@@ -426,7 +426,10 @@ advance(const struct mts_up_service *s, const struct counts *c,
 		finish(s, st, now, out);
 		return 1;
 	}
-	return 0;
+	/* with no delay the next batch starts in this step, not the next */
+	return st->done < s->replicas && params(s)->delay_ms == 0
+	    ? advance(s, c, st, now, out)
+	    : 0;
 }
 
 /* Promote from UP_CANARY: the canaries count as the first batch. */

@@ -41,6 +41,7 @@ struct sim {
 	uint64_t batch_at[32];
 	unsigned nbatch;
 	int rollbacks_written;
+	unsigned stops_with_batch; /* steps that ended a batch and stopped */
 };
 
 static void
@@ -152,6 +153,17 @@ sim_step(struct sim *s, int apply)
 	for (i = 0; i < s->n; i++)
 		s->t[i].current = s->tspec[i] == s->spec;
 	mts_up_step(&s->svc, s->t, s->n, &s->st, s->now, &a);
+	for (i = 0; apply && i < a.n; i++)
+		if (a.v[i].kind == UP_BATCH_DONE) {
+			size_t k;
+
+			for (k = 0; k < a.n; k++)
+				if (a.v[k].kind == UP_STOP) {
+					s->stops_with_batch++;
+					break;
+				}
+			break;
+		}
 	for (i = 0; apply && i < a.n; i++) {
 		const struct mts_up_action *x = &a.v[i];
 		uint32_t k;
@@ -303,6 +315,9 @@ test_parallelism(void **state)
 	assert_int_equal(live_of(&s, 2, 1), 6);
 	assert_string_equal(s.st.message,
 	    "update to version 2 completed: 6 tasks");
+	/* with no delay, the step that ends a batch starts the next one (the
+	 * owner steps once a refresh: a step later is up to a tick later) */
+	assert_int_equal(s.stops_with_batch, 2);
 }
 
 /* parallelism 0: every task in one batch. */
