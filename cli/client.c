@@ -12,8 +12,23 @@
 /* Checks that the socket exists and that we may open it, so that a missing
  * node and a missing permission get their own message instead of a
  * timeout. */
+/* Whether the node runs (its mts-init's admin.sock is there) though the
+ * agent's socket is missing: then the agent is what is down, not the
+ * node. */
 static int
-precheck(const struct mtsctl *ctx, const char *path)
+init_runs(const struct mtsctl *ctx, const char *agent)
+{
+	char path[512];
+	struct stat st;
+
+	return strcmp(agent, "init") != 0 &&
+	    mts_ipc_sock_path(path, sizeof(path), ctx->rundir, "init", NULL) ==
+	    0 &&
+	    stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static int
+precheck(const struct mtsctl *ctx, const char *agent, const char *path)
 {
 	struct stat st;
 
@@ -24,6 +39,13 @@ precheck(const struct mtsctl *ctx, const char *path)
 			           "admin group may)",
 			    (unsigned)getuid(), path);
 			return MTSCTL_EDENIED;
+		}
+		if (errno == ENOENT && init_runs(ctx, agent)) {
+			mtsctl_err("mts-%s is not running on this node (no %s; "
+			           "mtsctl agent ls shows the agents mts.conf "
+			           "starts)",
+			    agent, path);
+			return MTSCTL_EUNREACH;
 		}
 		mtsctl_err("%s: %s (is mts-init running with run directory "
 		           "%s? set it with -r or MTS_RUNDIR)",
@@ -107,7 +129,7 @@ mtsctl_call(struct mtsctl *ctx, const char *agent, ProtobufCMessage *req,
 			mtsctl_err("\"%s\" is not an agent name", agent);
 		return MTSCTL_EUSAGE;
 	}
-	if ((r = precheck(ctx, path)) != 0)
+	if ((r = precheck(ctx, agent, path)) != 0)
 		return r;
 	c = mts_ipc_client_open(path, ctx->timeout_ms, err, sizeof(err));
 	if (c == NULL) {

@@ -457,6 +457,9 @@ cmd_deploy(struct mtsctl *ctx, int argc, char **argv)
 	if ((rc = mtsctl_stack_args(ctx, argc, argv, &a)) != 0 ||
 	    (rc = mtsctl_stack_load(&a, &st)) != 0)
 		return rc;
+	if (st->nservices == 0)
+		mtsctl_err("warning: stack %s: the files name no service%s",
+		    st->name, a.prune ? "" : ": nothing to deploy");
 	if ((rc = make_plan(ctx, st, &p, &n)) != 0)
 		goto out;
 	for (i = 0; i < n && rc == 0; i++) {

@@ -18,6 +18,7 @@
 
 #define FOLLOW_POLL_MS 200
 #define READ_CHUNK 65536
+#define EV_COLS 7
 
 /* One agent's event file, read up to off (its inode ino). */
 struct evfile {
@@ -32,30 +33,71 @@ struct evset {
 	uint64_t since_ms; /* events before it are left out */
 	json_t *out;       /* collecting (the first read), else NULL */
 	struct mtsctl *ctx;
-	unsigned bad; /* lines that were not events */
+	unsigned bad;       /* lines that were not events */
+	int w[EV_COLS - 1]; /* the table's widths (the last column is free) */
 };
 
+static const char *const ev_fields[EV_COLS] = { "time", "agent", "type",
+	"service", "task", "on", "message" };
+static const char *const ev_heads[EV_COLS] = { "TIME", "AGENT", "TYPE",
+	"SERVICE", "TASK", "ON", "MESSAGE" };
+
+/* The table's row of e: "-" for a field it does not have. */
 static void
-print_event(struct mtsctl *ctx, json_t *e)
+ev_values(json_t *e, const char *v[EV_COLS])
 {
-	const char *f[] = { "time", "agent", "type", "service", "task", "on",
-		"message" };
-	const char *v[7];
 	size_t i;
 
-	if (ctx->fmt == MTSCTL_FMT_JSON) {
-		char *s = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-		printf("%s\n", s);
-		free(s);
-		return;
-	}
-	for (i = 0; i < 7; i++) {
-		v[i] = json_string_value(json_object_get(e, f[i]));
+	for (i = 0; i < EV_COLS; i++) {
+		v[i] = json_string_value(json_object_get(e, ev_fields[i]));
 		v[i] = v[i] && *v[i] ? v[i] : "-";
 	}
-	printf("%-24s %-11s %-19s %-18s %-10s %-10s %s\n", v[0], v[1], v[2],
-	    v[3], v[4], v[5], v[6]);
+}
+
+static void
+print_cols(const struct evset *s, const char *const v[EV_COLS])
+{
+	size_t i;
+
+	for (i = 0; i < EV_COLS - 1; i++)
+		printf("%-*s  ", s->w[i], v[i]);
+	printf("%s\n", v[EV_COLS - 1]);
+}
+
+/* Widens the columns to the events of all (the first read), so the table
+ * lines up; events that come later with -f keep these widths. */
+static void
+size_cols(struct evset *s, json_t *all)
+{
+	const char *v[EV_COLS];
+	size_t i, j, len;
+
+	for (j = 0; j < EV_COLS - 1; j++)
+		s->w[j] = (int)strlen(ev_heads[j]);
+	s->w[0] = 24; /* 2026-12-01T15:56:59.621Z */
+	for (i = 0; i < json_array_size(all); i++) {
+		ev_values(json_array_get(all, i), v);
+		for (j = 0; j < EV_COLS - 1; j++)
+			if ((len = strlen(v[j])) > (size_t)s->w[j] && len < 80)
+				s->w[j] = (int)len;
+	}
+}
+
+static void
+print_event(const struct evset *s, json_t *e)
+{
+	struct mtsctl *ctx = s->ctx;
+	const char *v[EV_COLS];
+
+	if (ctx->fmt == MTSCTL_FMT_JSON) {
+		char *line = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		printf("%s\n", line);
+		free(line);
+		return;
+	}
+	ev_values(e, v);
+	print_cols(s, v);
 }
 
 /* One line of a file: kept for sorting, printed, or skipped. */
@@ -77,7 +119,7 @@ take_line(struct evset *s, const char *line, size_t len)
 	else if (s->out)
 		json_array_append_new(s->out, e);
 	else {
-		print_event(s->ctx, e);
+		print_event(s, e);
 		json_decref(e);
 	}
 }
@@ -195,7 +237,7 @@ by_time(const void *a, const void *b)
 
 /* Prints the collected events sorted by time. */
 static void
-print_sorted(struct mtsctl *ctx, json_t *all)
+print_sorted(const struct evset *s, json_t *all)
 {
 	size_t n = json_array_size(all), i;
 	struct sorted *v = xcalloc(n + 1, sizeof(*v));
@@ -207,7 +249,7 @@ print_sorted(struct mtsctl *ctx, json_t *all)
 	}
 	qsort(v, n, sizeof(*v), by_time);
 	for (i = 0; i < n; i++)
-		print_event(ctx, v[i].e);
+		print_event(s, v[i].e);
 	free(v);
 }
 
@@ -260,10 +302,10 @@ cmd_events(struct mtsctl *ctx, int argc, char **argv)
 	}
 	s.out = json_array();
 	scan(&s, ctx->rundir, 1);
+	size_cols(&s, s.out);
 	if (ctx->fmt != MTSCTL_FMT_JSON)
-		printf("%-24s %-11s %-19s %-18s %-10s %-10s %s\n", "TIME",
-		    "AGENT", "TYPE", "SERVICE", "TASK", "ON", "MESSAGE");
-	print_sorted(ctx, s.out);
+		print_cols(&s, ev_heads);
+	print_sorted(&s, s.out);
 	json_decref(s.out);
 	s.out = NULL;
 	if (s.bad)

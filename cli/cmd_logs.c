@@ -183,9 +183,13 @@ static const struct mtsctl_cmd logs_cmds[] = {
 	    "    shim keeps one stream (stdout and stderr merged, no times),\n"
 	    "    so there is no per-line stream or time.\n\n"
 	    "EXIT STATUS\n"
-	    "    0 done, 3 the task's node is unreachable, 4 permission denied\n"
-	    "    (here, by the relay, or by the remote shim), 5 no such task\n"
-	    "    on any node.\n" },
+	    "    0 done, 1 the shim could not read the logs, 2 usage, 3 the\n"
+	    "    task's node is unreachable, 4 permission denied (here, by\n"
+	    "    the relay, or by the remote shim), 5 no such task on any\n"
+	    "    node.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl logs --tail 20 -f shop_web.1.3f2a9c1d\n"
+	    "    mtsctl -o json logs --node n2 shop_web.2.8b0e44aa\n" },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 

@@ -361,7 +361,7 @@ const char mtsctl_help_service_rebalance[] =
     "\nEXIT STATUS\n"
     "    0 written (or nothing to move), 1 not a replicated service, an\n"
     "    update under way, not every replica placeable now, or the\n"
-    "    record changed meanwhile, 2 usage, 3 unreachable, 5 no such\n"
-    "    service.\n"
+    "    record changed meanwhile, 2 usage, 3 statestore or schedd\n"
+    "    unreachable, 4 permission denied, 5 no such service.\n"
     "\nEXAMPLES\n"
     "    mtsctl service rebalance shop_web\n";

@@ -204,6 +204,7 @@ struct ps {
 	const struct members *m;
 	json_t *rows;
 	const uint8_t *digest; /* service ps: the record's spec digest */
+	uint64_t version;      /* ... and its version */
 };
 
 /* "4", or "3 (old)" for a task whose spec is not the record's. */
@@ -213,9 +214,16 @@ version_of(const struct ps *p, const Mts__Shim__TaskStatus *t, int *current)
 	char v[48];
 	const Mts__Shim__TaskSpec *s = t->spec;
 
-	*current = p->digest && s &&
-	    s->spec_digest.len == MTS_SPEC_DIGEST_LEN &&
-	    memcmp(s->spec_digest.data, p->digest, MTS_SPEC_DIGEST_LEN) == 0;
+	/* a task that never reached its shim (its image could not be
+	 * fetched) has the record reconciled wrote, with no digest: its
+	 * version says which spec it was placed from */
+	if (p->digest && s && s->spec_digest.len == 0)
+		*current = s->service_version == p->version;
+	else
+		*current = p->digest && s &&
+		    s->spec_digest.len == MTS_SPEC_DIGEST_LEN &&
+		    memcmp(s->spec_digest.data, p->digest,
+		        MTS_SPEC_DIGEST_LEN) == 0;
 	if (s == NULL || s->service_version == 0)
 		snprintf(v, sizeof(v), "%s",
 		    p->digest && !*current ? "(old)" : "");
@@ -285,11 +293,11 @@ ps_pending(void *arg, const char *svc,
 	}
 }
 
-/* The tasks of service (with digest: its record's spec digest, to tell
- * old from current) or of stack. */
+/* The tasks of service (with digest and version: its record's spec
+ * digest and version, to tell old from current) or of stack. */
 static int
 list_tasks(struct mtsctl *ctx, const char *service, const char *stack,
-    const uint8_t *digest)
+    const uint8_t *digest, uint64_t version)
 {
 	static const struct mtsctl_col cols[] = { { "task", "TASK" },
 		{ "version_label", "VERSION" }, { "node_name", "NODE" },
@@ -297,7 +305,7 @@ list_tasks(struct mtsctl *ctx, const char *service, const char *stack,
 		{ "health", "HEALTH" }, { "age", "AGE" }, { "error", "ERROR" },
 		{ NULL, NULL } };
 	struct members m;
-	struct ps p = { service, stack, &m, json_array(), digest };
+	struct ps p = { service, stack, &m, json_array(), digest, version };
 	int rc;
 
 	mtsctl_members_load(ctx, &m);
@@ -325,6 +333,7 @@ cmd_ps(struct mtsctl *ctx, int argc, char **argv)
 {
 	uint8_t digest[MTS_SPEC_DIGEST_LEN];
 	struct svc_rec r;
+	uint64_t version;
 	int rc;
 
 	if (argc != 2)
@@ -332,8 +341,9 @@ cmd_ps(struct mtsctl *ctx, int argc, char **argv)
 	if ((rc = mtsctl_svc_need(ctx, argv[1], &r)) != 0)
 		return rc;
 	mts_spec_digest(r.rec->spec, digest);
+	version = r.rec->version;
 	mtsctl_svc_rec_clear(&r);
-	return list_tasks(ctx, argv[1], NULL, digest);
+	return list_tasks(ctx, argv[1], NULL, digest, version);
 }
 
 /* "2026-12-01T12:30:05Z" for Unix ms, "" for 0. */
@@ -506,6 +516,18 @@ scale_one(struct mtsctl *ctx, const char *arg, json_t *done)
 		           "cannot be scaled",
 		    name);
 		rc = MTSCTL_EFAIL;
+	} else if (now->replicas == n) {
+		/* as service update: nothing changes, nothing is written
+		 * (a new version would replace the spec kept for rollback) */
+		if (ctx->fmt != MTSCTL_FMT_JSON)
+			printf("%s: already %lu replicas (version %llu, nothing "
+			       "written)\n",
+			    name, n, (unsigned long long)r.rec->version);
+		else
+			json_array_append_new(done,
+			    json_pack("{ss sI sI ss}", "service", name,
+			        "replicas", (json_int_t)n, "version",
+			        (json_int_t)r.rec->version, "change", "none"));
 	} else {
 		/* the new spec shares everything with the old but replicas */
 		next = xmemdup(now, sizeof(*now));
@@ -613,20 +635,48 @@ mtsctl_cmd_stack_ls(struct mtsctl *ctx, int argc, char **argv)
 	return rc;
 }
 
+/* 0 when STACK has a service record, else the exit status (5: none, as
+ * stack rm says). */
+static int
+need_stack(struct mtsctl *ctx, const char *stack)
+{
+	struct svc_rec *l;
+	size_t n, i;
+	int rc, found = 0;
+
+	if ((rc = mtsctl_svc_list(ctx, &l, &n)) != 0)
+		return rc;
+	for (i = 0; i < n && !found; i++)
+		found = wanted(stack, &l[i]);
+	mtsctl_svc_list_free(l, n);
+	if (found)
+		return 0;
+	mtsctl_err("%s: no such stack", stack);
+	return MTSCTL_ENOTFOUND;
+}
+
 int
 mtsctl_cmd_stack_services(struct mtsctl *ctx, int argc, char **argv)
 {
+	int rc;
+
 	if (argc != 2)
 		return mtsctl_usage(ctx);
+	if ((rc = need_stack(ctx, argv[1])) != 0)
+		return rc;
 	return list_services(ctx, argv[1]);
 }
 
 int
 mtsctl_cmd_stack_ps(struct mtsctl *ctx, int argc, char **argv)
 {
+	int rc;
+
 	if (argc != 2)
 		return mtsctl_usage(ctx);
-	return list_tasks(ctx, NULL, argv[1], NULL);
+	if ((rc = need_stack(ctx, argv[1])) != 0)
+		return rc;
+	return list_tasks(ctx, NULL, argv[1], NULL, 0);
 }
 
 int
@@ -693,7 +743,15 @@ static const struct mtsctl_cmd service_cmds[] = {
 	    "set the replica count of replicated services",
 	    "DESCRIPTION\n"
 	    "    Writes each service's record with N replicas (a new version;\n"
-	    "    the previous spec kept). Global services cannot be scaled.\n"
+	    "    the previous spec kept), in the order given, stopping at the\n"
+	    "    first that fails. A service that already has N replicas is\n"
+	    "    left as it is (\"already N replicas\", nothing written; JSON\n"
+	    "    \"change\": \"none\"). N = 0 stops every task and keeps the\n"
+	    "    service. Global services cannot be scaled.\n"
+	    "\nEXIT STATUS\n"
+	    "    0 written (or nothing to change), 1 a global service or the\n"
+	    "    record changed meanwhile, 2 usage (not SERVICE=N, N from 0\n"
+	    "    to 100000), 3 statestore unreachable, 5 no such service.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl service scale shop_web=9 shop_worker=3\n" },
 	{ "update", mtsctl_cmd_service_update,

@@ -69,10 +69,16 @@ static const struct mtsctl_cmd cmds[] = {
 	{ "services", mtsctl_cmd_stack_services, "STACK",
 	    "list a stack's services",
 	    "DESCRIPTION\n"
-	    "    As `mtsctl service ls`, for the services of STACK.\n" },
+	    "    As `mtsctl service ls`, for the services of STACK. A STACK\n"
+	    "    with no service record is an error (exit 5), as in stack rm.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl stack services shop\n" },
 	{ "ps", mtsctl_cmd_stack_ps, "STACK", "list a stack's tasks",
 	    "DESCRIPTION\n"
-	    "    As `mtsctl service ps`, for every service of STACK.\n" },
+	    "    As `mtsctl service ps`, for every service of STACK. A STACK\n"
+	    "    with no service record is an error (exit 5), as in stack rm.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl stack ps shop\n" },
 	{ "rm", mtsctl_cmd_stack_rm, "STACK", "remove a stack's services",
 	    "DESCRIPTION\n"
 	    "    Deletes every service record of STACK; every node's\n"

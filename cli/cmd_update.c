@@ -331,7 +331,8 @@ const char mtsctl_help_service_update[] =
     "\nEXIT STATUS\n"
     "    0 written (or nothing to change), 1 not written (the record\n"
     "    changed meanwhile, a global service given --replicas), 2 usage,\n"
-    "    3 statestore unreachable, 5 no such service.\n"
+    "    3 statestore unreachable, 4 permission denied, 5 no such\n"
+    "    service.\n"
     "\nEXAMPLES\n"
     "    mtsctl service update shop_web --image nginx:1.27\n"
     "    mtsctl service update shop_web --env-add LOG=debug --replicas 6\n"
@@ -348,7 +349,8 @@ const char mtsctl_help_service_rollback[] =
     "    x-mts auto_revert.\n"
     "\nEXIT STATUS\n"
     "    0 written, 1 no previous spec or changed meanwhile, 2 usage,\n"
-    "    5 no such service.\n"
+    "    3 statestore unreachable, 4 permission denied, 5 no such\n"
+    "    service.\n"
     "\nEXAMPLES\n"
     "    mtsctl service rollback shop_web\n";
 
@@ -362,6 +364,7 @@ const char mtsctl_help_service_promote[] =
     "    promoted version; the version itself stays.\n"
     "\nEXIT STATUS\n"
     "    0 written, 1 the service has no canaries or changed meanwhile,\n"
-    "    2 usage, 5 no such service.\n"
+    "    2 usage, 3 statestore unreachable, 4 permission denied, 5 no\n"
+    "    such service.\n"
     "\nEXAMPLES\n"
     "    mtsctl service promote shop_web\n";

@@ -42,8 +42,8 @@ static void
 print_synopsis(FILE *f, const struct mtsctl_group *g,
     const struct mtsctl_cmd *c)
 {
-	fprintf(f, "mtsctl [-r RUNDIR] [-o table|json] %s%s%s%s%s\n", g->name,
-	    c->name ? " " : "", c->name ? c->name : "",
+	fprintf(f, "mtsctl [-r RUNDIR] [-o table|json] [-t MS] %s%s%s%s%s\n",
+	    g->name, c->name ? " " : "", c->name ? c->name : "",
 	    c->synopsis && *c->synopsis ? " " : "",
 	    c->synopsis ? c->synopsis : "");
 }
@@ -54,7 +54,10 @@ help_command(const struct mtsctl_group *g, const struct mtsctl_cmd *c)
 	printf("NAME\n    mtsctl %s%s%s - %s\n\nSYNOPSIS\n    ", g->name,
 	    c->name ? " " : "", c->name ? c->name : "", c->summary);
 	print_synopsis(stdout, g, c);
-	printf("\n%s\n%s\n%s", c->help, global_help, exit_help);
+	/* a manual with its own EXIT STATUS has no second, generic one */
+	printf("\n%s\n%s%s%s", c->help, global_help,
+	    strstr(c->help, "EXIT STATUS\n") ? "" : "\n",
+	    strstr(c->help, "EXIT STATUS\n") ? "" : exit_help);
 }
 
 static void
@@ -82,7 +85,7 @@ help_top(FILE *f)
 
 	fprintf(f,
 	    "NAME\n    mtsctl - administer an mts node\n\n"
-	    "SYNOPSIS\n    mtsctl [-r RUNDIR] [-o table|json] "
+	    "SYNOPSIS\n    mtsctl [-r RUNDIR] [-o table|json] [-t MS] "
 	    "COMMAND [ARGS]\n\nCOMMANDS\n");
 	for (g = mtsctl_groups; *g != NULL; g++)
 		for (c = (*g)->cmds; c->fn != NULL; c++) {

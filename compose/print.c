@@ -398,7 +398,8 @@ mts_stack_print(const struct mts_stack *st, FILE *f)
 
 	fputs("name: ", f);
 	q(f, st->name);
-	fputs("\nservices:\n", f);
+	/* an empty map, not a null: JSON consumers get {} */
+	fputs(st->nservices ? "\nservices:\n" : "\nservices: {}\n", f);
 	for (i = 0; i < st->nservices; i++)
 		service(f, &st->services[i]);
 	fputs("networks:\n", f);

@@ -97,6 +97,8 @@ jcheck "service update" 1 service update demo_web --image nginx:2
 check "service update: service, version, change" jq_ 'j["service"] == "demo_web" and j["version"] == 3 and j["change"] == "updated"'
 jcheck "service rollback" 1 service rollback demo_web
 check "service rollback: a new version" jq_ 'j["version"] == 4'
+jcheck "service rebalance" 1 service rebalance demo_db
+check "service rebalance: service, version, moves, change" jq_ 'j["service"] == "demo_db" and {"version", "moves", "change"} <= set(j)'
 J 1 service promote demo_web >/dev/null 2>&1
 check "service promote of a service with no canaries exits 1" test $? -eq 1
 COVERED["service promote"]=1 # its JSON: tests/integration/service_update.sh
@@ -215,6 +217,6 @@ for c in "overlay status" "overlay attach" "overlay detach"; do COVERED[$c]=1; d
 # --- every command of the table was checked ---
 check "mtsctl --help lists the commands" [ ${#COMMANDS[@]} -ge 30 ]
 for c in "${COMMANDS[@]}"; do
-	[ -n "${COVERED[$c]:-}" ] || fail "'$c' has a JSON check here (add one for a new command)"
+	[ -n "${COVERED[$c]:-}" ] || fail "'$c' has no JSON check here (add one for a new command)"
 done
 t_done
