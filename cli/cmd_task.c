@@ -121,7 +121,7 @@ struct run_opts {
 	Mts__Shim__RestartPolicy rp;
 	Mts__Shim__HealthCheck hc;
 	char *hc_test[3];
-	char **env;
+	char **env, **dns, **dns_search;
 	Mts__Shim__Mount *mounts, **mptrs;
 	char *ep[1];
 	char *restart; /* owned copy behind rp.condition */
@@ -208,6 +208,8 @@ enum {
 	O_NETNS,
 	O_MOUNT,
 	O_NOFILE,
+	O_DNS,
+	O_DNS_SEARCH,
 };
 
 static const struct option run_lo[] = {
@@ -236,6 +238,8 @@ static const struct option run_lo[] = {
 	{ "health-start-period", required_argument, NULL, O_HSTART },
 	{ "netns", required_argument, NULL, O_NETNS },
 	{ "mount", required_argument, NULL, O_MOUNT },
+	{ "dns", required_argument, NULL, O_DNS },
+	{ "dns-search", required_argument, NULL, O_DNS_SEARCH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -302,6 +306,17 @@ run_opt(struct run_opts *o, int c, const char *v)
 		return 0;
 	case O_MOUNT:
 		return add_mount(o, v);
+	case O_DNS:
+		o->dns = xreallocarray(o->dns, o->sp.n_dns + 1, sizeof(char *));
+		o->dns[o->sp.n_dns++] = (char *)v;
+		o->sp.dns = o->dns;
+		return 0;
+	case O_DNS_SEARCH:
+		o->dns_search = xreallocarray(o->dns_search,
+		    o->sp.n_dns_search + 1, sizeof(char *));
+		o->dns_search[o->sp.n_dns_search++] = (char *)v;
+		o->sp.dns_search = o->dns_search;
+		return 0;
 	case O_ENTRY:
 		o->ep[0] = (char *)v;
 		o->sp.entrypoint = o->ep;
@@ -386,6 +401,8 @@ run_opts_free(struct run_opts *o)
 	free(o->mounts);
 	free(o->mptrs);
 	free(o->env);
+	free(o->dns);
+	free(o->dns_search);
 	free(o->restart);
 }
 
@@ -583,6 +600,9 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    --nofile N                RLIMIT_NOFILE\n"
 	    "    --mount /SRC:/DST[:ro]    bind mount (repeatable)\n"
 	    "    --netns PATH              join this network namespace\n"
+	    "    --dns IP                  a nameserver of the task's\n"
+	    "                              /etc/resolv.conf (repeat, up to 3)\n"
+	    "    --dns-search DOMAIN       a search domain of it (repeat)\n"
 	    "    --restart none|on-failure[:N]|any[:N]\n"
 	    "    --restart-delay DUR       first restart delay (doubles)\n"
 	    "    --restart-max-delay DUR   cap of the restart delay\n"

@@ -486,3 +486,76 @@ out:
 	free(opts);
 	return json;
 }
+
+/* --- resolv.conf -------------------------------------------------------------- */
+
+static int
+ipv4_ok(const char *s)
+{
+	unsigned a, b, c, d;
+	char tail;
+
+	return sscanf(s, "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 &&
+	    a < 256 && b < 256 && c < 256 && d < 256 &&
+	    strspn(s, "0123456789.") == strlen(s);
+}
+
+static int
+domain_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < 254 && s[0] != '.' && s[0] != '-' &&
+	    strspn(s,
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	        "0123456789-_.") == n;
+}
+
+char *
+mts_resolv_conf(char *const *servers, size_t nservers, char *const *search,
+    size_t nsearch, char *err, size_t errlen)
+{
+	size_t i, len = 0, at;
+	char *out;
+
+	if (nservers == 0 || nservers > 3 || nsearch > 6) {
+		snprintf(err, errlen,
+		    "dns: 1 to 3 nameservers, at most 6 "
+		    "search domains");
+		return NULL;
+	}
+	for (i = 0; i < nservers; i++) {
+		if (!ipv4_ok(servers[i])) {
+			snprintf(err, errlen,
+			    "dns: '%s' is not an IPv4 "
+			    "address",
+			    servers[i]);
+			return NULL;
+		}
+		len += strlen("nameserver \n") + strlen(servers[i]);
+	}
+	for (i = 0; i < nsearch; i++) {
+		if (!domain_ok(search[i])) {
+			snprintf(err, errlen,
+			    "dns_search: '%s' is not a "
+			    "domain",
+			    search[i]);
+			return NULL;
+		}
+		len += strlen(search[i]) + 1;
+	}
+	len += sizeof("search \n");
+	out = xmalloc(len);
+	at = 0;
+	for (i = 0; i < nservers; i++)
+		at += (size_t)snprintf(out + at, len - at, "nameserver %s\n",
+		    servers[i]);
+	if (nsearch > 0) {
+		at += (size_t)snprintf(out + at, len - at, "search");
+		for (i = 0; i < nsearch; i++)
+			at += (size_t)snprintf(out + at, len - at, " %s",
+			    search[i]);
+		snprintf(out + at, len - at, "\n");
+	}
+	return out;
+}

@@ -75,6 +75,13 @@ char *mts_bundle_for_task(const struct mts_task_spec *,
     const struct mts_image_config *, const struct mts_bundle_host *, char *err,
     size_t errlen);
 
+/* The text of a task's /etc/resolv.conf: "nameserver A" per server (IPv4
+ * dotted quads, at most 3, as resolv.conf's MAXNS), "search D..." when
+ * search is given (at most 6 domains of letters, digits, '-', '_' and
+ * '.'). Caller frees; NULL with err filled for a bad entry. No I/O. */
+char *mts_resolv_conf(char *const *servers, size_t nservers,
+    char *const *search, size_t nsearch, char *err, size_t errlen);
+
 /* TaskSpec.pids_limit meaning "no limit" (0 means the node's default). */
 #define MTS_PIDS_UNLIMITED 0xffffffffu
 

@@ -231,6 +231,33 @@ task_spec_of(const Mts__Shim__TaskSpec *sp, struct mts_task_spec *ts,
 		.nofile = sp->nofile };
 }
 
+/* The task's resolv.conf, when its spec names nameservers (netd's DNS
+ * server), written into the task's directory for a read-only bind mount
+ * on /etc/resolv.conf: 1 written (path in out), 0 none asked for, < 0 with
+ * err filled. */
+static int
+write_resolv(struct shim_task *t, char *out, size_t outlen, char *err,
+    size_t errlen)
+{
+	const Mts__Shim__TaskSpec *sp = t->spec;
+	char *text;
+	int rc;
+
+	if (sp->n_dns == 0)
+		return 0;
+	if ((text = mts_resolv_conf(sp->dns, sp->n_dns, sp->dns_search,
+	         sp->n_dns_search, err, errlen)) == NULL)
+		return -MTS_ERR_INVAL;
+	tpath(out, outlen, t, "resolv.conf");
+	rc = mts_write_atomic(out, text, strlen(text), 0644, 0) < 0
+	    ? -MTS_ERR_IO
+	    : 1;
+	if (rc < 0)
+		snprintf(err, errlen, "%s: cannot write", out);
+	free(text);
+	return rc;
+}
+
 /* The bundle's I/O: what the translation needs from the task's root file
  * system and the process limits, then config.json (bundle_core.c builds
  * it). */
@@ -241,13 +268,24 @@ write_bundle(struct shim *s, struct shim_task *t,
 	struct mts_bundle_host h = { .cgroup_parent = s->cfg.cgroup_parent,
 		.default_pids = s->cfg.default_pids,
 		.seccomp = s->cfg.seccomp };
+	static char *const resolv_opts[] = { "rbind", "ro" };
 	struct mts_task_spec ts;
 	struct mts_task_mount *mounts;
 	struct rlimit rl;
-	char path[SHIM_PATH], *passwd = NULL, *group = NULL, *json = NULL;
+	char path[SHIM_PATH], resolv[SHIM_PATH];
+	char *passwd = NULL, *group = NULL, *json = NULL;
 	int rc;
 
 	task_spec_of(t->spec, &ts, &mounts);
+	if ((rc = write_resolv(t, resolv, sizeof(resolv), err, errlen)) < 0)
+		goto out;
+	if (rc == 1) /* task_spec_of left a slot */
+		mounts[ts.nmounts++] =
+		    (struct mts_task_mount){ .source = resolv,
+			    .destination = "/etc/resolv.conf",
+			    .type = "bind",
+			    .options = resolv_opts,
+			    .noptions = 2 };
 	if ((rc = read_user_db(t, &passwd, &group, err, errlen)) != 0)
 		goto out;
 	h.passwd = passwd;

@@ -141,6 +141,21 @@ check "pub does not see db (not on it)" resolves "$pub" db.shop.mts NXDOMAIN
 check "an address that is no task's gets nothing of the zone" \
 	sh -c "[ \"\$(nsenter --net=/run/netns/$(n_ns 1) python3 '$DNSQ' '$(gw 1)' api.shop.mts)\" = NXDOMAIN ]"
 
+# a real container with the resolv.conf a task gets (--dns, --dns-search:
+# what reconciled is to set from netd's Attach), in front's namespace
+fi0=${NODE[$front]}
+ctl "$fi0" task run --name rc1 --netns "$(g_run "$fi0")/netd/ns/$front" --dns "$(gw "$fi0")" \
+	--dns-search shop.mts --dns-search mts busybox -- sleep 300 >/dev/null ||
+	fail "task run rc1 with --dns"
+rc_up() { ctl "$fi0" exec rc1 -- true 2>/dev/null; }
+wait_for 20 rc_up
+check "the container's /etc/resolv.conf names node $fi0's DNS server and the search domains" \
+	[ "$(ctl "$fi0" exec rc1 -- cat /etc/resolv.conf 2>/dev/null | tr '\n' ' ')" = "nameserver $(gw "$fi0") search shop.mts mts " ]
+ns_api() { ctl "$fi0" exec rc1 -- nslookup api 2>/dev/null | grep -q "Address: $vip"; }
+check "busybox nslookup api in the container: the VIP, through resolv.conf's server and search domains" ns_api
+ctl "$fi0" task stop rc1 >/dev/null 2>&1
+ctl "$fi0" task rm rc1 >/dev/null 2>&1
+
 # forwarding: names outside the cluster go to the upstream resolver (a
 # stand-in in node 1's namespace); when it is silent, SERVFAIL
 (exec nsenter --net="/run/netns/$(n_ns 1)" python3 "$DNSQ" --serve 127.0.0.1 "$UPPORT" 192.0.2.77) &

@@ -576,10 +576,36 @@ test_task_refused(void **state)
 	assert_string_equal(err, "mount 0: destination must be absolute");
 }
 
+/* A task's resolv.conf: nameservers and search domains, bad entries
+ * refused with the reason. */
+static void
+test_resolv_conf(void **state)
+{
+	char *ns[] = { "10.210.7.1", "10.0.0.2" },
+	     *search[] = { "shop.mts", "mts" };
+	char *bad_ns[] = { "10.210.7.1\nsearch evil" }, *v6[] = { "fd00::1" };
+	char *bad_search[] = { "a b" }, err[128], *t;
+
+	t = mts_resolv_conf(ns, 1, search, 2, err, sizeof(err));
+	assert_non_null(t);
+	assert_string_equal(t, "nameserver 10.210.7.1\nsearch shop.mts mts\n");
+	free(t);
+	t = mts_resolv_conf(ns, 2, NULL, 0, err, sizeof(err));
+	assert_string_equal(t, "nameserver 10.210.7.1\nnameserver 10.0.0.2\n");
+	free(t);
+	assert_null(mts_resolv_conf(bad_ns, 1, NULL, 0, err, sizeof(err)));
+	assert_null(mts_resolv_conf(v6, 1, NULL, 0, err, sizeof(err)));
+	assert_string_equal(err, "dns: 'fd00::1' is not an IPv4 address");
+	assert_null(mts_resolv_conf(ns, 1, bad_search, 1, err, sizeof(err)));
+	assert_string_equal(err, "dns_search: 'a b' is not a domain");
+	assert_null(mts_resolv_conf(ns, 0, search, 1, err, sizeof(err)));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_resolv_conf),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_seccomp_profile),
 		cmocka_unit_test(test_options),
