@@ -487,6 +487,11 @@ attached(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 		snprintf(l->netns, sizeof(l->netns), "%s", a->netns);
 		snprintf(l->address, sizeof(l->address), "%.*s",
 		    (int)strcspn(a->address, "/"), a->address);
+		snprintf(l->dns, sizeof(l->dns), "%s",
+		    rep->attach->gateway &&
+		            strlen(rep->attach->gateway) < sizeof(l->dns)
+		        ? rep->attach->gateway
+		        : "");
 		l->attached = 1;
 		log_info("task %s: attached by netd, %s", l->id, l->address);
 		rc_kick(o->r);
@@ -644,11 +649,26 @@ shim_run(struct recond *r, struct rc_local *l, const struct rc_svc *s)
 {
 	Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
 	Mts__Shim__TaskRunReq run = MTS__SHIM__TASK_RUN_REQ__INIT;
+	const char *stack = s->rec->spec->stack;
+	char search[80], *dns[1], *dsearch[2];
 	struct rc_spec sp;
 
 	rc_spec_build(s->rec->spec, s->rec->version, l->id, &sp);
 	if (l->attached)
 		sp.spec.netns = l->netns;
+	/* the task's resolv.conf: its node's DNS server, the stack's names
+	 * first (docs/network.md) */
+	if (l->attached && l->dns[0] != '\0' && stack != NULL &&
+	    *stack != '\0' && strlen(stack) < sizeof(search) - 5) {
+		snprintf(search, sizeof(search), "%s.mts", stack);
+		dns[0] = l->dns;
+		dsearch[0] = search;
+		dsearch[1] = "mts";
+		sp.spec.dns = dns;
+		sp.spec.n_dns = 1;
+		sp.spec.dns_search = dsearch;
+		sp.spec.n_dns_search = 2;
+	}
 	l->version = s->rec->version;
 	reservation(r, l);
 	run.spec = &sp.spec;

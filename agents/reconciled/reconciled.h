@@ -137,6 +137,7 @@ struct rc_local {
 	int attached;
 	char netns[512];
 	char address[16];
+	char dns[16]; /* the node's DNS server (netd's gateway), "" if none */
 	char **nets;
 	size_t nnets;
 	struct rc_local *next;

@@ -66,9 +66,10 @@ YML
 check "deploy shop" sh -c "'$CTL' -r '$(g_run 1)' deploy -c '$T_DIR/shop.yml' --stack shop --wait 60 >'$T_DIR/deploy.log' 2>&1"
 check "deploy other" sh -c "'$CTL' -r '$(g_run 2)' deploy -c '$T_DIR/other.yml' --stack other --wait 60 >>'$T_DIR/deploy.log' 2>&1"
 
-# tasks STACK: "task node-index" of the stack's running tasks
+# tasks STACK: "task node-index" of the stack's running tasks, as node
+# $ASK (1) sees them
 tasks() {
-	ctl 1 -o json stack ps "$1" | python3 -c '
+	ctl "${ASK:-1}" -o json stack ps "$1" | python3 -c '
 import json,sys
 ids={}
 for i in (1,2,3):
@@ -155,6 +156,13 @@ ns_api() { ctl "$fi0" exec rc1 -- nslookup api 2>/dev/null | grep -q "Address: $
 check "busybox nslookup api in the container: the VIP, through resolv.conf's server and search domains" ns_api
 ctl "$fi0" task stop rc1 >/dev/null 2>&1
 ctl "$fi0" task rm rc1 >/dev/null 2>&1
+# the service's own container, as reconciled started it in netd's namespace
+check "front's container got the same resolv.conf from reconciled" \
+	[ "$(ctl "$fi0" exec "$front" -- cat /etc/resolv.conf 2>/dev/null | tr '\n' ' ')" = "nameserver $(gw "$fi0") search shop.mts mts " ]
+fr_api() { ctl "$fi0" exec "$front" -- nslookup api 2>/dev/null | grep -q "Address: $vip"; }
+check "nslookup api in front's container: the VIP" fr_api
+db_name() { ctl "$fi0" exec "$front" -- nslookup db 2>/dev/null | grep -q "Address: ${ADDR[$db]}"; }
+check "nslookup db in front's container: db's task (dnsrr)" db_name
 
 # forwarding: names outside the cluster go to the upstream resolver (a
 # stand-in in node 1's namespace); when it is silent, SERVFAIL
@@ -256,7 +264,9 @@ if [ -n "$victim" ]; then
 	vi=${NODE[$victim]}
 	survivor=$(for t in $apis; do [ "$t" != "$victim" ] && echo "$t"; done)
 	dead_seen() { [ "$(g_state_of "${NODE[$front]}" "$(g_id "$vi")")" = dead ]; }
-	# the node goes, and its api task's server with it
+	# the node goes, and its api task's server with it (the test asks
+	# front's node from now on)
+	ASK=${NODE[$front]}
 	"$GOSSIP_CLUSTER" kill "$vi"
 	for p in "${HTTPD[@]}"; do
 		nsenter_of=$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)
