@@ -1,4 +1,4 @@
-/* test_update_pb.c: the update's replicated forms — the task-spec digest (a scale or an update_config change replaces no task, an image does), the rollback record, u/ status round trips and refusals, t/ records read as the core's tasks. */
+/* test_update_pb.c: the update's replicated forms — the task-spec digest (a scale or an update_config change replaces no task, an image does), the rollback record, u/ status round trips and refusals, t/ records read as the core's tasks, a rebalance version (its tasks old, one at a time start-first, the next version moving nothing) and healthy_deadline. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,6 +42,55 @@ test_digest(void **state)
 	assert_memory_not_equal(da, db, sizeof(da));
 	assert_int_equal(b.replicas, 9); /* the spec itself untouched */
 	assert_ptr_equal(b.update, &u);
+}
+
+/* A rebalance version: its tasks old, one at a time and start-first
+ * whatever update_config says, no canaries; the next version (copied
+ * from it) moves nothing. x-mts healthy_deadline reaches the core. */
+static void
+test_rebalance_record(void **state)
+{
+	Mts__Service__ServiceRecord r = MTS__SERVICE__SERVICE_RECORD__INIT;
+	Mts__Service__ServiceSpec s = MTS__SERVICE__SERVICE_SPEC__INIT;
+	Mts__Service__Update u = MTS__SERVICE__UPDATE__INIT;
+	Mts__Service__Canary c = MTS__SERVICE__CANARY__INIT;
+	Mts__Service__Rebalance rb = MTS__SERVICE__REBALANCE__INIT;
+	char *tasks[] = { "shop_web.3.aa", "shop_web.5.bb" };
+	struct mts_up_service us;
+
+	s.replicas = 6;
+	u.parallelism = 3;
+	u.order = "stop-first";
+	u.monitor_ms = 1500;
+	s.update = &u;
+	c.count = 2;
+	c.auto_revert = 1;
+	c.healthy_deadline_ms = 3000;
+	s.canary = &c;
+	r.spec = &s;
+	r.version = 4;
+	mts_up_service_from_pb(&r, &us);
+	assert_false(us.rebalance);
+	assert_int_equal(us.update.parallelism, 3);
+	assert_int_equal(us.canary, 2);
+	assert_int_equal(us.healthy_deadline_ms, 3000);
+	rb.version = 4;
+	rb.tasks = tasks;
+	rb.n_tasks = 2;
+	r.rebalance = &rb;
+	mts_up_service_from_pb(&r, &us);
+	assert_true(us.rebalance);
+	assert_int_equal(us.update.parallelism, 1);
+	assert_int_equal(us.update.order, UP_START_FIRST);
+	assert_int_equal(us.update.monitor_ms, 1500);
+	assert_int_equal(us.canary, 0);
+	assert_false(us.auto_revert);
+	assert_true(mts_up_rebalance_moves(&r, "shop_web.5.bb"));
+	assert_false(mts_up_rebalance_moves(&r, "shop_web.1.cc"));
+	r.version = 5; /* a later version copied from it */
+	mts_up_service_from_pb(&r, &us);
+	assert_false(us.rebalance);
+	assert_false(mts_up_rebalance_moves(&r, "shop_web.5.bb"));
 }
 
 static void
@@ -207,6 +256,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_digest),
 		cmocka_unit_test(test_rollback_record),
+		cmocka_unit_test(test_rebalance_record),
 		cmocka_unit_test(test_status_round_trip),
 		cmocka_unit_test(test_task_and_service),
 	};
