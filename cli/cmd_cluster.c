@@ -348,9 +348,22 @@ static const struct mtsctl_cmd node_cmds[] = {
 	    "    CPUs and memory it offers, less [schedd] reserve_*), what the\n"
 	    "    committed tasks and live leases reserve, what is free, its\n"
 	    "    availability (active, pause, drain), and each task and\n"
-	    "    lease. NODE: its name, id or a unique id prefix. With -o\n"
-	    "    json: capacity, reserved, free and reserve as {cpu_millis,\n"
-	    "    memory} (bytes), availability, task_list and lease_list.\n"
+	    "    lease. NODE: its name, id or a unique id prefix. From this\n"
+	    "    node's mts-netd (else NODE's n/ record): its overlay /24\n"
+	    "    (Subnet) and this node's WireGuard peer of it (endpoint,\n"
+	    "    latest handshake, bytes), - without an overlay.\n"
+	    "    Live leases counts the prepared leases (they reserve); the\n"
+	    "    LEASE rows are every lease the ledger remembers: prepared,\n"
+	    "    and committed or ended ones for a while after, so that a\n"
+	    "    resent commit or abort gets the same answer.\n"
+	    "    With -o json: capacity, reserved, free and reserve as\n"
+	    "    {cpu_millis, memory} (bytes), tasks and leases (the counts),\n"
+	    "    draining, availability, task_list and lease_list, and when\n"
+	    "    known subnet and wireguard.\n"
+	    "\nEXIT STATUS\n"
+	    "    0 shown, 1 NODE's schedd refused, 2 usage, 3 NODE (or its\n"
+	    "    relay) unreachable, 4 permission denied, 5 NODE is not a\n"
+	    "    member.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl node inspect n2\n"
 	    "    mtsctl -o json node inspect 3f2a\n" },
@@ -375,23 +388,38 @@ static const struct mtsctl_cmd node_cmds[] = {
 	    "    order start-first keeps the old task until its replacement\n"
 	    "    runs), global ones included. It lasts, across restarts,\n"
 	    "    until `node activate`. NODE: its name, id or a unique id\n"
-	    "    prefix.\n"
+	    "    prefix. Prints \"n2 (3f2a...): availability drain (was\n"
+	    "    active)\"; -o json {node, availability, previous}. Draining\n"
+	    "    a drained node changes nothing and succeeds.\n"
+	    "\nEXIT STATUS\n"
+	    "    0 set, 1 NODE's schedd refused, 2 usage, 3 NODE (or its\n"
+	    "    relay) unreachable, 4 permission denied, 5 NODE is not a\n"
+	    "    member.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl node drain n2\n" },
+	    "    mtsctl node drain n2\n"
+	    "    mtsctl node ls        # AVAILABILITY drain\n" },
 	{ "pause", cmd_node_pause, "NODE",
 	    "take no new tasks on a node, keep its tasks",
 	    "DESCRIPTION\n"
 	    "    Sets NODE's availability to pause: no new task is placed on\n"
-	    "    it (\"node is paused\"), the tasks it runs stay.\n"
+	    "    it (\"node is paused\"), the tasks it runs stay, global ones\n"
+	    "    included. Output, JSON and NODE as for node drain.\n"
+	    "\nEXIT STATUS\n"
+	    "    As for node drain.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl node pause n2\n" },
 	{ "activate", cmd_node_activate, "NODE",
 	    "let a drained or paused node take new tasks again",
 	    "DESCRIPTION\n"
 	    "    Sets NODE's availability back to active. Tasks moved away\n"
-	    "    by a drain do not come back by themselves.\n"
+	    "    by a drain do not come back by themselves (service rebalance\n"
+	    "    moves a service's back). Output, JSON and NODE as for node\n"
+	    "    drain.\n"
+	    "\nEXIT STATUS\n"
+	    "    As for node drain.\n"
 	    "\nEXAMPLES\n"
-	    "    mtsctl node activate n2\n" },
+	    "    mtsctl node activate n2\n"
+	    "    mtsctl service rebalance shop_web\n" },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 

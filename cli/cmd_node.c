@@ -177,6 +177,40 @@ tasks_json(const Mts__Schedd__LedgerRep *l)
 	return a;
 }
 
+/* The rows of tasks_json or leases_json with cpu and mem as the table
+ * shows them ("0.1", "32M") and owner cut to 12 digits; returns rows. */
+static json_t *
+rows_text(json_t *rows)
+{
+	char c[32], m[32], o[13];
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(rows, i, r)
+	{
+		const char *own =
+		    json_string_value(json_object_get(r, "owner"));
+
+		fmt_cpus(c, sizeof(c),
+		    (uint64_t)json_integer_value(
+		        json_object_get(r, "cpu_millis")));
+		fmt_bytes(m, sizeof(m),
+		    (uint64_t)json_integer_value(json_object_get(r, "memory")));
+		snprintf(o, sizeof(o), "%s", own ? own : "");
+		json_object_set_new(r, "cpu", json_string(c));
+		json_object_set_new(r, "mem", json_string(m));
+		json_object_set_new(r, "owner12", json_string(o));
+	}
+	return rows;
+}
+
+static const struct mtsctl_col task_cols[] = { { "id", "TASK" },
+	{ "service", "SERVICE" }, { "cpu", "CPU" }, { "mem", "MEMORY" },
+	{ NULL, NULL } };
+static const struct mtsctl_col lease_cols[] = { { "id", "LEASE" },
+	{ "state", "STATE" }, { "service", "SERVICE" }, { "cpu", "CPU" },
+	{ "mem", "MEMORY" }, { "owner12", "OWNER" }, { NULL, NULL } };
+
 static void
 print_table(const Mts__Schedd__LedgerRep *l, json_t *obj)
 {
@@ -186,31 +220,17 @@ print_table(const Mts__Schedd__LedgerRep *l, json_t *obj)
 		{ "reserve_text", "Kept back:" },
 		{ "availability", "Availability:" }, { "subnet", "Subnet:" },
 		{ "wireguard_text", "WireGuard:" }, { "tasks", "Tasks:" },
-		{ "leases", "Leases:" }, { NULL, NULL } };
+		{ "leases", "Live leases:" }, { NULL, NULL } };
 	const struct mtsctl ctx = { .fmt = MTSCTL_FMT_TABLE };
-	char c[32], m[32];
-	size_t i;
 
 	mtsctl_print_obj(&ctx, obj, cols);
-	if (l->n_tasks > 0)
-		printf(
-		    "\nTASK                             SERVICE                "
-		    "  CPU    MEMORY\n");
-	for (i = 0; i < l->n_tasks; i++) {
-		fmt_cpus(c, sizeof(c), l->tasks[i]->cpu_millis);
-		fmt_bytes(m, sizeof(m), l->tasks[i]->memory);
-		printf("%-32s %-24s %-6s %s\n", l->tasks[i]->id,
-		    l->tasks[i]->service, c, m);
+	if (l->n_tasks > 0) {
+		putchar('\n');
+		mtsctl_print_rows(&ctx, rows_text(tasks_json(l)), task_cols);
 	}
-	if (l->n_leases > 0)
-		printf("\nLEASE                    STATE      SERVICE          "
-		       "        CPU    MEMORY  OWNER\n");
-	for (i = 0; i < l->n_leases; i++) {
-		fmt_cpus(c, sizeof(c), l->leases[i]->cpu_millis);
-		fmt_bytes(m, sizeof(m), l->leases[i]->memory);
-		printf("%-24s %-10s %-24s %-6s %-7s %.12s\n", l->leases[i]->id,
-		    l->leases[i]->state, l->leases[i]->service, c, m,
-		    l->leases[i]->owner);
+	if (l->n_leases > 0) {
+		putchar('\n');
+		mtsctl_print_rows(&ctx, rows_text(leases_json(l)), lease_cols);
 	}
 }
 

@@ -91,13 +91,46 @@ owner_of(const struct members *m, const char *service)
 	return json_string(hex);
 }
 
+/* The row's owner_name: the owner's node name, as service ps names nodes
+ * (its id when the member has no name). */
+static void
+owner_name(const struct members *m, json_t *row)
+{
+	const char *id = json_string_value(json_object_get(row, "owner"));
+	const char *name = id && *id ? mtsctl_member_name(m, id) : "";
+
+	json_object_set_new(row, "owner_name",
+	    json_string(*name ? name
+	            : id      ? id
+	                      : ""));
+}
+
 /* --- task counts ----------------------------------------------------------------- */
 
 struct counts {
 	struct svc_rec *svc;
 	size_t n;
 	uint32_t *running;
+	const struct members *m; /* tasks of members not alive do not count */
 };
+
+/* Whether node (hex) is a member this node sees alive; every node is when
+ * the membership is unknown (gossipd did not answer). */
+static int
+node_alive(const struct members *m, const char *node)
+{
+	char hex[MTS_NODE_HEX_LEN + 1];
+	size_t i;
+
+	if (m == NULL || m->nalive == 0)
+		return 1;
+	for (i = 0; i < m->nalive; i++) {
+		mts_hex(hex, m->alive[i], MTS_NODE_ID_LEN);
+		if (strcmp(hex, node) == 0)
+			return 1;
+	}
+	return 0;
+}
 
 static void
 count_running(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
@@ -105,6 +138,8 @@ count_running(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 	struct counts *c = arg;
 	size_t i;
 
+	if (!node_alive(c->m, node))
+		return; /* its record says running: nobody knows */
 	for (i = 0; t->spec && i < c->n; i++)
 		if (strcmp(t->spec->service, c->svc[i].name) == 0)
 			c->running[i] += strcmp(t->state, "running") == 0;
@@ -147,10 +182,10 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 {
 	static const struct mtsctl_col cols[] = { { "name", "NAME" },
 		{ "mode", "MODE" }, { "replicas", "REPLICAS" },
-		{ "image", "IMAGE" }, { "owner", "OWNER" },
+		{ "image", "IMAGE" }, { "owner_name", "OWNER" },
 		{ "update", "UPDATE" }, { NULL, NULL } };
-	struct counts c = { NULL, 0, NULL };
 	struct members m;
+	struct counts c = { NULL, 0, NULL, &m };
 	json_t *rows;
 	size_t i;
 	int rc;
@@ -158,9 +193,11 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 	if ((rc = mtsctl_svc_list(ctx, &c.svc, &c.n)) != 0)
 		return rc;
 	c.running = xcalloc(c.n + 1, sizeof(*c.running));
-	if ((rc = mtsctl_task_scan(ctx, count_running, &c)) != 0)
-		goto out;
 	mtsctl_members_load(ctx, &m);
+	if ((rc = mtsctl_task_scan(ctx, count_running, &c)) != 0) {
+		mtsctl_members_free(&m);
+		goto out;
+	}
 	rows = json_array();
 	for (i = 0; i < c.n && rc == 0; i++) {
 		const Mts__Service__ServiceSpec *s = c.svc[i].rec->spec;
@@ -181,6 +218,7 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 		        (json_int_t)(global ? m.nalive : s->replicas), "image",
 		        s->image, "owner", owner_of(&m, s->name), "version",
 		        (json_int_t)c.svc[i].rec->version));
+		owner_name(&m, json_array_get(rows, json_array_size(rows) - 1));
 		json_object_set_new(json_array_get(rows,
 		                        json_array_size(rows) - 1),
 		    "update", upd);
@@ -721,9 +759,13 @@ static const struct mtsctl_cmd service_cmds[] = {
 	    "    mode, running/desired tasks (a global service: one per node\n"
 	    "    seen alive), image and owner: the node that reconciles it,\n"
 	    "    by rendezvous hashing over the members this node sees alive.\n"
-	    "    The same on every node once the state has converged. UPDATE\n"
-	    "    is the rolling update's state and batch n/m (service inspect\n"
-	    "    has the rest).\n" },
+	    "    The same on every node once the state has converged. OWNER\n"
+	    "    is the node's name (-o json: owner, its id, and owner_name).\n"
+	    "    UPDATE is the rolling update's state and batch n/m (service\n"
+	    "    inspect has the rest).\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl service ls\n"
+	    "    mtsctl -o json service ls\n" },
 	{ "ps", cmd_ps, "SERVICE", "list a service's tasks",
 	    "DESCRIPTION\n"
 	    "    Lists the tasks of SERVICE (<stack>_<service>) on every node:\n"
