@@ -348,7 +348,8 @@ static const struct mtsctl_cmd events_cmds[] = {
 	    "    concerned), message where they apply.\n"
 	    "\nOPTIONS\n"
 	    "    -f, --follow    keep printing events as they happen\n"
-	    "    --since DUR     only events of the last DUR (30s, 10m, 1h30m)\n"
+	    "    --since DUR     only events of the last DUR (30s, 10m, 1h30m;\n"
+	    "                    default: every event the files hold)\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl events --since 10m\n"
 	    "    mtsctl -o json events -f | grep '\"update\\.'\n" },

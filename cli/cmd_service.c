@@ -775,12 +775,33 @@ static const struct mtsctl_cmd service_cmds[] = {
 	    "    cannot place are rows SERVICE.pending with the reason;\n"
 	    "    replicas held back by depends_on at a first deploy are rows\n"
 	    "    SERVICE.waiting saying for what (\"waiting for shop_db to\n"
-	    "    be healthy (0 of 1)\").\n" },
+	    "    be healthy (0 of 1)\"). -o json: one object per task with\n"
+	    "    node (its id), node_name, version, current, slot, exit_code.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl service ps shop_web\n"
+	    "    mtsctl -o json service ps shop_web\n" },
 	{ "inspect", cmd_inspect, "SERVICE", "print a service's record as JSON",
 	    "DESCRIPTION\n"
-	    "    Prints the service record (proto/service.proto): version,\n"
-	    "    spec, the previous spec kept for rollback, when and where it\n"
-	    "    was last deployed.\n" },
+	    "    Prints the service record (proto/service.proto) as JSON, in\n"
+	    "    table and json output alike: version, spec, the previous spec\n"
+	    "    kept for rollback and previous_version, when and where it was\n"
+	    "    last written (updated_at_ms, updated_on), rollback (this\n"
+	    "    version rolls back), the update control (paused, promoted),\n"
+	    "    rebalance (the tasks a rebalance moves), spec_digest (what the\n"
+	    "    tasks of this spec carry). Then, when they exist:\n"
+	    "    update_status, the rolling update's progress from\n"
+	    "    u/SERVICE (state, progress batch n/m, started, ended,\n"
+	    "    message, failures, owner); placement, the owner's p/SERVICE\n"
+	    "    (desired, live, pending and why in message, the last task it\n"
+	    "    replaced and why, replaced_at); endpoint: mode (vip or\n"
+	    "    dnsrr), the published ports and, from this node's mts-netd,\n"
+	    "    the vip and the task_addresses DNS answers.\n"
+	    "\nEXIT STATUS\n"
+	    "    0 printed, 2 usage, 3 statestore unreachable, 4 permission\n"
+	    "    denied, 5 no such service.\n"
+	    "\nEXAMPLES\n"
+	    "    mtsctl service inspect shop_web\n"
+	    "    mtsctl service inspect shop_web | jq .update_status\n" },
 	{ "scale", cmd_scale, "SERVICE=N [SERVICE=N]...",
 	    "set the replica count of replicated services",
 	    "DESCRIPTION\n"

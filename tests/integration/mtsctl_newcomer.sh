@@ -125,4 +125,10 @@ for c in "${COMMANDS[@]}"; do
 	grep -A1 '^SYNOPSIS' out | grep -q -- '\[-t MS\]' || bad="$bad [$c: -t]"
 done
 check "every manual: one EXIT STATUS, -t in the synopsis${bad:+:$bad}" test -z "$bad"
+# scripts/cluster --help: the usage on stdout, exit 0 (it was exit 2, on
+# stderr, as for a mistake); a mistake still exits 2
+"$TOP/scripts/cluster" --help >out 2>err
+check "scripts/cluster --help: exit 0, usage on stdout" bash -c "[ $? = 0 ] && grep -q '^usage: scripts/cluster up N' out && ! [ -s err ]"
+"$TOP/scripts/cluster" bogus >out 2>err
+check "scripts/cluster bogus: exit 2, usage on stderr" bash -c "[ $? = 2 ] && grep -q '^usage:' err"
 t_done
