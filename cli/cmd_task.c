@@ -56,6 +56,10 @@ task_json(const Mts__Shim__TaskStatus *t)
 
 	json_object_set_new(o, "health_output",
 	    json_string(t->last_health_output));
+	/* the tables' EXIT: "-" while the task has none (exit_code -1) */
+	json_object_set_new(o, "exit",
+	    t->exit_code < 0 ? json_string("-")
+	                     : json_sprintf("%d", (int)t->exit_code));
 	if (sp != NULL) {
 		json_object_set_new(o, "image", json_string(sp->image));
 		json_object_set_new(o, "command",
@@ -86,7 +90,7 @@ static const struct mtsctl_col task_cols[] = {
 	{ "id", "ID" },
 	{ "image", "IMAGE" },
 	{ "state", "STATE" },
-	{ "exit_code", "EXIT" },
+	{ "exit", "EXIT" },
 	{ "health", "HEALTH" },
 	{ "restarts", "RESTARTS" },
 	{ "pid", "PID" },
@@ -99,7 +103,7 @@ static const struct mtsctl_col inspect_cols[] = {
 	{ "image_id", "image id:" },
 	{ "state", "state:" },
 	{ "desired", "desired:" },
-	{ "exit_code", "exit code:" },
+	{ "exit", "exit code:" },
 	{ "signal", "signal:" },
 	{ "oom_killed", "oom killed:" },
 	{ "health", "health:" },

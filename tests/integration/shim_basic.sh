@@ -107,6 +107,9 @@ $CTL task rm -f pmax
 # exec: output and exit code.
 $CTL task run --name live busybox -- sleep 1000 >/dev/null
 check "live task runs" task_is live state running
+check "task ls: a running task's EXIT is -, not -1" bash -c "$CTL task ls | grep -q '^live  *busybox  *running  *-  '"
+check "task inspect: exit code -" bash -c "$CTL task inspect live | grep -q '^exit code: *-$'"
+check "-o json keeps exit_code -1" bash -c "$CTL -o json task inspect live | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)[\"exit_code\"] == -1 else 1)'"
 out=$($CTL exec live -- sh -c 'echo from-exec; hostname; exit 5')
 rc=$?
 check "exec returns the command's exit code" test $rc -eq 5
