@@ -111,7 +111,7 @@ status_copy(const Mts__Shim__TaskStatus *st)
 /* The events of a task of this node whose state changed from `was`:
  * started (each run), failed, stopped. */
 static void
-state_events(struct recond *r, const struct rc_local *l, const char *was)
+state_events(struct recond *r, struct rc_local *l, const char *was)
 {
 	const char *now = rc_local_state(l), *err = l->st ? l->st->error : "";
 	int code = l->st ? l->st->exit_code : -1;
@@ -122,10 +122,11 @@ state_events(struct recond *r, const struct rc_local *l, const char *was)
 		rc_event(r, "task.started", l->service, l->id, r->agent->node,
 		    "%s%s", l->st && l->st->spec ? l->st->spec->image : "",
 		    l->st && l->st->restarts ? " (restarted)" : "");
-	else if (!l->want_run && terminal(now))
+	else if (!l->want_run && terminal(now)) {
 		rc_event(r, "task.stopped", l->service, l->id, r->agent->node,
 		    "%s", l->stop_why[0] ? l->stop_why : now);
-	else if (strcmp(now, "failed") == 0 ||
+		l->stop_told = 1;
+	} else if (strcmp(now, "failed") == 0 ||
 	    (strcmp(now, "exited") == 0 && code != 0))
 		rc_event(r, "task.failed", l->service, l->id, r->agent->node,
 		    "%s",
@@ -282,6 +283,9 @@ forget(struct recond *r, struct rc_local *l)
 	snprintf(key, sizeof(key), "t/%s/%s", r->self, l->id);
 	rc_store_write(r, key, NULL, 0, NULL, NULL);
 	log_info("task %s removed", l->id);
+	if (l->stop_why[0] != '\0' && !l->stop_told) /* never seen ending */
+		rc_event(r, "task.stopped", l->service, l->id, r->agent->node,
+		    "%s", l->stop_why);
 	for (pp = &r->local; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == l) {
 			*pp = l->next;

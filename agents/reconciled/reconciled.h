@@ -128,6 +128,7 @@ struct rc_local {
 	char state[16];   /* without a shim status: pending, failed */
 	char error[256];
 	char stop_why[96];         /* why it was asked to stop, for its event */
+	int stop_told;             /* its task.stopped event was written */
 	Mts__Shim__TaskStatus *st; /* the shim's last status, owned */
 	uint8_t *written;          /* the record last written */
 	size_t wlen;

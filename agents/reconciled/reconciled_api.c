@@ -45,8 +45,15 @@ h_stop(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	}
 	if (rc_local_stop(ctx, s->task,
 	        s->reason && *s->reason ? s->reason : "asked") < 0) {
-		mts_ipc_reply_error(call, MTS_ERR_NOTFOUND,
-		    "no task %s on this node", s->task);
+		/* before its first view this node has not read its own
+		 * records yet: not found is not an answer (the owner would
+		 * take the stop as done), it resends on STATE */
+		if (!((struct recond *)ctx)->adopted)
+			mts_ipc_reply_error(call, MTS_ERR_STATE,
+			    "this node has not read its tasks yet");
+		else
+			mts_ipc_reply_error(call, MTS_ERR_NOTFOUND,
+			    "no task %s on this node", s->task);
 		return;
 	}
 	rep.body_case = MTS__RECONCILED__REPLY__BODY_STOP;

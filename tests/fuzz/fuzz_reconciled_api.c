@@ -1,4 +1,4 @@
-/* fuzz_reconciled_api.c: libFuzzer target that drives the real mts-reconciled — its dispatch table and handlers over its own reconciled.sock on its loop, with its node-local task table — with well-formed assign/stop/status requests built from the input (colliding task ids, leases the stand-in schedd refuses, bad owners, over-long and invalid names), and checks every reply, that a task is held once, only after its lease was committed, with its t/<self>/ record written (desired running, managed, its service), that a stop turns it desired stopped, and that status lists exactly the tasks held. */
+/* fuzz_reconciled_api.c: libFuzzer target that drives the real mts-reconciled — its dispatch table and handlers over its own reconciled.sock on its loop, with its node-local task table — with well-formed assign/stop/status requests built from the input (colliding task ids, leases the stand-in schedd refuses, bad owners, over-long and invalid names), and checks every reply, that a task is held once, only after its lease was committed, with its t/<self>/ record written (desired running, managed, its service), that a stop turns it desired stopped (and, for a task it does not hold, answers NOT_FOUND once its records were read, STATE before), and that status lists exactly the tasks held. */
 #define main reconciled_main
 #include "fuzz_input.h"
 #include "fuzz_harness.h"
@@ -334,6 +334,10 @@ do_stop(struct in *in)
 
 	s.task = (char *)take_name(in, tasks, 6);
 	s.reason = take(in, 2) ? "fuzz" : "";
+	/* before its first view (its own records not read yet) a stop of a
+	 * task it does not hold is STATE, which the owner resends, not
+	 * NOT_FOUND, which it would take as done */
+	fz.adopted = take(in, 4) != 0;
 	req.body_case = MTS__RECONCILED__REQUEST__BODY_STOP;
 	req.stop = &s;
 	code = call(&req, &rep);
@@ -343,8 +347,9 @@ do_stop(struct in *in)
 	if (*s.task == '\0' || strlen(s.task) > RC_ID_MAX) {
 		if (code != MTS_ERR_INVAL)
 			abort();
-	} else if (l == NULL ? code != MTS_ERR_NOTFOUND
-	                     : code != 0 || l->want_run) {
+	} else if (l == NULL
+	        ? code != (fz.adopted ? MTS_ERR_NOTFOUND : MTS_ERR_STATE)
+	        : code != 0 || l->want_run) {
 		abort();
 	}
 	if (rep)
