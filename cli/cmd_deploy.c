@@ -278,6 +278,7 @@ struct count_arg {
 	struct planned *p;
 	size_t n;
 	struct progress *pr;
+	const struct members *m; /* a dead node's tasks do not count */
 };
 
 static void
@@ -286,6 +287,8 @@ count_one(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 	struct count_arg *c = arg;
 	size_t i;
 
+	if (!mtsctl_member_alive(c->m, node))
+		return; /* its record may say running: nobody knows */
 	for (i = 0; i < c->n; i++) {
 		if (t->spec == NULL || strcmp(t->spec->service, c->p[i].name))
 			continue;
@@ -320,15 +323,18 @@ static int
 count_tasks(struct mtsctl *ctx, struct planned *p, size_t n,
     struct progress *pr)
 {
-	struct count_arg c = { p, n, pr };
+	struct members m;
+	struct count_arg c = { p, n, pr, &m };
 	size_t i;
 	int rc;
 
 	for (i = 0; i < n; i++)
 		pr[i].running = pr[i].done = pr[i].pending = pr[i].waiting = 0;
-	if ((rc = mtsctl_task_scan(ctx, count_one, &c)) != 0)
-		return rc;
-	return mtsctl_placement_scan(ctx, pending_one, &c);
+	mtsctl_members_load(ctx, &m);
+	if ((rc = mtsctl_task_scan(ctx, count_one, &c)) == 0)
+		rc = mtsctl_placement_scan(ctx, pending_one, &c);
+	mtsctl_members_free(&m);
+	return rc;
 }
 
 /* A service whose owner has said for PLACE_FAIL_MS that it cannot place

@@ -114,10 +114,8 @@ struct counts {
 	const struct members *m; /* tasks of members not alive do not count */
 };
 
-/* Whether node (hex) is a member this node sees alive; every node is when
- * the membership is unknown (gossipd did not answer). */
-static int
-node_alive(const struct members *m, const char *node)
+int
+mtsctl_member_alive(const struct members *m, const char *node)
 {
 	char hex[MTS_NODE_HEX_LEN + 1];
 	size_t i;
@@ -138,7 +136,7 @@ count_running(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 	struct counts *c = arg;
 	size_t i;
 
-	if (!node_alive(c->m, node))
+	if (!mtsctl_member_alive(c->m, node))
 		return; /* its record says running: nobody knows */
 	for (i = 0; t->spec && i < c->n; i++)
 		if (strcmp(t->spec->service, c->svc[i].name) == 0)

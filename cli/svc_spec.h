@@ -71,6 +71,9 @@ void mtsctl_members_load(struct mtsctl *, struct members *);
 void mtsctl_members_free(struct members *);
 /* The name of member hex ("" when unknown). */
 const char *mtsctl_member_name(const struct members *, const char *hex);
+/* Whether member hex is one this node sees alive (every node is when the
+ * membership is unknown: gossipd did not answer). */
+int mtsctl_member_alive(const struct members *, const char *hex);
 
 /* service rebalance (cmd_rebalance.c). */
 int mtsctl_cmd_service_rebalance(struct mtsctl *, int argc, char **argv);

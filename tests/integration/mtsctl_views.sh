@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mtsctl_views.sh: what service ls and node inspect show on a 2-node cluster (no shim, no reconciled; task records written as a shim would) — running counts leave out the tasks of a node gossip reports dead (its records still say running: 8/6 after a kill), OWNER is the node's name as service ps names nodes (-o json keeps the id), node inspect's task and lease tables line up with 32-digit lease ids and its count says which leases it counts.
+# mtsctl_views.sh: what service ls and node inspect show on a 2-node cluster (no shim, no reconciled; task records written as a shim would) — running counts (service ls and deploy's wait) leave out the tasks of a node gossip reports dead (its records still say running: 8/6 after a kill), OWNER is the node's name as service ps names nodes (-o json keeps the id), node inspect's task and lease tables line up with 32-digit lease ids and its count says which leases it counts.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gossip_lib.sh"
 t_tmpdir
@@ -52,4 +52,6 @@ check "node 1 sees node 2 dead" wait_for 30 dead
 check "service ls: 1/3, the dead node's task not counted" bash -c \
 	"$GOSSIP_CLUSTER ctl 1 service ls | grep -q '^w_web  *replicated  *1/3 '"
 check "... -o json running 1" bash -c "$GOSSIP_CLUSTER ctl 1 -o json service ls | jf 'j[0][\"running\"] == 1'"
+out=$(g_ctl 1 deploy -c w.yml --stack w --wait 1 2>&1)
+check "deploy's wait counts 1/3 running too, not 2/3 ($out)" grep -q '^w_web: 1/3 running' <<<"$out"
 t_done
