@@ -203,6 +203,8 @@ view_records(struct sim_node *n, struct view *w)
 		w->tver[w->v.ntasks] = p->version;
 		w->tnode[w->v.ntasks] = node_of_hex(p->node);
 		t = &w->task[w->v.ntasks++];
+		memset(t, 0, sizeof(*t)); /* slot 0: the simulator's tasks
+					     have no slots */
 		t->id = p->id;
 		t->node = p->node;
 		t->service = p->svc;
