@@ -165,7 +165,8 @@ disc_finish(struct disc *d, uint32_t vip_net)
 		if (svc_ok(&d->s[i]))
 			d->s[k++] = d->s[i];
 	d->ns = k;
-	qsort(d->s, d->ns, sizeof(*d->s), svc_cmp);
+	if (d->ns > 1) /* (qsort and bsearch take no NULL, even for 0) */
+		qsort(d->s, d->ns, sizeof(*d->s), svc_cmp);
 	for (i = k = 0; i < d->ns; i++)
 		if (k == 0 || strcmp(d->s[k - 1].name, d->s[i].name) != 0)
 			d->s[k++] = d->s[i];
@@ -177,7 +178,8 @@ disc_finish(struct disc *d, uint32_t vip_net)
 			d->t[k++] = d->t[i];
 	}
 	d->nt = k;
-	qsort(d->t, d->nt, sizeof(*d->t), task_cmp);
+	if (d->nt > 1)
+		qsort(d->t, d->nt, sizeof(*d->t), task_cmp);
 	for (i = k = 0; i < d->nt; i++)
 		if (k == 0 || d->t[k - 1].addr != d->t[i].addr)
 			d->t[k++] = d->t[i];
@@ -208,7 +210,7 @@ disc_svc_by_name(const struct disc *d, const char *name)
 {
 	struct disc_svc key;
 
-	if (strlen(name) >= sizeof(key.name))
+	if (strlen(name) >= sizeof(key.name) || d->ns == 0)
 		return NULL;
 	snprintf(key.name, sizeof(key.name), "%s", name);
 	return bsearch(&key, d->s, d->ns, sizeof(*d->s), svc_cmp);

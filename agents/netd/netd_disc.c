@@ -205,7 +205,7 @@ task_addr(const struct netd_disc *d, const struct netd_task *t,
 {
 	struct addr_ent key, *e;
 
-	if (t->addr != 0)
+	if (t->addr != 0 || d->naddrs == 0)
 		return t->addr;
 	memcpy(key.node, node, MTS_NODE_ID_LEN);
 	snprintf(key.task, sizeof(key.task), "%s", t->id);
@@ -345,7 +345,8 @@ scan_end(struct netd_disc *d)
 	d->naddrs = d->nnext;
 	d->naddrs_next = NULL;
 	d->nnext = d->capnext = 0;
-	qsort(d->addrs, d->naddrs, sizeof(*d->addrs), addr_cmp);
+	if (d->naddrs > 1)
+		qsort(d->addrs, d->naddrs, sizeof(*d->addrs), addr_cmp);
 	build(d);
 }
 

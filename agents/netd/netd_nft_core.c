@@ -47,7 +47,8 @@ netd_nets_join(char *const *names, size_t n, char *out, size_t outlen)
 			goto out;
 		v[i] = names[i];
 	}
-	qsort(v, n, sizeof(*v), str_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), str_cmp);
 	for (i = 0; i < n; i++) {
 		if (i > 0 && strcmp(v[i], v[i - 1]) == 0)
 			continue;
@@ -218,7 +219,8 @@ emit_set(struct mts_buf *b, const char *set, const char *comment,
 	char ip[16];
 	size_t i, k = 0;
 
-	qsort(addr, n, sizeof(*addr), u32_cmp);
+	if (n > 1)
+		qsort(addr, n, sizeof(*addr), u32_cmp);
 	bprintf(b, "\tset %s {\n\t\ttype ipv4_addr\n", set);
 	if (comment != NULL)
 		bprintf(b, "\t\tcomment \"%s\"\n", comment);
@@ -247,7 +249,8 @@ netd_nft_isolation(const struct netd_member *m, size_t n, const char *bridge)
 		if (m[i].local && m[i].nets)
 			nets_each(m[i].nets, iso_add_one, &a);
 	}
-	qsort(s.net, s.n, sizeof(*s.net), net_cmp);
+	if (s.n > 1) /* qsort takes no NULL, even for 0 */
+		qsort(s.net, s.n, sizeof(*s.net), net_cmp);
 	for (i = 0; i < n; i++) {
 		struct iso_add a = { &s, m[i].addr, 0 };
 
