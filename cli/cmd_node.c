@@ -405,13 +405,45 @@ valid_key(const char *k, size_t n)
 	return 1;
 }
 
+/* Sends the label's put or delete; a delete of a label the node does not
+ * have says so ("n2: no label disk", exit 5), other failures as every
+ * call does. */
+static int
+label_write(struct mtsctl *ctx, Mts__Statestore__Request *req,
+    const struct shimctl_target *t, const char *arg, size_t klen)
+{
+	Mts__Statestore__Reply *rep = NULL;
+	char err[256];
+	int r;
+
+	r = mtsctl_try_call(ctx, "statestore", &req->base,
+	    &mts__statestore__reply__descriptor, (ProtobufCMessage **)&rep, err,
+	    sizeof(err));
+	if (r == 0) {
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return 0;
+	}
+	if (rep)
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (r == -MTS_ERR_NOTFOUND && strstr(err, "no such socket") == NULL &&
+	    req->body_case == MTS__STATESTORE__REQUEST__BODY_DELETE) {
+		mtsctl_err("%s: no label %.*s", t->label, (int)klen, arg);
+		return MTSCTL_ENOTFOUND;
+	}
+	/* again, for the message and exit status every command gives */
+	if ((r = mtsctl_call(ctx, "statestore", &req->base,
+	         &mts__statestore__reply__descriptor,
+	         (ProtobufCMessage **)&rep)) == 0)
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return r;
+}
+
 int
 cmd_node_label(struct mtsctl *ctx, int argc, char **argv)
 {
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__PutReq put = MTS__STATESTORE__PUT_REQ__INIT;
 	Mts__Statestore__DeleteReq del = MTS__STATESTORE__DELETE_REQ__INIT;
-	Mts__Statestore__Reply *rep;
 	struct shimctl_target t;
 	char hex[MTS_NODE_HEX_LEN + 1], key[200];
 	const char *eq, *value = "";
@@ -448,11 +480,8 @@ cmd_node_label(struct mtsctl *ctx, int argc, char **argv)
 		req.body_case = MTS__STATESTORE__REQUEST__BODY_DELETE;
 		req.delete_ = &del;
 	}
-	if ((rc = mtsctl_call(ctx, "statestore", &req.base,
-	         &mts__statestore__reply__descriptor,
-	         (ProtobufCMessage **)&rep)))
+	if ((rc = label_write(ctx, &req, &t, argv[3], klen)) != 0)
 		return rc;
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	if (ctx->fmt == MTSCTL_FMT_JSON && add)
 		mtsctl_print_obj(ctx,
 		    json_pack("{ss ss ss ss}", "node", hex, "key", key, "label",

@@ -45,6 +45,12 @@ for t in tables:
             if r[c - 2:c] != "  " or r[c] == " ":
                 sys.exit("misaligned: %r under %r" % (r, h))'
 
+# node label rm of a label the node lacks says which (it said 'no such key')
+g_ctl 1 node label rm n1 nope >out 2>err
+check "node label rm n1 nope: exit 5, 'n1 (ID): no label nope'" bash -c "[ $? = 5 ] && grep -q '^mtsctl: n1 (.*): no label nope$' err"
+check "node label add n1 zone=a" g_ctl 1 node label add n1 zone=a
+check "node label rm n1 zone: exit 0" g_ctl 1 node label rm n1 zone
+
 # node 2 killed: its task's record still says running, but nobody runs it
 "$GOSSIP_CLUSTER" kill 2 >/dev/null 2>&1
 dead() { [ "$(g_state_of 1 "${n2:0:12}")" = dead ]; }
