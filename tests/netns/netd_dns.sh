@@ -212,6 +212,18 @@ a_one=$(echo $apis | cut -d' ' -f1)
 hp=$(for k in $(seq 1 10); do get "$a_one" "$vip"; done | wc -l)
 check "an api task reaches its own VIP, itself included (hairpin): $hp of 10" [ "$hp" = 10 ]
 
+# --- by names alone, from the containers: front -> api, api -> db ----------
+mkdir -p "$T_DIR/www/db"
+echo "db-answers" >"$T_DIR/www/db/index.html"
+nsenter --net="$(g_run "${NODE[$db]}")/netd/ns/$db" busybox httpd -f -p 5432 -h "$T_DIR/www/db" &
+HTTPD+=($!)
+# by_name TASK NAME PORT: the page TASK's container fetches from NAME:PORT
+by_name() { ctl "${NODE[$1]}" exec "$1" -- sh -c "printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 2 $2 $3" 2>/dev/null | tail -1; }
+fa=$(by_name "$front" api 8080)
+check "front's container reaches api by its name alone ($fa)" sh -c "echo '$fa' | grep -q '^served-by-shop_api\.'"
+ad=$(by_name "$a_one" db 5432)
+check "an api container reaches db by its name alone ($ad)" [ "$ad" = db-answers ]
+
 # --- the front's published port answers on every node ------------------------
 # (a server in front's namespace that answers with the client's address)
 nsenter --net="$(g_run "${NODE[$front]}")/netd/ns/$front" python3 -c '
