@@ -14,7 +14,7 @@ s_stack crash 'services:
 check "deploy --detach exits 0" g_ctl 1 deploy -c crash.yml --stack c --detach
 
 # first I: the first task's id and node, as node I sees it
-first_task() { s_ps 1 c_loop | jp '" ".join(t["task"] + " " + t["node"] for t in j if t["slot"] == 1)' | awk '{print $1, $2}'; }
+first_task() { s_ps 1 c_loop | jp '" ".join(t["task"] + " " + t["node"] for t in j if t["slot"] == 1)' | awk 'NF {print $1, $2}'; }
 # (a failed mtsctl call reads as no task: the answer is kept once seen)
 got_first() { F=$(first_task); [ -n "$F" ]; }
 check "a task is placed" wait_for 20 got_first
@@ -39,7 +39,7 @@ check "... its record says why" wait_for 10 gave_up
 echo "    $T1: $(err_of "$T1")"
 
 # replacement: the task in slot 1 that is not T1
-repl() { s_ps 1 c_loop | jp '" ".join(t["task"] + " " + t["node"] for t in j if t["slot"] == 1 and t["task"] != "'"$T1"'")' | awk '{print $1, $2}'; }
+repl() { s_ps 1 c_loop | jp '" ".join(t["task"] + " " + t["node"] for t in j if t["slot"] == 1 and t["task"] != "'"$T1"'")' | awk 'NF {print $1, $2}'; }
 has_repl() { F=$(repl); [ -n "$F" ]; }
 check "the owner replaces it in slot 1" wait_for 15 has_repl
 read -r T2 N2 <<<"$F"
