@@ -258,7 +258,10 @@ static const struct mtsctl_cmd cmds[] = {
 	    "    external: shared by whichever stacks list it), how many\n"
 	    "    services and tasks are on it, and the nodes' /24s its tasks'\n"
 	    "    addresses are in. Two tasks may talk only when they share a\n"
-	    "    network (docs/network.md). Read from this node's replica.\n"
+	    "    network (docs/network.md). Read from this node's replica. A\n"
+	    "    task counts once mts-netd attached it to the network (its t/\n"
+	    "    record lists it): a node without netd runs tasks on none, so\n"
+	    "    TASKS may be 0 while the services run.\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl network ls\n"
 	    "    mtsctl -o json network ls\n" },
