@@ -104,6 +104,10 @@ check "service promote of a service with no canaries exits 1" test $? -eq 1
 COVERED["service promote"]=1 # its JSON: tests/integration/service_update.sh
 jcheck "stack ls" 1 stack ls
 jcheck "stack services" 1 stack services demo
+jcheck "network ls" 1 network ls
+check "network ls: demo_default, scope stack demo, its 2 services" jq_ 'any(n["name"] == "demo_default" and n["scope"] == "stack demo" and n["nservices"] == 2 for n in j)'
+jcheck "network inspect" 1 network inspect demo_default
+check "network inspect: name, services, tasks" jq_ 'j["name"] == "demo_default" and sorted(j["services"]) == ["demo_db", "demo_web"] and isinstance(j["tasks"], list)'
 jcheck "stack ps" 1 stack ps demo
 jcheck "service rm" 1 service rm demo_db
 jcheck "stack rm" 1 stack rm demo
