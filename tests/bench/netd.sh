@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netd.sh: mts-netd benchmarks on a 2-node cluster in network namespaces (scripts/cluster MTS_CLUSTER_NETNS=1 MTS_CLUSTER_NETD=1) — TCP throughput task to task over mts0 (wireguard-go) next to the same transfer between the nodes over the bare underlay veth, in one run; attach latency; netd's RSS with 200 attached tasks.
+# netd.sh: mts-netd benchmarks on a 2-node cluster in network namespaces (scripts/cluster MTS_CLUSTER_NETNS=1 MTS_CLUSTER_NETD=1) — TCP throughput task to task over mts0 (wireguard-go) next to the same transfer between the nodes over the bare underlay veth, in one run; attach latency; netd's RSS with 200 attached tasks on 11 networks (table inet mts rebuilt at each attach).
 . "$(dirname "$0")/../netns/lib.sh"
 for c in wireguard-go busybox; do
 	command -v "$c" >/dev/null || skip_all "needs $c"
@@ -59,7 +59,11 @@ rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 idle=$(rss "$pid")
 t0=$(date +%s%N)
 for i in $(seq 1 "$MANY"); do
-	g_ctl 1 overlay attach "t$i" >/dev/null || { echo "attach t$i failed"; break; }
+	# each on one of 10 networks, a tenth on a second: table inet mts
+	# holds a set per network
+	nets=(--network "net$((i % 10))")
+	[ $((i % 10)) = 0 ] && nets+=(--network shared)
+	g_ctl 1 overlay attach "${nets[@]}" "t$i" >/dev/null || { echo "attach t$i failed"; break; }
 done
 t1=$(date +%s%N)
 full=$(rss "$pid")
@@ -72,4 +76,6 @@ printf '%-48s %10s\n' "overlay / underlay" "$(awk -v a="$over" -v b="$bare" 'BEG
 printf '%-48s %10s\n' "attach (namespace, veth, address), ms each" "$per"
 printf '%-48s %10s\n' "netd RSS idle, KiB" "$idle"
 printf '%-48s %10s\n' "netd RSS with $((MANY + 1)) attachments, KiB" "$full"
+printf '%-48s %10s\n' "table inet mts with them: sets, bytes listed" \
+	"$(n_in 1 nft list table inet mts | grep -c '^\s*set ')/$(n_in 1 nft list table inet mts | wc -c)"
 echo "(kernel WireGuard: not measured, this machine has no module)"
