@@ -82,6 +82,7 @@ struct netd {
 	struct mts_ipc_async *store, *gossip;
 	struct netd_view view;
 	int scanned;       /* the records were read once */
+	int polled;        /* gossipd's members were read once */
 	int32_t subnet;    /* the /24 number claimed, -1: none */
 	int32_t applied;   /* the /24 the bridge and tasks carry, -1: none */
 	int claim_busy;    /* a claim write in flight */

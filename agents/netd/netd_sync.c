@@ -81,8 +81,12 @@ netd_peers_update(struct netd *n)
 	char *diff;
 	size_t i;
 
-	if (!n->wg_ready)
-		return; /* a new wireguard-go: its timer calls again */
+	/* not before wireguard-go answers (its timer calls again), nor
+	 * before gossipd's members were read once: a restarted netd whose
+	 * first scan ends before the first members poll would see no live
+	 * node and remove every peer, and the tunnels' sessions with them */
+	if (!n->wg_ready || !n->polled)
+		return;
 	nodes = xcalloc(n->view.len + 1, sizeof(*nodes));
 	for (i = 0; i < n->view.len; i++) {
 		nodes[i] = n->view.e[i].node;
@@ -128,6 +132,7 @@ members_done(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 		log_debug("gossipd members: %s", rc < 0 ? err : "no answer");
 		return;
 	}
+	n->polled = 1;
 	for (i = 0; i < n->view.len; i++)
 		n->view.e[i].node.alive = 0;
 	for (i = 0; i < rep->members->n_nodes; i++) {

@@ -171,6 +171,26 @@ wg_spawn(const struct netd *n)
 	return 0;
 }
 
+/* Whether every line of want ("k=v\n"...) is a line of the UAPI answer
+ * get. */
+static int
+line_pair_in(const char *get, const char *want)
+{
+	const char *p, *nl, *q;
+	size_t len;
+
+	for (p = want; *p != '\0'; p = nl + 1) {
+		if ((nl = strchr(p, '\n')) == NULL)
+			return 0;
+		len = (size_t)(nl - p) + 1;
+		for (q = get; q != NULL && strncmp(q, p, len) != 0;)
+			q = (q = strchr(q, '\n')) != NULL ? q + 1 : NULL;
+		if (q == NULL)
+			return 0;
+	}
+	return 1;
+}
+
 /* mts0 configured once wireguard-go answers (get is its first answer):
  * the peers it has, the key, the port, the MTU and the route of the
  * cluster CIDR. */
@@ -181,14 +201,19 @@ wg_setup(struct netd *n, char *get)
 	int rc;
 
 	netd_uapi_peers(&n->have, get);
-	free(get);
 	mts_hex(hex, n->priv, sizeof(n->priv));
 	set = xasprintf("private_key=%s\nlisten_port=%u\n", hex,
 	    n->cfg.listen_port);
 	sodium_memzero(hex, sizeof(hex));
-	rc = netd_wg_set(n, set);
+	/* a kept wireguard-go that has them already is left alone: setting
+	 * the key again expires every session and the port rebinds the
+	 * socket, so a netd restart would stall the tasks' traffic until
+	 * the next handshake (up to 5 s when the first one is lost) */
+	rc = line_pair_in(get, set) ? 0 : netd_wg_set(n, set);
 	sodium_memzero(set, strlen(set));
 	free(set);
+	sodium_memzero(get, strlen(get));
+	free(get);
 	if (rc < 0)
 		return -1;
 	if ((rc = netd_nl_set(n->nl, NETD_WG_IF, 1, NULL, n->mtu)) < 0 ||

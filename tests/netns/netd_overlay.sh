@@ -169,6 +169,23 @@ check "netd on node 1 is restarted by init" wait_for 10 restarted
 check "after the restart web.1 keeps $a1" [ "$(attach 1 web.1)" = "$a1" ]
 check "after the restart the tasks still reach each other" \
 	wait_for 5 in_task 1 web.1 busybox ping -c 1 -W 1 "$a3"
+# the new netd sets the peers it finds again, and never drops them on
+# its way up (a first scan before the first members poll saw no live
+# node: every peer removed, and the tasks cut off until new handshakes)
+check "the restarted netd removed no WireGuard peer" sh -c "! grep 'netd\[$(netd_pid 1)\]: wireguard: 0 peers' '$(ndir 1)/log/netd.log'"
+if ! in_task 1 web.1 busybox ping -c 1 -W 1 "$a3" >/dev/null 2>&1; then
+	echo "--- node 1's netd after the restart:"; tail -25 "$(ndir 1)/log/netd.log"
+	n_in 1 nft list table inet mts | head -40
+	n_in 1 ip route; in_task 1 web.1 ip -4 addr show eth0
+	for i in 1 3; do
+		echo "--- node $i's wireguard-go:"
+		python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"get=1\n\n"); print(s.recv(65536).decode())' "$(g_run "$i")/netd/wg/wireguard/mts0.sock" | grep -v private_key
+	done
+	n_in 1 busybox ping -c 1 -W 1 "$a3"; n_in 3 nft list chain inet mts isolate
+	echo "--- processes in node 1's namespace:"
+	ip netns pids "$(n_ns 1)" | while read -r p; do echo "$p $(cat /proc/"$p"/comm 2>/dev/null)"; done | sort -k2 | uniq -f1 -c
+	grep -h 'wireguard' "$(ndir 1)/log/netd.log" "$(ndir 3)/log/netd.log" | tail -12
+fi
 
 # --- wireguard-go dies: netd restarts it, the tasks reach each other again ------
 wg_pid() { ip netns pids "$(n_ns 1)" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = wireguard-go ] && echo "$p"; done | head -1; }
