@@ -186,6 +186,34 @@ stop_first(const struct mts_rc_view *v, size_t a, size_t b, int sa, int sb,
 	return newer(x, y);
 }
 
+static int
+returning(const struct mts_rc_view *v, size_t ti)
+{
+	const struct mts_rc_member *m = member(v, v->tasks[ti].node);
+
+	return m != NULL && m->returning;
+}
+
+/* What may stop while the view settles: a task on a member that came
+ * back moments ago whose slot a newer live task holds on a member this
+ * node kept hearing (its record is as it is now). */
+static int
+settled_stale(const struct mts_rc_view *v, const size_t *idx, size_t n,
+    size_t k)
+{
+	const struct mts_rc_task *x = &v->tasks[idx[k]];
+	size_t i;
+
+	if (x->slot == 0 || !returning(v, idx[k]))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (i != k && idx[i] != SIZE_MAX &&
+		    v->tasks[idx[i]].slot == x->slot && !returning(v, idx[i]) &&
+		    newer(&v->tasks[idx[i]], x) > 0)
+			return 1;
+	return 0;
+}
+
 /* Stops `extra` of the live tasks in idx by the shared rule, one at a
  * time so that each choice sees the counts the previous ones left. */
 static void
@@ -207,6 +235,8 @@ stop_extras(const struct mts_rc_view *v, size_t si, size_t *idx, size_t n,
 				continue;
 			c = tasks_on(v, idx, n, v->tasks[idx[i]].node);
 			st = stale(v, idx, n, i);
+			if (v->settling && !settled_stale(v, idx, n, i))
+				continue;
 			if (best == SIZE_MAX ||
 			    stop_first(v, idx[i], idx[best], st, sbest, c,
 			        cbest) > 0) {
@@ -215,7 +245,7 @@ stop_extras(const struct mts_rc_view *v, size_t si, size_t *idx, size_t n,
 				sbest = st;
 			}
 		}
-		if (best == SIZE_MAX || (v->settling && !sbest))
+		if (best == SIZE_MAX)
 			return;
 		if (sbest)
 			snprintf(swhy, sizeof(swhy),

@@ -20,7 +20,8 @@ struct mts_rc_member {
 	struct mts_node_attrs attrs; /* attrs.id: the id in hex */
 	int alive;                   /* SWIM: alive (suspect counts as alive) */
 	int draining;                /* availability drain */
-	int paused; /* availability pause: no new tasks, its tasks stay */
+	int paused;    /* availability pause: no new tasks, its tasks stay */
+	int returning; /* came back moments ago (see the view's settling) */
 };
 
 struct mts_rc_service {
@@ -61,14 +62,15 @@ struct mts_rc_view {
 	const struct mts_rc_task *tasks;
 	size_t ntasks;
 	const char *self; /* this node's id, hex */
-	/* A member came back moments ago (a healed partition, a restart):
-	 * the records of what ran on its side may not all be here yet, and
-	 * the owner this node would defer to may not be alive in its view
-	 * yet. Meanwhile an owner places nothing for a replicated service
-	 * (a task stopped on the other side shows as missing until the
-	 * record of the one that replaced it arrives) and stops no extra
-	 * but stale ones (a task whose slot a newer live task holds is
-	 * stale in every fuller view too). */
+	/* A member came back moments ago (a healed partition, a restart),
+	 * or this node just started: the records of what ran on the other
+	 * side may not all be here yet or be out of date, and the owner this
+	 * node would defer to may not be alive in its view yet. Meanwhile an
+	 * owner places nothing for a replicated service (a task stopped on
+	 * the other side shows as missing until the record of the one that
+	 * replaced it arrives) and stops only stale tasks on returning
+	 * members: their slot is held by a newer task on a member this node
+	 * kept hearing, whose record it therefore holds as it is. */
 	int settling;
 	/* Optional: the rendezvous weight of (service, member id), for a
 	 * caller that keeps the weights across passes (they never change);
@@ -113,7 +115,8 @@ long mts_rc_owner(const struct mts_rc_view *, const char *service);
  * share: a stale task first (its slot is also held by a newer live task:
  * it was replaced while its node was dead or cut off), then most tasks of
  * the service on one node, then the newest, then the greatest task id;
- * only stale ones, and nothing placed, while the view is settling. */
+ * only stale ones of returning members, and nothing placed, while the
+ * view is settling. */
 void mts_rc_reconcile(const struct mts_rc_view *, struct mts_rc_actions *out);
 void mts_rc_actions_free(struct mts_rc_actions *);
 

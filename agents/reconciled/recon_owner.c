@@ -143,6 +143,10 @@ rc_owner_free(struct recond *r)
 		r->stops = r->stops->next;
 		free(p);
 	}
+	while ((p = r->returns) != NULL) {
+		r->returns = r->returns->next;
+		free(p);
+	}
 	while ((p = r->owners) != NULL) {
 		r->owners = r->owners->next;
 		free(p);
@@ -256,6 +260,7 @@ core_view_build(struct recond *r, struct core_view *c)
 		m->alive = v->members[i].alive;
 		m->draining = v->members[i].draining;
 		m->paused = v->members[i].paused;
+		m->returning = rc_returning(r, v->members[i].hex);
 	}
 	c->svcs = xcalloc(v->nsvcs + 1, sizeof(*c->svcs));
 	c->svc_of = xcalloc(v->nsvcs + 1, sizeof(*c->svc_of));

@@ -444,19 +444,64 @@ attach(struct rc_view *v)
 	}
 }
 
+/* Remembers that node came back (until `until`); forgets the others
+ * whose time is up. */
+static void
+returned(struct recond *r, const char *node, mts_time_t until)
+{
+	struct rc_return **pp = &r->returns, *x;
+	mts_time_t now = mts_now();
+	int found = 0;
+
+	while ((x = *pp) != NULL) {
+		if (strcmp(x->node, node) == 0) {
+			x->until = until;
+			found = 1;
+		}
+		if (x->until <= now) {
+			*pp = x->next;
+			free(x);
+		} else {
+			pp = &x->next;
+		}
+	}
+	if (!found) {
+		x = xcalloc(1, sizeof(*x));
+		snprintf(x->node, sizeof(x->node), "%s", node);
+		x->until = until;
+		x->next = r->returns;
+		r->returns = x;
+	}
+}
+
+int
+rc_returning(const struct recond *r, const char *node)
+{
+	const struct rc_return *x;
+	mts_time_t now = mts_now();
+
+	for (x = r->returns; x != NULL; x = x->next)
+		if (strcmp(x->node, node) == 0)
+			return x->until > now;
+	return 0;
+}
+
 /* A member the last view held dead that the new one holds alive opens a
- * settling window, and so does the start: the records of what ran on its side are still on their way, and
- * so may be the owner this node would defer to (the core neither places
- * nor stops but stale tasks meanwhile). A member never seen before (a
- * node joining) does not: it ran nothing. */
+ * settling window, and so does the start (this node is then the one that
+ * came back): the records of what ran on the other side are still on
+ * their way or out of date, and so may be the owner this node would
+ * defer to (the core places nothing and stops only the returning
+ * members' stale tasks meanwhile). A member never seen before (a node
+ * joining) does not: it ran nothing. */
 static void
 note_returns(struct recond *r)
 {
 	const struct rc_view *o = &r->view, *n = &r->next;
 	size_t i, k;
 
-	if (r->refreshes == 0) {
+	if (r->refreshes == 0) { /* this node is the one back */
 		r->settle_until = mts_now() + r->cfg.settle_ms;
+		returned(r, r->self, r->settle_until);
 		return;
 	}
 	for (i = 0; i < n->nmembers; i++) {
@@ -471,9 +516,11 @@ note_returns(struct recond *r)
 		if (!back)
 			continue;
 		log_info("%s came back: for %lld ms nothing is placed and "
-		         "only stale extras are stopped while the view settles",
+		         "only its stale tasks are stopped while the view "
+		         "settles",
 		    m->name[0] ? m->name : m->hex, (long long)r->cfg.settle_ms);
 		r->settle_until = mts_now() + r->cfg.settle_ms;
+		returned(r, m->hex, r->settle_until);
 	}
 }
 

@@ -178,6 +178,13 @@ struct rc_own {
 	struct rc_own *next;
 };
 
+/* A member that came back: returning in the core's view until `until`. */
+struct rc_return {
+	char node[MTS_NODE_HEX_LEN + 1];
+	mts_time_t until;
+	struct rc_return *next;
+};
+
 /* A node that refused a Prepare: left out of placements until `until`. */
 struct rc_backoff {
 	char node[MTS_NODE_HEX_LEN + 1];
@@ -219,6 +226,7 @@ struct recond {
 	struct mts_timer tick_timer, kick_timer;
 	mts_time_t last_refresh;
 	mts_time_t settle_until; /* a member came back: see note_returns */
+	struct rc_return *returns;
 	int refreshing, again, stage;
 	int adopted;                 /* the first t/<self>/ scan was taken */
 	int shim_listed;             /* the shim answered a list */
@@ -247,6 +255,8 @@ int rc_conf_load(struct rc_conf *, const struct mts_cfg *);
 void rc_refresh(struct recond *);
 void rc_kick(struct recond *);
 void rc_view_clear(struct rc_view *);
+/* Whether node came back within the settling window (note_returns). */
+int rc_returning(const struct recond *, const char *node);
 const struct rc_svc *rc_find_svc(const struct rc_view *, const char *name);
 /* The u/ value of service in v (NULL: none). */
 const struct rc_upd *rc_find_upd(const struct rc_view *, const char *name);

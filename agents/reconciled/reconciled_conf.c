@@ -21,9 +21,9 @@ static const struct mts_cfg_schema keys[] = {
 	    "the longest a refusing node is left out" },
 	{ "reconciled", "settle", MTS_CFG_DURATION, "5s",
 	    "after a member held dead comes back (a healed partition, a "
-	    "restart) and at start, owners place nothing and stop only "
-	    "stale extras this long, so that the records of both sides and "
-	    "the membership have met" },
+	    "restart) and at start, owners place nothing and stop only the "
+	    "stale tasks of the nodes that came back this long, so that the "
+	    "records of both sides and the membership have met" },
 	{ "reconciled", "history", MTS_CFG_UINT, "3",
 	    "ended tasks (failed, or exited and replaced) a node keeps per "
 	    "service for service ps" },

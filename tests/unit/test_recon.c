@@ -374,16 +374,25 @@ test_settling_holds_extras(void **state)
 		placed += a.v[i].kind == RC_PLACE && a.v[i].service == 1;
 	assert_int_equal(placed, 1);
 	mts_rc_actions_free(&a);
-	/* a stale task (t5 holds t1's slot and is newer) goes even while
-	 * settling: it is stale in every fuller view too; t4 waits */
+	/* t5 holds t1's slot and is newer: t1 is stale. While settling it
+	 * goes only if its node is the one that came back and t5's is not
+	 * (t5's record is then as it is now); t4 waits in any case */
 	for (i = 0; i < 5; i++)
 		t[i].slot = (uint32_t)i + 1;
 	t[4].slot = 1;
 	v.settling = 1;
 	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0);
+	mts_rc_actions_free(&a);
+	members[(o + 1) % NODES].returning = 1; /* t1's node */
+	mts_rc_reconcile(&v, &a);
 	assert_int_equal(stopped(&v, &a, ids), 1);
 	assert_string_equal(ids[0], "t1");
 	assert_int_equal(a.n, 1); /* and x_other still waits */
+	mts_rc_actions_free(&a);
+	members[(o + 5) % NODES].returning = 1; /* t5's too */
+	mts_rc_reconcile(&v, &a);
+	assert_int_equal(a.n, 0);
 	mts_rc_actions_free(&a);
 }
 
