@@ -22,7 +22,7 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all test check fuzz bench deps demo install clean format format-check
+.PHONY: all test check fuzz bench chaos deps demo install clean format format-check
 
 # --- generated protobuf-c code -------------------------------------------
 PROTOS   := $(wildcard proto/*.proto)
@@ -137,6 +137,12 @@ fuzz: $(FUZZERS)
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(abspath $(BUILD)) tests/bench/run
+
+# `make chaos`: the full chaos test (180 s of node kills, restarts and link
+# cuts on 5 nodes in network namespaces; CHAOS_SEED=N replays a run).
+chaos: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(abspath $(BUILD)) CHAOS_SECS=$${CHAOS_SECS:-180} tests/netns/recon_chaos.sh
 
 deps:
 	@scripts/install-deps

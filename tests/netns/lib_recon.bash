@@ -7,6 +7,10 @@
 #   r_live I SVC [J..] SVC's tasks running and desired running in node I's
 #                      view (on nodes J... only, if given)
 #   r_idx ID           the node number whose id is ID
+#   r_truth SVC        the tasks of SVC each node's own records say it
+#                      runs (running, desired running), sorted
+#   r_agree SVC N      r_truth lists N tasks and every node's view holds
+#                      exactly those desired running
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if ! command -v runc >/dev/null; then
@@ -93,4 +97,21 @@ r_owner() {
 	g_ctl "$1" -o json service ls 2>/dev/null | python3 -c '
 import json, sys
 print(next((s["owner"] for s in json.load(sys.stdin) if s["name"] == sys.argv[1]), ""))' "$2"
+}
+
+r_truth() {
+	local i
+	for i in $(seq 1 "$R_NODES"); do
+		r_tasks "$i" "$1" | awk -v me="$(g_id "$i")" '$2 == me && $3 == "running" && $4 == "running" { print $1 }'
+	done | sort
+}
+
+r_agree() {
+	local t i v
+	t=$(r_truth "$1")
+	[ "$(echo "$t" | grep -c .)" = "$2" ] || return 1
+	for i in $(seq 1 "$R_NODES"); do
+		v=$(r_tasks "$i" "$1" | awk '$4 == "running" { print $1 }' | sort)
+		[ "$v" = "$t" ] || return 1
+	done
 }

@@ -19,24 +19,8 @@ services:
 YML
 deploy() { g_ctl 1 deploy -c "$T_DIR/p.yml" --stack p --wait 60 >/dev/null; }
 check "deploy of $WANT replicas converges" deploy
-# truth: the tasks each node's own replica says it runs (its own records)
-truth() {
-	local i
-	for i in 1 2 3 4 5; do
-		r_tasks "$i" "$SVC" | awk -v me="$(g_id "$i")" '$2 == me && $3 == "running" && $4 == "running" { print $1 }'
-	done | sort
-}
-# agree: every node's view holds exactly the WANT tasks truth lists, and
-# no other task of the service desired running
-agree() {
-	local t i v
-	t=$(truth)
-	[ "$(echo "$t" | grep -c .)" = "$WANT" ] || return 1
-	for i in 1 2 3 4 5; do
-		v=$(r_tasks "$i" "$SVC" | awk '$4 == "running" { print $1 }' | sort)
-		[ "$v" = "$t" ] || return 1
-	done
-}
+truth() { r_truth "$SVC"; }
+agree() { r_agree "$SVC" "$WANT"; }
 check "every node's view: the same $WANT running" wait_for 30 agree
 O=$(r_idx "$(r_owner 1 "$SVC")")
 check "the service has an owner ($O)" test -n "$O"
@@ -95,7 +79,7 @@ cycle() {
 		seen=$(printf '%s\n%s\n' "$seen" "$x" | sort -u)
 		[ "$(echo "$x" | grep -c .)" -lt "$min" ] && min=$(echo "$x" | grep -c .)
 		[ -z "$tx" ] && agree && tx=$(($(now_ms) - t0))
-		[ -z "$tr" ] && g_roots_equal 1 2 3 4 5 && tr=$(($(now_ms) - t0))
+		[ -n "$tx" ] && [ -z "$tr" ] && g_roots_equal 1 2 3 4 5 && tr=$(($(now_ms) - t0))
 		[ -n "$tx" ] && [ -n "$tr" ] && break
 		sleep 0.2
 	done
@@ -112,7 +96,7 @@ cycle() {
 	echo "$name: stops decided by: $(cut -d' ' -f2 "$sf" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
 	check "$name: $((n - WANT)) tasks stopped, as many as the extras ($(cut -d' ' -f1 "$sf" | sort -u | grep -c .))" \
 		test "$(cut -d' ' -f1 "$sf" | sort -u | grep -c .)" = $((n - WANT))
-	echo "heal $name: exact count after ${tx:--} ms, roots equal after ${tr:--} ms"
+	echo "heal $name: exact count after ${tx:--} ms, and roots equal after ${tr:--} ms"
 	[ -n "$tx" ] && echo "$tx" >>"$T_DIR/times"
 }
 # the owner on the small side, then on the large side
