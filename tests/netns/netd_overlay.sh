@@ -177,6 +177,10 @@ if ! in_task 1 web.1 busybox ping -c 1 -W 1 "$a3" >/dev/null 2>&1; then
 	echo "--- node 1's netd after the restart:"; tail -25 "$(ndir 1)/log/netd.log"
 	n_in 1 nft list table inet mts | head -40
 	n_in 1 ip route; in_task 1 web.1 ip -4 addr show eth0
+	echo "--- web.1's routes, neighbours, its gateway:"; in_task 1 web.1 ip route; in_task 1 web.1 ip neigh
+	in_task 1 web.1 busybox ping -c 1 -W 1 "${a1%.*}.1"
+	n_in 1 sh -c 'for f in /proc/sys/net/ipv4/conf/mtsbr0/forwarding /proc/sys/net/ipv4/conf/mts0/forwarding /proc/sys/net/ipv4/conf/mtsbr0/proxy_arp_pvlan; do echo "$f $(cat $f)"; done'
+	n_in 1 bridge -d link show | grep -E 'mtsv|isolated' | head -6
 	for i in 1 3; do
 		echo "--- node $i's wireguard-go:"
 		python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"get=1\n\n"); print(s.recv(65536).decode())' "$(g_run "$i")/netd/wg/wireguard/mts0.sock" | grep -v private_key
