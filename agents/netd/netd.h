@@ -130,6 +130,10 @@ int netd_nl_veth(struct mnl_socket *, const char *host, const char *peer,
     int netns_fd, unsigned mtu);
 int netd_nl_set(struct mnl_socket *, const char *name, int up,
     const char *master, unsigned mtu);
+/* Sets name's MAC address (a bridge given one keeps it, instead of
+ * taking its lowest port's whenever a port comes or goes). */
+int netd_nl_set_mac(struct mnl_socket *, const char *name,
+    const uint8_t mac[6]);
 /* Marks bridge port name isolated: it exchanges frames with the bridge
  * itself only, never with another isolated port. */
 int netd_nl_port_isolate(struct mnl_socket *, const char *name);

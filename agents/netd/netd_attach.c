@@ -229,12 +229,19 @@ netd_sysctl_write(const char *path, const char *v)
 int
 netd_bridge_apply(struct netd *n)
 {
+	/* a fixed MAC (locally administered, from the node id): a bridge
+	 * takes its lowest port's otherwise, so detaching one task changed
+	 * the gateway's MAC under the others, cut off until their ARP
+	 * entries expired (seconds) */
+	uint8_t mac[6] = { 0x02, n->self_id[0], n->self_id[1], n->self_id[2],
+		n->self_id[3], n->self_id[4] };
 	uint32_t gw;
 	char ip[16];
 	size_t i;
 	int rc;
 
 	if ((rc = netd_nl_bridge(n->nl, NETD_BRIDGE, n->mtu)) < 0 ||
+	    (rc = netd_nl_set_mac(n->nl, NETD_BRIDGE, mac)) < 0 ||
 	    (rc = netd_nl_set(n->nl, NETD_BRIDGE, 1, NULL, n->mtu)) < 0) {
 		errno = -rc;
 		log_warn("bridge %s", NETD_BRIDGE);

@@ -175,6 +175,21 @@ netd_nl_veth(struct mnl_socket *nl, const char *host, const char *peer,
 }
 
 int
+netd_nl_set_mac(struct mnl_socket *nl, const char *name, const uint8_t mac[6])
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct ifinfomsg *ifm;
+	struct nlmsghdr *nlh = link_msg(buf, RTM_NEWLINK, 0, &ifm);
+	int idx;
+
+	if ((idx = netd_nl_ifindex(nl, name, NULL)) < 0)
+		return idx;
+	ifm->ifi_index = idx;
+	mnl_attr_put(nlh, IFLA_ADDRESS, 6, mac);
+	return talk(nl, nlh, NULL, NULL);
+}
+
+int
 netd_nl_port_isolate(struct mnl_socket *nl, const char *name)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];

@@ -89,6 +89,9 @@ attachn() { # I TASK NET...: attached on networks NET..., prints the address
 	ctl "$i" -o json overlay attach "${a[@]}" "$t" | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"].split("/")[0])'
 }
 nping() { in_task 1 "$1" busybox ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+brmac() { n_in 1 ip -o link show mtsbr0 | awk '{for (i = 1; i < NF; i++) if ($i == "link/ether") print $(i + 1)}'; }
+mac0=$(brmac)
+check "mtsbr0 has the node's own fixed MAC ($mac0), not a port's" sh -c "echo '$mac0' | grep -q '^02:$(g_id 1 | cut -c1-10 | sed 's/../&:/g; s/:$//')\$'"
 i1=$(attachn 1 iso-a1 neta) && i2=$(attachn 1 iso-a2 neta shared) && i3=$(attachn 1 iso-b1 netb shared) ||
 	fail "attach three tasks on node 1 with networks"
 check "two tasks of one network on one node reach each other ($i1 -> $i2)" wait_for 5 nping iso-a1 "$i2"
@@ -100,6 +103,7 @@ check "overlay status lists the networks" sh -c "'$CTL' -r '$(g_run 1)' overlay 
 ctl 1 overlay attach iso-a2 >/dev/null
 check "attach again without --network keeps the task's networks and address" sh -c "'$CTL' -r '$(g_run 1)' overlay status | grep -Eq '^iso-a2 +$i2/24 +mtsv[0-9]+ +neta,shared '"
 for t in iso-a1 iso-a2 iso-b1; do ctl 1 overlay detach "$t" >/dev/null; done
+check "attaching and detaching tasks leaves mtsbr0's MAC as it was (the others' gateway)" sh -c "[ -n '$mac0' ] && [ '$(brmac)' = '$mac0' ]"
 
 # --- node inspect: the subnet, and this node's WireGuard peer of it -------------
 inspect_ok() {
