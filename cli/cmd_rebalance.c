@@ -171,7 +171,8 @@ movers(struct rb *b, size_t *n)
 	size_t i, k;
 
 	*n = 0;
-	qsort(b->tasks, b->ntasks, sizeof(*b->tasks), cmp_newest);
+	if (b->ntasks > 1) /* tasks is NULL when there are none */
+		qsort(b->tasks, b->ntasks, sizeof(*b->tasks), cmp_newest);
 	for (i = 0; i < b->nnodes; i++) {
 		uint32_t extra = b->nodes[i].cur > b->nodes[i].ideal
 		    ? b->nodes[i].cur - b->nodes[i].ideal
@@ -206,7 +207,8 @@ describe(struct rb *b, const struct members *m, char *out, size_t outlen)
 
 	out[0] = '\0';
 	sort_members = m;
-	qsort(b->nodes, b->nnodes, sizeof(*b->nodes), cmp_name);
+	if (b->nnodes > 1)
+		qsort(b->nodes, b->nnodes, sizeof(*b->nodes), cmp_name);
 	for (i = 0; i < b->nnodes && len < outlen; i++) {
 		const char *name = mtsctl_member_name(m, b->nodes[i].hex);
 
