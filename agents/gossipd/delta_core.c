@@ -8,12 +8,21 @@
 #include "buf.h"
 #include "xmalloc.h"
 
+/*
+ * The table and the ring grow with the count, up to what cap needs: a
+ * set that never fills (a small cluster, each of mts-sim's nodes) costs
+ * what it holds, not 1.5 MiB. What it answers does not depend on its
+ * size.
+ */
 struct mts_seen {
 	uint64_t *slots; /* 0 = empty; fingerprints are never 0 */
-	size_t nslots;   /* power of two, >= 2 * cap: at most half full */
+	size_t nslots;   /* power of two, >= 2 * count: at most half full */
 	uint64_t *ring;  /* insertion order, for eviction */
+	size_t ringcap;  /* allocated; cap once the ring has wrapped */
 	size_t cap, head, count;
 };
+
+#define SEEN_MIN_SLOTS 32
 
 uint64_t
 mts_seen_fingerprint(const uint8_t *key, size_t klen, uint64_t hlc,
@@ -41,10 +50,10 @@ mts_seen_new(size_t cap)
 	if (cap < 16)
 		cap = 16;
 	s->cap = cap;
-	for (s->nslots = 32; s->nslots < 2 * cap; s->nslots *= 2)
-		;
+	s->nslots = SEEN_MIN_SLOTS;
 	s->slots = xcalloc(s->nslots, sizeof(*s->slots));
-	s->ring = xcalloc(cap, sizeof(*s->ring));
+	s->ringcap = SEEN_MIN_SLOTS / 2; /* <= cap */
+	s->ring = xcalloc(s->ringcap, sizeof(*s->ring));
 	return s;
 }
 
@@ -93,6 +102,28 @@ mts_seen_add(struct mts_seen *s, const uint8_t *key, size_t klen, uint64_t hlc,
 	return mts_seen_add_fp(s, mts_seen_fingerprint(key, klen, hlc, origin));
 }
 
+/* Room for one more: the table doubled while it would be more than half
+ * full, the ring while it has not wrapped (head == count then). */
+static void
+grow(struct mts_seen *s)
+{
+	uint64_t *old = s->slots;
+	size_t oldn = s->nslots, i;
+
+	if (s->count == s->ringcap && s->ringcap < s->cap) {
+		s->ringcap = 2 * s->ringcap < s->cap ? 2 * s->ringcap : s->cap;
+		s->ring = xreallocarray(s->ring, s->ringcap, sizeof(*s->ring));
+	}
+	if (2 * (s->count + 1) <= s->nslots)
+		return;
+	s->nslots *= 2;
+	s->slots = xcalloc(s->nslots, sizeof(*s->slots));
+	for (i = 0; i < oldn; i++)
+		if (old[i] != 0)
+			s->slots[lookup(s, old[i])] = old[i];
+	free(old);
+}
+
 int
 mts_seen_add_fp(struct mts_seen *s, uint64_t f)
 {
@@ -100,7 +131,10 @@ mts_seen_add_fp(struct mts_seen *s, uint64_t f)
 
 	if (s->slots[i] == f)
 		return 0;
-	if (s->count == s->cap) {
+	if (s->count < s->cap) {
+		grow(s);
+		i = lookup(s, f);
+	} else {
 		erase(s, s->ring[s->head]);
 		s->count--;
 		i = lookup(s, f);

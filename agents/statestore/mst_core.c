@@ -60,6 +60,7 @@ struct mst_retired {
 };
 
 struct mts_mst {
+	struct mts_mst_store st; /* where keys and encodings are kept */
 	struct mst_page *root;
 	struct mst_retired retired[RETIRED_MAX]; /* a ring, oldest at rhead */
 	size_t rhead, rcount, rbytes;
@@ -179,13 +180,13 @@ retired_drop_oldest(struct mts_mst *t)
 	struct mst_retired *r = &t->retired[t->rhead];
 
 	t->rbytes -= r->len;
-	free(r->enc);
+	t->st.drop_enc(t->st.ctx, r->enc, r->len);
 	r->enc = NULL;
 	t->rhead = (t->rhead + 1) % RETIRED_MAX;
 	t->rcount--;
 }
 
-/* Keeps enc (taken) as the page once served by hash h. */
+/* Keeps enc (kept in the store, taken) as the page once served by hash h. */
 static void
 retire(struct mts_mst *t, const uint8_t h[MTS_HASH_LEN], uint8_t *enc,
     size_t len)
@@ -193,7 +194,7 @@ retire(struct mts_mst *t, const uint8_t h[MTS_HASH_LEN], uint8_t *enc,
 	struct mst_retired *r;
 
 	if (len > RETIRED_BYTES) {
-		free(enc);
+		t->st.drop_enc(t->st.ctx, enc, len);
 		return;
 	}
 	while (t->rcount == RETIRED_MAX || t->rbytes + len > RETIRED_BYTES)
@@ -230,10 +231,26 @@ page_forget(struct mts_mst *t, struct mst_page *p)
 	if (!p->clean)
 		return;
 	index_remove(t, p);
-	free(p->enc);
+	if (p->enc != NULL)
+		t->st.drop_enc(t->st.ctx, p->enc, p->enclen);
 	p->enc = NULL;
 	p->enclen = 0;
 	p->clean = false;
+}
+
+/* Caches the encoding of the clean page p (its kids are clean). */
+static void
+page_keep_enc(struct mts_mst *t, struct mst_page *p)
+{
+	struct mts_buf b;
+	uint8_t *enc;
+
+	if (p->enc != NULL)
+		return;
+	mts_buf_init(&b);
+	page_encode(p, &b);
+	enc = mts_buf_steal(&b, &p->enclen);
+	p->enc = t->st.keep_enc(t->st.ctx, p->hash, enc, p->enclen);
 }
 
 /* Marks p as about to change: called before any of its items or kids
@@ -242,15 +259,9 @@ page_forget(struct mts_mst *t, struct mst_page *p)
 static void
 page_touch(struct mts_mst *t, struct mst_page *p)
 {
-	struct mts_buf b;
-
 	if (!p->clean)
 		return;
-	if (p->enc == NULL) {
-		mts_buf_init(&b);
-		page_encode(p, &b);
-		p->enc = mts_buf_steal(&b, &p->enclen);
-	}
+	page_keep_enc(t, p);
 	retire(t, p->hash, p->enc, p->enclen);
 	p->enc = NULL;
 	page_forget(t, p);
@@ -291,7 +302,7 @@ page_free_tree(struct mts_mst *t, struct mst_page *p)
 	for (i = 0; i <= p->n; i++)
 		page_free_tree(t, p->kids[i]);
 	for (i = 0; i < p->n; i++)
-		free(p->items[i].key);
+		t->st.drop_key(t->st.ctx, p->items[i].key, p->items[i].klen);
 	page_free_shell(t, p);
 }
 
@@ -458,7 +469,7 @@ mst_remove(struct mts_mst *t, struct mst_page *p, int level, const uint8_t *key,
 		p->kids[i] = mst_remove(t, p->kids[i], level, key, klen);
 		return p;
 	}
-	free(p->items[i].key);
+	t->st.drop_key(t->st.ctx, p->items[i].key, p->items[i].klen);
 	c = mst_merge(t, p->kids[i], p->kids[i + 1]);
 	page_remove_at(p, i);
 	p->kids[i] = c;
@@ -471,13 +482,53 @@ mst_remove(struct mts_mst *t, struct mst_page *p, int level, const uint8_t *key,
 
 /* --- public API ----------------------------------------------------------- */
 
+static uint8_t *
+heap_keep_key(void *ctx, const uint8_t *key, size_t klen)
+{
+	(void)ctx;
+	return xmemdup(key, klen);
+}
+
+static void
+heap_drop(void *ctx, uint8_t *p, size_t len)
+{
+	(void)ctx;
+	(void)len;
+	free(p);
+}
+
+static uint8_t *
+heap_keep_enc(void *ctx, const uint8_t h[MTS_HASH_LEN], uint8_t *enc,
+    size_t len)
+{
+	(void)ctx;
+	(void)h;
+	(void)len;
+	return enc;
+}
+
+static const struct mts_mst_store heap_store = {
+	NULL,
+	heap_keep_key,
+	heap_drop,
+	heap_keep_enc,
+	heap_drop,
+};
+
 struct mts_mst *
-mts_mst_new(void)
+mts_mst_new_store(const struct mts_mst_store *st)
 {
 	struct mts_mst *t = xcalloc(1, sizeof(*t));
 
+	t->st = *st;
 	mts_buf_init(&t->scratch);
 	return t;
+}
+
+struct mts_mst *
+mts_mst_new(void)
+{
+	return mts_mst_new_store(&heap_store);
 }
 
 void
@@ -506,14 +557,14 @@ mts_mst_put(struct mts_mst *t, const uint8_t *key, size_t klen,
 	if (mts_mst_get(t, key, klen, cur) == 0 &&
 	    memcmp(cur, rh, MTS_HASH_LEN) == 0)
 		return 0;
-	it.key = xmemdup(key, klen);
+	it.key = t->st.keep_key(t->st.ctx, key, klen);
 	it.klen = klen;
 	memcpy(it.rh, rh, MTS_HASH_LEN);
 	t->root = mst_insert(t, t->root, mts_mst_level(key, klen), &it, &added);
 	if (added)
 		t->count++;
 	else
-		free(it.key);
+		t->st.drop_key(t->st.ctx, it.key, klen);
 	return 0;
 }
 
@@ -620,8 +671,6 @@ mts_mst_page(struct mts_mst *t, const uint8_t h[MTS_HASH_LEN],
     const uint8_t **enc, size_t *len)
 {
 	struct mst_page *p;
-	struct mts_buf b;
-
 	const struct mst_retired *r;
 
 	page_rehash(t, t->root);
@@ -633,11 +682,7 @@ mts_mst_page(struct mts_mst *t, const uint8_t h[MTS_HASH_LEN],
 	}
 	if (p == NULL)
 		return -MTS_ERR_NOTFOUND;
-	if (p->enc == NULL) {
-		mts_buf_init(&b);
-		page_encode(p, &b);
-		p->enc = mts_buf_steal(&b, &p->enclen);
-	}
+	page_keep_enc(t, p);
 	*enc = p->enc;
 	*len = p->enclen;
 	return 0;

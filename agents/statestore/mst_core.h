@@ -10,7 +10,29 @@
 
 struct mts_mst;
 
+/*
+ * Where a tree keeps its copies of keys and its page encodings (a page's
+ * cached encoding and the replaced pages kept servable). mts_mst_new
+ * mallocs and frees them; mts-sim shares them between its simulated
+ * nodes, since equal keys, and pages of equal hash, are equal bytes.
+ * The tree never writes into what it was given.
+ */
+struct mts_mst_store {
+	void *ctx;
+	/* A copy of key (klen bytes) the tree holds until drop_key. */
+	uint8_t *(*keep_key)(void *ctx, const uint8_t *key, size_t klen);
+	void (*drop_key)(void *ctx, uint8_t *key, size_t klen);
+	/* The page hashed h, encoded in enc (malloc'ed, taken): what the
+	 * tree holds until drop_enc, enc itself or equal bytes. */
+	uint8_t *(*keep_enc)(void *ctx, const uint8_t h[MTS_HASH_LEN],
+	    uint8_t *enc, size_t len);
+	void (*drop_enc)(void *ctx, uint8_t *enc, size_t len);
+};
+
 struct mts_mst *mts_mst_new(void);
+/* A tree keeping keys and encodings in st (copied; st->ctx must outlive
+ * the tree). */
+struct mts_mst *mts_mst_new_store(const struct mts_mst_store *st);
 void mts_mst_free(struct mts_mst *);
 
 /* Inserts key with record hash rh, or replaces its rh. Copies key. 0, or

@@ -1,4 +1,4 @@
-/* sim.h: the deterministic simulator's shared types — virtual clock and event queue, virtual network, simulated nodes running the production cores, interned records. */
+/* sim.h: the deterministic simulator's shared types — virtual clock and event queue, virtual network, simulated nodes running the production cores, interned records and MST pieces (sim_store.c). */
 #ifndef MTS_SIM_H
 #define MTS_SIM_H
 
@@ -50,8 +50,16 @@ struct irec *sim_intern(const uint8_t *key, size_t klen,
     const struct mts_record *rec);
 struct irec *sim_iref(struct irec *);
 void sim_iunref(struct irec *);
-size_t sim_intern_count(void);
-size_t sim_intern_bytes(void);
+/* A node's MST, its keys and page encodings shared with every other's. */
+struct mts_mst *sim_mst_new(void);
+
+/* What the shared store holds: counts and bytes (headers included). */
+struct sim_store_stats {
+	size_t recs, rec_bytes;
+	size_t keys, key_bytes;
+	size_t encs, enc_bytes;
+};
+void sim_store_stats(struct sim_store_stats *);
 
 /* --- messages ------------------------------------------------------------ */
 
@@ -331,7 +339,6 @@ void sim_recon_mark(struct sim *, const char *what);
 void sim_recon_check(struct sim *);
 void sim_recon_check_quiet(struct sim *);
 void sim_recon_report(const struct sim *);
-void sim_recon_parsed_free(void *);
 int sim_membership_converged(const struct sim *);
 /* A record from a peer through the statestore's verdict; 1 if applied. */
 int sim_node_merge(struct sim *, struct sim_node *, struct irec *);

@@ -591,7 +591,7 @@ sim_node_init(struct sim *s, struct sim_node *n, int idx)
 	mts_put_u32be(n->id, (uint32_t)idx);
 	memcpy(n->id + 4, h, MTS_NODE_ID_LEN - 4);
 	mts_hex(n->hex, n->id, MTS_NODE_ID_LEN);
-	n->mst = mts_mst_new();
+	n->mst = sim_mst_new();
 	n->walk_peer = -1;
 	sim_sched_init(n);
 }

@@ -27,12 +27,6 @@ struct parsed {
 	uint32_t replicas;
 };
 
-void
-sim_recon_parsed_free(void *p)
-{
-	free(p);
-}
-
 static int
 has_prefix(const struct irec *r, const char *p)
 {

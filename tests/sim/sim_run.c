@@ -456,7 +456,8 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
 	struct rusage ru;
 	size_t heap = mi.uordblks + mi.hblkhd;
 	double virt = (double)s->now / 1000;
-	size_t per;
+	struct sim_store_stats ss;
+	size_t per, shared;
 
 	printf("%-34s %s, %d nodes, seed %llu\n", "scenario", scenario, s->n,
 	    (unsigned long long)s->cfg.seed);
@@ -481,15 +482,18 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
 	    (unsigned long long)s->st.by_push, (unsigned long long)s->st.by_ae,
 	    (unsigned long long)s->st.merges_ignored);
 	report_bytes(s);
-	per = heap > heap0 + sim_intern_bytes()
-	    ? (heap - heap0 - sim_intern_bytes()) / (size_t)s->n
-	    : 0;
+	sim_store_stats(&ss);
+	shared = ss.rec_bytes + ss.key_bytes + ss.enc_bytes;
+	per =
+	    heap > heap0 + shared ? (heap - heap0 - shared) / (size_t)s->n : 0;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("%-34s %.1f MiB heap; per node %.1f KiB; %zu interned records "
-	       "%.1f MiB (shared); peak RSS %.1f MiB\n",
+	printf("%-34s %.1f MiB heap; per node %.1f KiB; shared %.1f MiB: "
+	       "%zu records %.1f, %zu MST keys %.1f, %zu MST pages %.1f; "
+	       "peak RSS %.1f MiB\n",
 	    "memory", (double)heap / 1048576, (double)per / 1024,
-	    sim_intern_count(), (double)sim_intern_bytes() / 1048576,
-	    (double)ru.ru_maxrss / 1024);
+	    (double)shared / 1048576, ss.recs, (double)ss.rec_bytes / 1048576,
+	    ss.keys, (double)ss.key_bytes / 1048576, ss.encs,
+	    (double)ss.enc_bytes / 1048576, (double)ru.ru_maxrss / 1024);
 	printf("%-34s %.2f s user, %.2f s system\n", "cpu",
 	    (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);

@@ -197,6 +197,38 @@ test_unchecked_pages(void **state)
 	mts_mst_free(b);
 }
 
+/* The set grows with what it holds (mts-sim: 1,000 nodes' sets): every
+ * answer, through each growth and after the ring wraps, is the one a
+ * plain FIFO of the last cap distinct fingerprints gives. */
+static void
+test_seen_grows_as_fifo(void **state)
+{
+	enum { CAP = 700, ADDS = 6000, RANGE = 1500 };
+	static uint64_t fifo[CAP];
+	struct mts_seen *s = mts_seen_new(CAP);
+	uint64_t x = 12345, f;
+	size_t n = 0, head = 0, i;
+	int want, k;
+
+	(void)state;
+	for (k = 0; k < ADDS; k++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		f = 1 + (x >> 33) % RANGE;
+		for (i = 0, want = 1; i < n; i++)
+			if (fifo[i] == f)
+				want = 0;
+		if (want) {
+			fifo[head] = f; /* the oldest is replaced */
+			head = (head + 1) % CAP;
+			if (n < CAP)
+				n++;
+		}
+		assert_int_equal(mts_seen_add_fp(s, f), want);
+		assert_int_equal(mts_seen_count(s), n);
+	}
+	mts_seen_free(s);
+}
+
 static void
 test_seen_dedupe_and_evict(void **state)
 {
@@ -266,6 +298,7 @@ main(void)
 		cmocka_unit_test(test_bad_page_refused),
 		cmocka_unit_test(test_unchecked_pages),
 		cmocka_unit_test(test_seen_dedupe_and_evict),
+		cmocka_unit_test(test_seen_grows_as_fifo),
 		cmocka_unit_test(test_delta_targets),
 	};
 
