@@ -8,6 +8,7 @@
 #include "hash.h"
 #include "mtstime.h"
 #include "netd.pb-c.h"
+#include "portclaim.h"
 #include "reconciled.pb-c.h"
 #include "rendezvous.h"
 #include "shim.pb-c.h"
@@ -143,6 +144,85 @@ count_running(void *arg, const char *node, const Mts__Shim__TaskStatus *t)
 			c->running[i] += strcmp(t->state, "running") == 0;
 }
 
+/* --- contested published ports ---------------------------------------------------- */
+
+/* A published port netd opens (tcp or udp, a number); its protocol. */
+static const char *
+claim_proto(const Mts__Service__Port *p)
+{
+	const char *proto = p->protocol && *p->protocol ? p->protocol : "tcp";
+
+	if (p->published == 0 || p->published > 65535 || p->target == 0 ||
+	    (strcmp(proto, "tcp") != 0 && strcmp(proto, "udp") != 0))
+		return NULL;
+	return proto;
+}
+
+/*
+ * out[i] = the ports of service l[i] that a service created earlier
+ * holds, as [{"port": "8080/tcp", "held_by": "other_web"}] (mts_port_holders:
+ * the rule by which every node's netd opens a port for one service
+ * only; the other's tasks run, its port is not opened). A new reference
+ * each (the caller's).
+ */
+static void
+port_conflicts(const struct svc_rec *l, size_t n, json_t **out)
+{
+	struct mts_port_claim *c = NULL;
+	size_t *holder, *of, nc = 0, i, j;
+	char b[32];
+
+	for (i = 0; i < n; i++) {
+		out[i] = json_array();
+		nc += l[i].rec->spec->n_ports;
+	}
+	c = xcalloc(nc + 1, sizeof(*c));
+	of = xcalloc(nc + 1, sizeof(*of));
+	holder = xcalloc(nc + 1, sizeof(*holder));
+	for (i = nc = 0; i < n; i++)
+		for (j = 0; j < l[i].rec->spec->n_ports; j++) {
+			const Mts__Service__Port *p = l[i].rec->spec->ports[j];
+			const char *proto = claim_proto(p);
+
+			if (proto == NULL)
+				continue;
+			c[nc] = (struct mts_port_claim){ l[i].rec->spec->name,
+				mts_svc_created(l[i].rec, l[i].hlc),
+				p->published, strcmp(proto, "udp") == 0 };
+			of[nc++] = i;
+		}
+	mts_port_holders(c, nc, holder);
+	for (i = 0; i < nc; i++) {
+		if (!mts_port_lost(c, holder, i))
+			continue;
+		snprintf(b, sizeof(b), "%u/%s", c[i].port,
+		    c[i].udp ? "udp" : "tcp");
+		json_array_append_new(out[of[i]],
+		    json_pack("{ss ss}", "port", b, "held_by",
+		        c[holder[i]].service));
+	}
+	free(c);
+	free(of);
+	free(holder);
+}
+
+/* "shop_web: port 8080/tcp is held by other_web (created first): not
+ * opened for shop_web" for each conflict, after service ls's table. */
+static void
+print_conflicts(const char *name, const json_t *a)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(a); i++) {
+		const json_t *o = json_array_get(a, i);
+
+		printf("%s: port %s is held by %s (created first): not opened "
+		       "for %s\n",
+		    name, json_string_value(json_object_get(o, "port")),
+		    json_string_value(json_object_get(o, "held_by")), name);
+	}
+}
+
 static int
 wanted(const char *filter_stack, const struct svc_rec *r)
 {
@@ -184,13 +264,15 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 		{ "update", "UPDATE" }, { NULL, NULL } };
 	struct members m;
 	struct counts c = { NULL, 0, NULL, &m };
-	json_t *rows;
+	json_t *rows, **conf;
 	size_t i;
 	int rc;
 
 	if ((rc = mtsctl_svc_list(ctx, &c.svc, &c.n)) != 0)
 		return rc;
 	c.running = xcalloc(c.n + 1, sizeof(*c.running));
+	conf = xcalloc(c.n + 1, sizeof(*conf));
+	port_conflicts(c.svc, c.n, conf);
 	mtsctl_members_load(ctx, &m);
 	if ((rc = mtsctl_task_scan(ctx, count_running, &c)) != 0) {
 		mtsctl_members_free(&m);
@@ -220,13 +302,22 @@ list_services(struct mtsctl *ctx, const char *filter_stack)
 		json_object_set_new(json_array_get(rows,
 		                        json_array_size(rows) - 1),
 		    "update", upd);
+		json_object_set(json_array_get(rows, json_array_size(rows) - 1),
+		    "port_conflicts", conf[i]);
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		mtsctl_print_rows(ctx, rows, cols);
-	else
+		for (i = 0; i < c.n && ctx->fmt != MTSCTL_FMT_JSON; i++)
+			if (wanted(filter_stack, &c.svc[i]))
+				print_conflicts(c.svc[i].rec->spec->name,
+				    conf[i]);
+	} else
 		json_decref(rows);
 	mtsctl_members_free(&m);
 out:
+	for (i = 0; i < c.n; i++)
+		json_decref(conf[i]);
+	free(conf);
 	free(c.running);
 	mtsctl_svc_list_free(c.svc, c.n);
 	return rc;
@@ -479,6 +570,33 @@ endpoint_json(struct mtsctl *ctx, const char *name,
 	return o;
 }
 
+/* endpoint.port_conflicts: the ports of service `name` that a service
+ * created earlier holds (all the services read: the same rule as netd's).
+ * An exit status. */
+static int
+endpoint_conflicts(struct mtsctl *ctx, const char *name, json_t *endpoint)
+{
+	struct svc_rec *l;
+	json_t **conf;
+	size_t n, i;
+	int rc;
+
+	if ((rc = mtsctl_svc_list(ctx, &l, &n)) != 0)
+		return rc;
+	conf = xcalloc(n + 1, sizeof(*conf));
+	port_conflicts(l, n, conf);
+	for (i = 0; i < n; i++) {
+		if (strcmp(l[i].rec->spec->name, name) == 0)
+			json_object_set(endpoint, "port_conflicts", conf[i]);
+		json_decref(conf[i]);
+	}
+	if (json_object_get(endpoint, "port_conflicts") == NULL)
+		json_object_set_new(endpoint, "port_conflicts", json_array());
+	free(conf);
+	mtsctl_svc_list_free(l, n);
+	return 0;
+}
+
 static int
 cmd_inspect(struct mtsctl *ctx, int argc, char **argv)
 {
@@ -499,6 +617,12 @@ cmd_inspect(struct mtsctl *ctx, int argc, char **argv)
 	    mtsctl_json_hex(digest, sizeof(digest)));
 	json_object_set_new(o, "endpoint",
 	    endpoint_json(ctx, argv[1], r.rec->spec));
+	if ((rc = endpoint_conflicts(ctx, argv[1],
+	         json_object_get(o, "endpoint"))) != 0) {
+		json_decref(o);
+		mtsctl_svc_rec_clear(&r);
+		return rc;
+	}
 	if ((rc = mtsctl_upd_get(ctx, argv[1], &u)) != 0) {
 		json_decref(o);
 		mtsctl_svc_rec_clear(&r);
@@ -760,7 +884,11 @@ static const struct mtsctl_cmd service_cmds[] = {
 	    "    The same on every node once the state has converged. OWNER\n"
 	    "    is the node's name (-o json: owner, its id, and owner_name).\n"
 	    "    UPDATE is the rolling update's state and batch n/m (service\n"
-	    "    inspect has the rest).\n"
+	    "    inspect has the rest). A published port that two services\n"
+	    "    claim (two deploys at once) belongs to the one created first;\n"
+	    "    after the table, a line per port lost to it: \"b_web: port\n"
+	    "    8080/tcp is held by a_web (created first): not opened for\n"
+	    "    b_web\" (-o json: port_conflicts, port and held_by).\n"
 	    "\nEXAMPLES\n"
 	    "    mtsctl service ls\n"
 	    "    mtsctl -o json service ls\n" },
@@ -792,8 +920,10 @@ static const struct mtsctl_cmd service_cmds[] = {
 	    "    message, failures, owner); placement, the owner's p/SERVICE\n"
 	    "    (desired, live, pending and why in message, the last task it\n"
 	    "    replaced and why, replaced_at); endpoint: mode (vip or\n"
-	    "    dnsrr), the published ports and, from this node's mts-netd,\n"
-	    "    the vip and the task_addresses DNS answers.\n"
+	    "    dnsrr), the published ports, port_conflicts (each published\n"
+	    "    port another service created earlier holds: port, held_by;\n"
+	    "    netd opens it for that one only) and, from this node's\n"
+	    "    mts-netd, the vip and the task_addresses DNS answers.\n"
 	    "\nEXIT STATUS\n"
 	    "    0 printed, 2 usage, 3 statestore unreachable, 4 permission\n"
 	    "    denied, 5 no such service.\n"

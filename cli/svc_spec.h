@@ -23,7 +23,8 @@ struct svc_rec {
 /* Reads s/<name>. An exit status (0 also when absent: rec NULL). */
 int mtsctl_svc_get(struct mtsctl *, const char *name, struct svc_rec *out);
 /* Writes rec to s/<name> if the record is still the one read (cur). An
- * exit status; MTSCTL_EFAIL with "changed meanwhile" when it is not. */
+ * exit status; MTSCTL_EFAIL with "changed meanwhile" when it is not.
+ * The record written carries cur's creation HLC (created_hlc). */
 int mtsctl_svc_put(struct mtsctl *, const char *name,
     const Mts__Service__ServiceRecord *rec, const struct svc_rec *cur);
 int mtsctl_svc_delete(struct mtsctl *, const char *name);

@@ -8,6 +8,7 @@
 #include "statestore.pb-c.h"
 #include "store_scan.h"
 #include "svc_spec.h"
+#include "svcrec.h"
 #include "xmalloc.h"
 
 #define SVC_PREFIX "s/"
@@ -78,12 +79,17 @@ mtsctl_svc_put(struct mtsctl *ctx, const char *name,
 	Mts__Statestore__Request req = MTS__STATESTORE__REQUEST__INIT;
 	Mts__Statestore__PutReq p = MTS__STATESTORE__PUT_REQ__INIT;
 	Mts__Statestore__Reply *rep = NULL;
+	Mts__Service__ServiceRecord r = *rec;
 	char *key = xasprintf(SVC_PREFIX "%s", name);
-	size_t len = mts__service__service_record__get_packed_size(rec);
-	uint8_t *buf = xmalloc(len ? len : 1);
+	size_t len;
+	uint8_t *buf;
 	int rc;
 
-	mts__service__service_record__pack(rec, buf);
+	/* a later version carries when the service was created */
+	r.created_hlc = cur->rec ? mts_svc_created(cur->rec, cur->hlc) : 0;
+	len = mts__service__service_record__get_packed_size(&r);
+	buf = xmalloc(len ? len : 1);
+	mts__service__service_record__pack(&r, buf);
 	p.key.data = (uint8_t *)key;
 	p.key.len = strlen(key);
 	p.value.data = buf;

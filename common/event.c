@@ -35,6 +35,7 @@ const char *const mts_event_types[] = {
 	"update.rolled_back",
 	"update.completed",
 	"service.waiting", /* depends_on holds it back */
+	"port.conflict",   /* an older service holds its published port */
 	NULL,
 };
 

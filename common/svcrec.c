@@ -1,4 +1,4 @@
-/* svcrec.c: the task-spec digest (BLAKE2b of the spec packed with the fields that change no task cleared, from a shallow copy) and the rollback record. */
+/* svcrec.c: the task-spec digest (BLAKE2b of the spec packed with the fields that change no task cleared, from a shallow copy), the rollback record, and a service's creation HLC. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,4 +49,11 @@ mts_svc_rollback(const Mts__Service__ServiceRecord *cur,
 	out->rollback = 1;
 	out->control = ctl;
 	return 0;
+}
+
+uint64_t
+mts_svc_created(const Mts__Service__ServiceRecord *rec, uint64_t rec_hlc)
+{
+	return rec != NULL && rec->created_hlc != 0 ? rec->created_hlc
+	                                            : rec_hlc;
 }

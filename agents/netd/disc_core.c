@@ -1,10 +1,11 @@
-/* disc_core.c: mts-netd's pure service directory — services and task addresses from the replicated records, checked and sorted, VIPs given out deterministically, and the lookups the DNS server and the VIPs make. */
+/* disc_core.c: mts-netd's pure service directory — services and task addresses from the replicated records, checked and sorted, VIPs and contested published ports given out deterministically (the older service first), and the lookups the DNS server and the VIPs make. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "disc_core.h"
+#include "portclaim.h"
 #include "xmalloc.h"
 
 #define VIP_RANGE (DISC_VIP_LAST - DISC_VIP_FIRST + 1)
@@ -97,44 +98,104 @@ disc_vip_candidate(const char *name, unsigned k)
 	        VIP_RANGE);
 }
 
+/* A service in age order: creation HLC, then name. */
+struct age {
+	uint64_t created;
+	const char *name;
+	size_t i;
+};
+
+static int
+age_cmp(const void *a, const void *b)
+{
+	const struct age *x = a, *y = b;
+
+	if (x->created != y->created)
+		return x->created < y->created ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The VIP host number of s: its first hashed candidate nobody holds,
+ * else the lowest free one; 0 when the VIP /24 is full. */
+static unsigned
+vip_pick(const struct disc_svc *s, const uint8_t *used)
+{
+	unsigned k, h;
+
+	for (k = 0; k < VIP_TRIES; k++)
+		if (!used[h = disc_vip_candidate(s->name, k)])
+			return h;
+	for (h = DISC_VIP_FIRST; h <= DISC_VIP_LAST; h++)
+		if (!used[h])
+			return h;
+	return 0;
+}
+
 /*
- * VIPs in rounds: in round k every service still without a VIP, in name
- * order, takes its k-th candidate if nobody holds it; after VIP_TRIES
- * rounds the rest take the lowest free host numbers. The same services
- * give the same VIPs on every node; a new service moves another's VIP
- * only when it sorts earlier and wants the same candidate in the same
- * round.
+ * VIPs oldest service first: each takes the first of its VIP_TRIES
+ * hashed candidates that no older service holds, else the lowest free
+ * host number. The same services give the same VIPs on every node, and
+ * what a service gets depends only on the services older than it: one
+ * created later never moves it.
  */
 static void
 give_vips(struct disc *d, uint32_t vip_net)
 {
 	uint8_t used[DISC_VIP_LAST + 1];
-	unsigned k, h;
+	struct age *order;
+	unsigned h;
 	size_t i;
 
 	memset(used, 0, sizeof(used));
 	for (i = 0; i < d->ns; i++)
 		d->s[i].vip = 0;
-	if (vip_net == 0)
+	if (vip_net == 0 || d->ns == 0)
 		return;
-	for (k = 0; k <= VIP_TRIES; k++)
-		for (i = 0; i < d->ns; i++) {
-			if (d->s[i].dnsrr || d->s[i].vip != 0)
-				continue;
-			if (k < VIP_TRIES) {
-				h = disc_vip_candidate(d->s[i].name, k);
-			} else {
-				for (h = DISC_VIP_FIRST;
-				     h <= DISC_VIP_LAST && used[h]; h++)
-					;
-				if (h > DISC_VIP_LAST)
-					return; /* the VIP /24 is full */
-			}
-			if (used[h])
-				continue;
-			used[h] = 1;
-			d->s[i].vip = vip_net | h;
+	order = xcalloc(d->ns, sizeof(*order));
+	for (i = 0; i < d->ns; i++)
+		order[i] = (struct age){ d->s[i].created, d->s[i].name, i };
+	qsort(order, d->ns, sizeof(*order), age_cmp);
+	for (i = 0; i < d->ns; i++) {
+		struct disc_svc *s = &d->s[order[i].i];
+
+		if (s->dnsrr || (h = vip_pick(s, used)) == 0)
+			continue;
+		used[h] = 1;
+		s->vip = vip_net | h;
+	}
+	free(order);
+}
+
+/* Every published port to the service created first that claims it. */
+static void
+give_ports(struct disc *d)
+{
+	struct mts_port_claim *c;
+	size_t *holder, *owner, n = 0, i, j;
+
+	for (i = 0; i < d->ns; i++)
+		n += d->s[i].nports;
+	if (n == 0)
+		return;
+	c = xcalloc(n, sizeof(*c));
+	holder = xcalloc(n, sizeof(*holder));
+	owner = xcalloc(n, sizeof(*owner));
+	for (i = n = 0; i < d->ns; i++)
+		for (j = 0; j < d->s[i].nports; j++, n++) {
+			c[n] = (struct mts_port_claim){ d->s[i].name,
+				d->s[i].created, d->s[i].ports[j].published,
+				d->s[i].ports[j].udp };
+			owner[n] = i;
 		}
+	mts_port_holders(c, n, holder);
+	for (i = n = 0; i < d->ns; i++)
+		for (j = 0; j < d->s[i].nports; j++, n++)
+			d->s[i].ports[j].lost_to = mts_port_lost(c, holder, n)
+			    ? (int)owner[holder[n]]
+			    : -1;
+	free(c);
+	free(holder);
+	free(owner);
 }
 
 static int
@@ -185,6 +246,7 @@ disc_finish(struct disc *d, uint32_t vip_net)
 			d->t[k++] = d->t[i];
 	d->nt = k;
 	give_vips(d, vip_net);
+	give_ports(d);
 }
 
 const struct disc_task *

@@ -21,14 +21,19 @@ struct disc_port {
 	uint16_t published, target;
 	uint8_t udp;  /* else tcp */
 	uint8_t host; /* mode: host */
+	/* after disc_finish: -1 when this service holds the port, else the
+	 * index (in s) of the service created earlier that holds it
+	 * (mts_port_holders): this one's port is not opened */
+	int lost_to;
 };
 
 struct disc_svc {
 	char name[DISC_NAME_MAX]; /* <stack>_<service> */
 	char stack[DISC_LABEL_MAX];
 	char short_name[DISC_LABEL_MAX];
-	int dnsrr;    /* endpoint_mode: dnsrr; else a VIP */
-	uint32_t vip; /* host order; 0: none (dnsrr, or the VIP /24 full) */
+	uint64_t created; /* creation HLC (mts_svc_created): the older first */
+	int dnsrr;        /* endpoint_mode: dnsrr; else a VIP */
+	uint32_t vip;     /* host order; 0: none (dnsrr, or the VIP /24 full) */
 	char nets[DISC_NET_MAX][DISC_NAME_MAX];
 	size_t nnets; /* 0: <stack>_default */
 	struct disc_port ports[DISC_PORT_MAX];
@@ -58,7 +63,11 @@ struct disc_task *disc_add_task(struct disc *);
 /* Sorts both tables, drops services whose names are not DNS labels or
  * repeat, tasks without an address and repeated addresses (the first one
  * by task id stays), then gives every VIP service its VIP from the /24
- * at vip_net (host order; 0: no VIPs). */
+ * at vip_net (host order; 0: no VIPs) and every contested published port
+ * to the service created first (disc_port.lost_to). VIPs go out oldest
+ * service first (creation HLC, then name), each taking the first of its
+ * candidates nobody older holds: a service's VIP depends only on the
+ * services older than it, so a new one never moves it. */
 void disc_finish(struct disc *, uint32_t vip_net);
 
 /* The VIP host number service `name` tries k-th: BLAKE2b of (name, k)

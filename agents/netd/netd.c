@@ -130,6 +130,7 @@ open_net(struct netd *n, struct mts_agent *a)
 		log_warn("mkdir %s", n->nsdir);
 		return -1;
 	}
+	n->events = mts_event_log_open(dir, 0, a->node, "netd");
 	if (netd_nft_open(n) < 0 || netd_bridge_apply(n) < 0 ||
 	    netd_wg_start(n) < 0 || netd_attach_restore(n) < 0)
 		return -1;
@@ -191,6 +192,7 @@ cleanup(struct netd *n, struct mts_agent *a)
 		mts_timer_disarm(n->loop, &n->wg_timer);
 	}
 	netd_nft_close(n);
+	mts_event_log_close(n->events);
 	mts_loop_free(n->loop);
 	if (n->nl != NULL)
 		mnl_socket_close(n->nl);

@@ -6,6 +6,7 @@
 
 #include "acl.h"
 #include "agent.h"
+#include "event.h"
 #include "ipc.h"
 #include "loop.h"
 #include "disc_core.h"
@@ -117,8 +118,9 @@ struct netd {
 	nng_socket store_sub, gossip_sub;
 	struct mts_watch *store_w, *gossip_w;
 	int store_open, gossip_open;
-	struct netd_disc *disc; /* netd_disc.c */
-	struct netd_dns *dns;   /* netd_dns.c */
+	struct netd_disc *disc;       /* netd_disc.c */
+	struct netd_dns *dns;         /* netd_dns.c */
+	struct mts_event_log *events; /* <rundir>/netd/events.jsonl */
 };
 
 /* netd_nl.c: rtnetlink through libmnl; every call is one request and its

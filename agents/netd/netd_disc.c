@@ -15,6 +15,7 @@
 #include "service.pb-c.h"
 #include "shim.pb-c.h"
 #include "statestore.pb-c.h"
+#include "svcrec.h"
 #include "vip_core.h"
 #include "xmalloc.h"
 
@@ -104,6 +105,7 @@ service_record(struct netd_disc *d, const Mts__Record *r)
 		snprintf(s->stack, sizeof(s->stack), "%s", sp->stack);
 		snprintf(s->short_name, sizeof(s->short_name), "%s",
 		    sp->short_name);
+		s->created = mts_svc_created(sr, r->hlc);
 		s->dnsrr = sp->endpoint_mode != NULL &&
 		    strcmp(sp->endpoint_mode, "dnsrr") == 0;
 		for (i = 0; i < sp->n_networks && s->nnets < DISC_NET_MAX; i++)
@@ -259,6 +261,64 @@ vips_update(struct netd_disc *d)
 	netd_nft_changed(n);
 }
 
+/* Whether service `name`'s port p was lost to `holder` in directory d. */
+static int
+lost_in(const struct disc *d, const char *name, const struct disc_port *p,
+    const char *holder)
+{
+	const struct disc_svc *s = disc_svc_by_name(d, name);
+	size_t i;
+
+	for (i = 0; s != NULL && i < s->nports; i++)
+		if (s->ports[i].published == p->published &&
+		    s->ports[i].udp == p->udp && s->ports[i].lost_to >= 0 &&
+		    strcmp(d->s[s->ports[i].lost_to].name, holder) == 0)
+			return 1;
+	return 0;
+}
+
+/* A published port another service created earlier holds: said once
+ * (an event) when it starts to be lost, and when it is no longer. */
+static void
+port_conflicts(struct netd *n, const struct disc *was, const struct disc *x)
+{
+	struct mts_event ev = { .type = "port.conflict" };
+	char msg[2 * DISC_NAME_MAX + 96];
+	size_t i, j;
+
+	for (i = 0; i < x->ns; i++)
+		for (j = 0; j < x->s[i].nports; j++) {
+			const struct disc_port *p = &x->s[i].ports[j];
+			const char *h;
+
+			if (p->lost_to < 0)
+				continue;
+			h = x->s[p->lost_to].name;
+			if (lost_in(was, x->s[i].name, p, h))
+				continue;
+			snprintf(msg, sizeof(msg),
+			    "port %u/%s is held by %s (created first): not "
+			    "opened for %s, whose tasks run on",
+			    p->published, p->udp ? "udp" : "tcp", h,
+			    x->s[i].name);
+			ev.service = x->s[i].name;
+			ev.message = msg;
+			(void)mts_event_emit(n->events, &ev);
+		}
+	for (i = 0; i < was->ns; i++)
+		for (j = 0; j < was->s[i].nports; j++) {
+			const struct disc_port *p = &was->s[i].ports[j];
+
+			if (p->lost_to >= 0 &&
+			    !lost_in(x, was->s[i].name, p,
+			        was->s[p->lost_to].name))
+				log_info("%s: port %u/%s no longer lost to %s",
+				    was->s[i].name, p->published,
+				    p->udp ? "udp" : "tcp",
+				    was->s[p->lost_to].name);
+		}
+}
+
 /* The directory again from the services, the tasks and the addresses. */
 static void
 build(struct netd_disc *d)
@@ -294,6 +354,7 @@ build(struct netd_disc *d)
 		log_info("directory: %zu services, %zu tasks with an address, "
 		         "%zu of them up",
 		    x.ns, x.nt, up1);
+	port_conflicts(n, &d->cur, &x);
 	disc_free(&d->cur);
 	d->cur = x;
 	vips_update(d);

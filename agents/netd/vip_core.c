@@ -109,7 +109,8 @@ port_rules(const struct disc_port *p, const uint32_t *a, size_t n,
 	put(allow, line);
 }
 
-/* Every published port with a task to go to; how many. */
+/* Every published port with a task to go to, of the service that holds
+ * it (disc_port.lost_to); how many. */
 static size_t
 ports(const struct disc *d, const struct vip_node *nd, struct mts_buf *pre,
     struct mts_buf *allow)
@@ -121,6 +122,8 @@ ports(const struct disc *d, const struct vip_node *nd, struct mts_buf *pre,
 		for (j = 0; j < d->s[i].nports; j++) {
 			const struct disc_port *p = &d->s[i].ports[j];
 
+			if (p->lost_to >= 0)
+				continue; /* an older service holds it */
 			n = port_tasks(d, &d->s[i], p->host, nd->self, a,
 			    TASKS_MAX);
 			if (n == 0)

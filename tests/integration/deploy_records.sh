@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deploy_records.sh: `mtsctl deploy|plan|service|stack` on the service records, against the test agent's in-memory statestore: versions per change, the previous spec kept, plan's exit codes and changed fields, --prune, scale, rm, waiting that times out with no reconciler, JSON fields.
+# deploy_records.sh: `mtsctl deploy|plan|service|stack` on the service records, against the test agent's in-memory statestore: versions per change, the previous spec kept, plan's exit codes and changed fields, the creation HLC carried by every version, --prune, scale, rm, waiting that times out with no reconciler, JSON fields.
 . "$(dirname "$0")/../lib.sh"
 t_tmpdir
 CTL=$BIN/mtsctl
@@ -43,6 +43,8 @@ check "plan names the changed fields" jf 'any(r["service"] == "shop_web" and r["
 $CTL deploy -c stack.yml --stack shop --detach >out
 check "deploy says what it updated" grep -qx 'Updating service shop_web (version 2)' out
 check "version 2 keeps version 1's spec as previous" bash -c "$CTL service inspect shop_web | jf 'j[\"version\"] == 2 and j[\"previous\"][\"image\"] == \"nginx:1.25\" and j[\"spec\"][\"image\"] == \"nginx:1.26\"'"
+created() { $CTL service inspect shop_web | python3 -c 'import json,sys; print(int(json.load(sys.stdin).get("created_hlc", 0)))'; }
+check "version 2 carries the first record's HLC as created_hlc ($hlc)" test "$(created)" = "$hlc"
 
 # no reconciler here: waiting ends at --wait with exit 1
 out=$($CTL deploy -c stack.yml --stack shop --wait 1 2>&1)
@@ -60,6 +62,7 @@ check "... gone (exit 5)" test $? -eq 5
 
 check "service scale" $CTL service scale shop_web=4
 check "scale: a new version with 4 replicas" bash -c "$CTL service inspect shop_web | jf 'j[\"version\"] == 3 and j[\"spec\"][\"replicas\"] == 4'"
+check "... still created at the first record's HLC" test "$(created)" = "$hlc"
 $CTL service scale shop_web=many 2>/dev/null
 check "scale with a bad count is a usage error" test $? -eq 2
 $CTL service scale nope=1 2>/dev/null

@@ -14,6 +14,7 @@
 #include "agents/netd/dns_core.h"
 #include "agents/netd/netd_core.h"
 #include "agents/netd/vip_core.h"
+#include "portclaim.h"
 
 #define VIPNET 0x0ad2ff00u /* 10.210.255.0 */
 #define FRONT1 0x0ad20102u /* 10.210.1.2 */
@@ -544,9 +545,10 @@ test_port_rules(void **state)
 	front = (struct disc_svc *)disc_svc_by_name(&d, "shop_front");
 	api = (struct disc_svc *)disc_svc_by_name(&d, "shop_api");
 	db = (struct disc_svc *)disc_svc_by_name(&d, "shop_db");
-	front->ports[front->nports++] = (struct disc_port){ 8080, 80, 0, 0 };
-	api->ports[api->nports++] = (struct disc_port){ 9000, 90, 1, 1 };
-	db->ports[db->nports++] = (struct disc_port){ 5432, 5432, 0, 1 };
+	front->ports[front->nports++] =
+	    (struct disc_port){ 8080, 80, 0, 0, -1 };
+	api->ports[api->nports++] = (struct disc_port){ 9000, 90, 1, 1, -1 };
+	db->ports[db->nports++] = (struct disc_port){ 5432, 5432, 0, 1, -1 };
 	memset(&nd, 0, sizeof(nd));
 	nd.self[0] = 7;
 	nd.gateway = 0x0ad20101;
@@ -577,6 +579,209 @@ test_port_rules(void **state)
 	disc_free(&d);
 }
 
+/* The holder of a contested port: the claim of the service created
+ * first (then the lower name), whatever the order the claims come in;
+ * tcp and udp are separate ports; a service claiming a port twice holds
+ * both. */
+static void
+test_port_holders(void **state)
+{
+	struct mts_port_claim c[] = {
+		{ "b_web", 300, 8080, 0 }, /* 0 */
+		{ "a_web", 500, 8080, 0 }, /* 1: younger, lower name */
+		{ "c_web", 300, 8080, 0 }, /* 2: as old as b_web */
+		{ "a_web", 500, 8080, 1 }, /* 3: udp: its own */
+		{ "d_dns", 900, 53, 1 },   /* 4 */
+		{ "d_dns", 900, 53, 1 },   /* 5: twice */
+		{ "e_x", 100, 9000, 0 },   /* 6 */
+	};
+	const size_t n = sizeof(c) / sizeof(c[0]);
+	struct mts_port_claim p[sizeof(c) / sizeof(c[0])];
+	size_t h[sizeof(c) / sizeof(c[0])], hp[sizeof(c) / sizeof(c[0])];
+	size_t perm[sizeof(c) / sizeof(c[0])], i, j, round;
+	unsigned seed = 7;
+
+	mts_port_holders(c, n, h);
+	assert_string_equal(c[h[0]].service, "b_web");
+	assert_string_equal(c[h[1]].service, "b_web");
+	assert_string_equal(c[h[2]].service, "b_web");
+	assert_false(mts_port_lost(c, h, 0));
+	assert_true(mts_port_lost(c, h, 1));
+	assert_true(mts_port_lost(c, h, 2));
+	assert_false(mts_port_lost(c, h, 3));
+	assert_false(mts_port_lost(c, h, 4));
+	assert_false(mts_port_lost(c, h, 5));
+	assert_false(mts_port_lost(c, h, 6));
+	for (round = 0; round < 200; round++) {
+		for (i = 0; i < n; i++)
+			perm[i] = i;
+		for (i = n - 1; i > 0; i--) {
+			seed = seed * 1103515245u + 12345u;
+			j = (seed >> 16) % (i + 1);
+			size_t t = perm[i];
+			perm[i] = perm[j];
+			perm[j] = t;
+		}
+		for (i = 0; i < n; i++)
+			p[i] = c[perm[i]];
+		mts_port_holders(p, n, hp);
+		for (i = 0; i < n; i++) {
+			assert_string_equal(p[hp[i]].service,
+			    c[h[perm[i]]].service);
+			assert_int_equal(mts_port_lost(p, hp, i),
+			    mts_port_lost(c, h, perm[i]));
+		}
+	}
+	mts_port_holders(c, 0, h); /* nothing to do */
+}
+
+/* Two services publish 8080: only the one created first gets the DNAT
+ * (although its name sorts later), the other's port is marked lost to it
+ * and not opened; on every node alike (two orders of the records). */
+static void
+test_port_conflict_rules(void **state)
+{
+	struct disc d[2];
+	struct vip_node nd;
+	const struct disc_svc *old, *young;
+	char *text;
+	int k;
+
+	memset(&nd, 0, sizeof(nd));
+	nd.wg_if = "mts0";
+	for (k = 0; k < 2; k++) {
+		struct disc_svc *s;
+
+		disc_init(&d[k]);
+		svc(&d[k], k ? "zz" : "aa", "web", 0, NULL, NULL);
+		svc(&d[k], k ? "aa" : "zz", "web", 0, NULL, NULL);
+		for (size_t i = 0; i < 2; i++) {
+			s = &d[k].s[i];
+			s->created = strcmp(s->stack, "zz") == 0 ? 1000 : 2000;
+			s->ports[s->nports++] =
+			    (struct disc_port){ 8080, 80, 0, 0, 0 };
+		}
+		task(&d[k], "z1", "zz_web", FRONT1, 1);
+		task(&d[k], "a1", "aa_web", API1, 1);
+		disc_finish(&d[k], VIPNET);
+		old = disc_svc_by_name(&d[k], "zz_web");
+		young = disc_svc_by_name(&d[k], "aa_web");
+		assert_int_equal(old->ports[0].lost_to, -1);
+		assert_true(young->ports[0].lost_to >= 0);
+		assert_string_equal(d[k].s[young->ports[0].lost_to].name,
+		    "zz_web");
+		text = vip_nft(&d[k], &nd);
+		assert_non_null(strstr(text,
+		    "tcp dport 8080 dnat ip to numgen random mod 1 map { 0 : "
+		    "10.210.1.2 . 80 }"));
+		assert_null(strstr(text, "10.210.1.3 . 80"));
+		assert_null(strstr(text, "ip daddr { 10.210.1.3 } tcp dport"));
+		free(text);
+	}
+	/* the holder goes: the other's port is opened */
+	disc_init(&d[0]);
+	svc(&d[0], "aa", "web", 0, NULL, NULL);
+	d[0].s[0].created = 2000;
+	d[0].s[0].ports[d[0].s[0].nports++] =
+	    (struct disc_port){ 8080, 80, 0, 0, 0 };
+	task(&d[0], "a1", "aa_web", API1, 1);
+	disc_finish(&d[0], VIPNET);
+	assert_int_equal(d[0].s[0].ports[0].lost_to, -1);
+	text = vip_nft(&d[0], &nd);
+	assert_non_null(strstr(text, "map { 0 : 10.210.1.3 . 80 }"));
+	free(text);
+	disc_free(&d[0]);
+	disc_free(&d[1]);
+}
+
+/* Two names whose first VIP candidate is the same: `later` sorts after
+ * `earlier`. */
+static void
+colliding(char *later, size_t llen, char *earlier, size_t elen)
+{
+	unsigned want = disc_vip_candidate("zz_web", 0), i;
+
+	snprintf(later, llen, "zz_web");
+	for (i = 0;; i++) {
+		snprintf(earlier, elen, "a%u_web", i);
+		if (disc_vip_candidate(earlier, 0) == want)
+			return;
+	}
+}
+
+/* A service's VIP does not move when a later service wants the same one:
+ * the older (created first) keeps it, even when the newer's name sorts
+ * first; and in 20 rounds of 120 services given random ages, adding 60
+ * newer ones one at a time never changes an existing VIP. */
+static void
+test_vip_stable(void **state)
+{
+	char later[32], earlier[32], stack[16];
+	struct disc d;
+	uint32_t before[200];
+	unsigned seed = 11;
+	size_t i, j, round, k;
+
+	colliding(later, sizeof(later), earlier, sizeof(earlier));
+	disc_init(&d);
+	svc(&d, "zz", "web", 0, NULL, NULL);
+	d.s[0].created = 1000;
+	disc_finish(&d, VIPNET);
+	before[0] = d.s[0].vip;
+	assert_int_equal(before[0] & 0xff, disc_vip_candidate(later, 0));
+	snprintf(stack, sizeof(stack), "%.*s", (int)(strlen(earlier) - 4),
+	    earlier);
+	svc(&d, stack, "web", 0, NULL, NULL);
+	d.s[1].created = 2000;
+	disc_finish(&d, VIPNET);
+	assert_string_equal(d.s[0].name, earlier); /* sorts first */
+	assert_int_equal(disc_svc_by_name(&d, later)->vip, before[0]);
+	assert_int_not_equal(disc_svc_by_name(&d, earlier)->vip, before[0]);
+	assert_int_not_equal(disc_svc_by_name(&d, earlier)->vip, 0);
+	disc_free(&d);
+
+	for (round = 0; round < 20; round++) {
+		disc_init(&d);
+		for (i = 0; i < 180; i++) {
+			char name[16];
+
+			seed = seed * 1103515245u + 12345u;
+			snprintf(name, sizeof(name), "s%zu_%u", i,
+			    (seed >> 8) % 1000);
+			svc(&d, "st", name, 0, NULL, NULL);
+			/* the first 120 in any age order, all older than
+			 * the 60 added after them */
+			d.s[d.ns - 1].created =
+			    i < 120 ? 1 + (seed >> 4) % 100000 : 1000000 + i;
+		}
+		struct disc_svc *all = d.s;
+		size_t nall = d.ns;
+		struct disc cur;
+
+		for (k = 120; k <= nall; k++) {
+			disc_init(&cur);
+			for (i = 0; i < k; i++)
+				*disc_add_svc(&cur) = all[i];
+			disc_finish(&cur, VIPNET);
+			for (i = 0; i < k; i++) {
+				const struct disc_svc *s =
+				    disc_svc_by_name(&cur, all[i].name);
+
+				assert_non_null(s);
+				if (k > 120 && i < k - 1)
+					assert_int_equal(s->vip, before[i]);
+				before[i] = s->vip;
+			}
+			for (i = 0; i < cur.ns; i++)
+				for (j = i + 1; j < cur.ns; j++)
+					assert_int_not_equal(cur.s[i].vip,
+					    cur.s[j].vip);
+			disc_free(&cur);
+		}
+		disc_free(&d);
+	}
+}
+
 int
 main(void)
 {
@@ -589,6 +794,9 @@ main(void)
 		cmocka_unit_test(test_upstream),
 		cmocka_unit_test(test_vip_rules),
 		cmocka_unit_test(test_port_rules),
+		cmocka_unit_test(test_port_holders),
+		cmocka_unit_test(test_port_conflict_rules),
+		cmocka_unit_test(test_vip_stable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
