@@ -95,6 +95,7 @@ setup(struct netd *n, struct mts_agent *a)
 	mts_timer_init(&n->poll_timer, "members", netd_on_poll, n);
 	mts_timer_init(&n->scan_timer, "records", netd_on_scan, n);
 	mts_timer_init(&n->wg_timer, "wireguard-go", netd_wg_on_wait, n);
+	mts_timer_init(&n->status_timer, "status", netd_status_on_timer, n);
 	return 0;
 }
 
@@ -182,6 +183,11 @@ cleanup(struct netd *n, struct mts_agent *a)
 	netd_disc_close(n); /* after the client: its callbacks ran */
 	if (n->gossip != NULL)
 		mts_ipc_async_close(n->gossip);
+	if (n->loop != NULL) {
+		netd_uapi_close(n);
+		netd_status_flush(n);
+	}
+	free(n->wg_stats);
 	if (n->srv != NULL) {
 		mts_loop_remove_server(n->loop, n->srv);
 		mts_ipc_server_close(n->srv);
@@ -217,6 +223,7 @@ main(int argc, char **argv)
 
 	memset(&n, 0, sizeof(n));
 	n.hostns = -1;
+	netd_uapi_init(&n);
 	n.subnet = n.applied = n.claim_put = -1;
 	netd_att_init(&n.att);
 	mts_agent_init(&a, "netd", argc, argv, "", NULL, NULL);

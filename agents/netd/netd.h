@@ -6,11 +6,13 @@
 
 #include "acl.h"
 #include "agent.h"
+#include "buf.h"
 #include "event.h"
 #include "ipc.h"
 #include "loop.h"
 #include "disc_core.h"
 #include "netd_core.h"
+#include "uapi_core.h"
 
 struct nft_ctx;
 
@@ -24,6 +26,7 @@ struct nft_ctx;
 #define NETD_CLAIM_PREFIX "n/"  /* + node id: NodeInfo, its overlay_subnet */
 #define NETD_MEMBER_PREFIX "m/" /* + node id: MemberRecord */
 #define NETD_TASK_PREFIX "t/"   /* + node id / task: TaskStatus */
+#define NETD_STATUS_WAIT_MAX 32 /* status calls held for fresh counters */
 
 struct netd_conf {
 	struct netd_cidr cidr;
@@ -108,6 +111,22 @@ struct netd {
 	struct mts_timer wg_timer; /* a new wireguard-go's socket */
 	int wg_spawned, wg_ready;  /* started by this netd; configured */
 	mts_time_t wg_since;
+	/* the UAPI request in flight (netd_uapi.c) */
+	struct netd_uapiq uq;
+	int ufd;
+	struct mts_watch *uw;
+	struct mts_timer utimer; /* its deadline */
+	char *uout;              /* what it sends */
+	size_t uoff, ulen;
+	struct mts_buf uin; /* what came back */
+	mts_time_t usent;
+	/* the last counters read (a get answer without the private key,
+	 * malloc'd), for status; the status calls waiting for fresher ones */
+	char *wg_stats;
+	mts_time_t wg_stats_at;
+	struct mts_ipc_call *status_wait[NETD_STATUS_WAIT_MAX];
+	size_t status_waiting;
+	struct mts_timer status_timer;
 	int poll_busy, scan_busy;
 	char scan_after[512];
 	const char *scan_prefix; /* NETD_MEMBER_PREFIX, then the claims' */
@@ -151,16 +170,34 @@ int netd_nl_del(struct mnl_socket *, const char *name);
  * netd's own; 1500 when there is none. */
 unsigned netd_nl_underlay_mtu(struct mnl_socket *);
 
+/* netd_uapi.c: wireguard-go's UAPI socket, asynchronous on the loop: one
+ * request in flight, the others queued by kind (uapi_core.c), each with a
+ * deadline. netd_uapi_push queues a kind and sends it when it is its
+ * turn. */
+void netd_uapi_init(struct netd *);
+void netd_uapi_push(struct netd *, int kind);
+void netd_uapi_close(struct netd *);
+void netd_uapi_on_timeout(void *arg, mts_time_t now);
+/* A non-blocking connect to the socket at path (*fd): 0, -EINPROGRESS, or
+ * -errno with *fd -1. */
+int netd_uapi_connect(const char *path, int *fd);
+
 /* netd_wg.c: mts0 on wireguard-go, configured through its UAPI.
- * netd_wg_start keeps a running one (configured at once) or starts one;
- * netd_wg_wait, once the loop exists, arms the timer that configures a
- * new one when it answers (n->wg_ready; until then there are no peers). */
+ * netd_wg_start, before the sandbox, keeps a wireguard-go that serves the
+ * socket already or starts one; netd_wg_wait, on the loop, asks it (again
+ * every 20 ms while nobody listens, up to 5 s) and configures mts0: the
+ * key and port when they differ, then up, MTU, route. Only then
+ * n->wg_ready; until then there are no peers. Each kind's request text
+ * (malloc'd) and answer handler, for netd_uapi.c: */
 int netd_wg_start(struct netd *);
 void netd_wg_wait(struct netd *);
 void netd_wg_on_wait(void *arg, mts_time_t now);
-int netd_wg_set(struct netd *, const char *lines);
-/* The UAPI "get" answer (malloc'd; caller frees), NULL on failure. */
-char *netd_wg_get(struct netd *);
+char *netd_wg_start_req(struct netd *);
+void netd_wg_start_done(struct netd *, int rc, char *rep);
+char *netd_wg_setup_req(struct netd *);
+void netd_wg_setup_done(struct netd *, int rc, char *rep);
+char *netd_wg_stats_req(struct netd *);
+void netd_wg_stats_done(struct netd *, int rc, char *rep);
 
 /* netd_sync.c: the cluster view (gossipd's members, m/ and n/ records),
  * the claim, the peers. */
@@ -169,8 +206,12 @@ void netd_on_scan(void *arg, mts_time_t now);
 /* Subscribes to both feeds; 0 or -1 (logged). */
 int netd_feeds_open(struct netd *);
 void netd_feeds_close(struct netd *);
-/* Recomputes the peers and hands the difference to WireGuard. */
+/* Asks for the peers to be synced with WireGuard: the wanted set and its
+ * difference are computed when the request is sent (netd_peers_req, NULL
+ * when nothing changed), and kept once it answers (netd_peers_done). */
 void netd_peers_update(struct netd *);
+char *netd_peers_req(struct netd *);
+void netd_peers_done(struct netd *, int rc, char *rep);
 void netd_view_free(struct netd_view *);
 const char *netd_view_name(const struct netd *, const uint8_t node[16]);
 
@@ -226,7 +267,10 @@ struct netd_dns_tcp *netd_dns_tcp_open(struct netd *,
 void netd_dns_tcp_tick(struct netd_dns_tcp *, mts_time_t now);
 void netd_dns_tcp_close(struct netd_dns_tcp *);
 
-/* netd_api.c */
+/* netd_api.c. netd_status_flush answers the status calls held for fresh
+ * counters (with the counters there are). */
 extern const struct mts_ipc_service netd_service;
+void netd_status_flush(struct netd *);
+void netd_status_on_timer(void *arg, mts_time_t now);
 
 #endif

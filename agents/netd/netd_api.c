@@ -1,4 +1,4 @@
-/* netd_api.c: mts-netd's requests — its access table, the dispatch table of {type, name, caller classes, handler}, and the handlers of netd.proto (status with WireGuard's peer counters, attach, detach). */
+/* netd_api.c: mts-netd's requests — its access table, the dispatch table of {type, name, caller classes, handler}, and the handlers of netd.proto (status with WireGuard's peer counters — read on the loop, waited for at most STATUS_WAIT_MS —, attach, detach). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,12 @@
 #include "netd.h"
 #include "netd.pb-c.h"
 #include "xmalloc.h"
+
+/* Status answers with counters read at most STATUS_FRESH_MS ago, or
+ * waits up to STATUS_WAIT_MS for new ones: a stalled wireguard-go (its
+ * request times out on its own) delays it no longer. */
+#define STATUS_FRESH_MS 250
+#define STATUS_WAIT_MS 50
 
 /* The networks of a comma-joined list as a string vector pointing into
  * buf (a copy of the list, NETD_NETS_TEXT bytes; the vector is malloc'd,
@@ -57,7 +63,8 @@ fill_attachment(const struct netd *n, const struct netd_attach *a,
 static void
 status_peers(struct netd *n, Mts__Netd__StatusRep *s, char **blk)
 {
-	char *get = netd_wg_get(n), ip[16];
+	const char *get = n->wg_stats;
+	char ip[16];
 	Mts__Netd__Peer *pp = xcalloc(n->have.n + 1, sizeof(*pp));
 	char(*allowed)[24] = xcalloc(n->have.n + 1, sizeof(*allowed));
 	time_t now = time(NULL);
@@ -89,15 +96,13 @@ status_peers(struct netd *n, Mts__Netd__StatusRep *s, char **blk)
 		s->peers[i] = &pp[i];
 	}
 	s->n_peers = n->have.n;
-	free(get);
 	blk[0] = (char *)pp;
 	blk[1] = (char *)allowed;
 }
 
 static void
-h_status(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+status_reply(struct netd *n, struct mts_ipc_call *call)
 {
-	struct netd *n = ctx;
 	Mts__Netd__Reply rep = MTS__NETD__REPLY__INIT;
 	Mts__Netd__StatusRep s = MTS__NETD__STATUS_REP__INIT;
 	Mts__Netd__Attachment *aa = xcalloc(n->att.n + 1, sizeof(*aa));
@@ -141,6 +146,44 @@ h_status(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	free(blk[1]);
 	free(strs);
 	free(aa);
+}
+
+void
+netd_status_flush(struct netd *n)
+{
+	size_t i, k = n->status_waiting;
+
+	mts_timer_disarm(n->loop, &n->status_timer);
+	n->status_waiting = 0;
+	for (i = 0; i < k; i++)
+		status_reply(n, n->status_wait[i]);
+}
+
+void
+netd_status_on_timer(void *arg, mts_time_t now)
+{
+	(void)now;
+	netd_status_flush(arg);
+}
+
+/* Counters fresh enough (or no room to hold the call): answered now;
+ * otherwise held until the get asked for answers, or STATUS_WAIT_MS. */
+static void
+h_status(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
+{
+	struct netd *n = ctx;
+	mts_time_t now = mts_loop_now(n->loop);
+
+	(void)m;
+	if ((n->wg_stats != NULL && now - n->wg_stats_at < STATUS_FRESH_MS) ||
+	    n->status_waiting == NETD_STATUS_WAIT_MAX) {
+		status_reply(n, call);
+		return;
+	}
+	n->status_wait[n->status_waiting++] = call;
+	if (!n->status_timer.armed)
+		mts_timer_arm(n->loop, &n->status_timer, now + STATUS_WAIT_MS);
+	netd_uapi_push(n, NETD_UAPI_STATS);
 }
 
 static void

@@ -77,16 +77,24 @@ addr_host(const char *addr, char *out, size_t outlen)
 void
 netd_peers_update(struct netd *n)
 {
-	struct netd_node *nodes;
-	char *diff;
-	size_t i;
-
-	/* not before wireguard-go answers (its timer calls again), nor
+	/* not before mts0 is configured (netd_wg.c calls again), nor
 	 * before gossipd's members were read once: a restarted netd whose
 	 * first scan ends before the first members poll would see no live
 	 * node and remove every peer, and the tunnels' sessions with them */
 	if (!n->wg_ready || !n->polled)
 		return;
+	netd_uapi_push(n, NETD_UAPI_PEERS);
+}
+
+/* The peers wanted now (n->want, kept until the answer) and the set=1
+ * that gets WireGuard there from what it has; NULL when it has them. */
+char *
+netd_peers_req(struct netd *n)
+{
+	struct netd_node *nodes;
+	char *diff, *req = NULL;
+	size_t i;
+
 	nodes = xcalloc(n->view.len + 1, sizeof(*nodes));
 	for (i = 0; i < n->view.len; i++) {
 		nodes[i] = n->view.e[i].node;
@@ -97,19 +105,33 @@ netd_peers_update(struct netd *n)
 	    n->cfg.listen_port);
 	free(nodes);
 	diff = netd_peers_diff(&n->have, &n->want);
-	if (diff[0] != '\0') {
-		if (netd_wg_set(n, diff) == 0) {
-			log_info("wireguard: %zu peers (was %zu)", n->want.n,
-			    n->have.n);
-			netd_peers_copy(&n->have, &n->want);
-		} else if (netd_nl_ifindex(n->nl, NETD_WG_IF, NULL) < 0) {
-			log_warnx("%s is gone (wireguard-go died): stopping",
-			    NETD_WG_IF);
-			n->failed = 1;
-			mts_loop_stop(n->loop);
-		}
-	}
+	if (diff[0] != '\0')
+		req = xasprintf("set=1\n%s\n", diff);
 	free(diff);
+	return req;
+}
+
+/* WireGuard has the peers asked for, or not: then they are asked for
+ * again at the next change or poll — unless mts0 is gone with its
+ * wireguard-go, which a new netd replaces. */
+void
+netd_peers_done(struct netd *n, int rc, char *rep)
+{
+	if (rc == 0 && netd_uapi_errno(rep) == 0) {
+		log_info("wireguard: %zu peers (was %zu)", n->want.n,
+		    n->have.n);
+		netd_peers_copy(&n->have, &n->want);
+		return;
+	}
+	if (rc == 0)
+		log_warnx("wireguard refused the peers: %.*s",
+		    (int)strcspn(rep, "\n"), rep);
+	if (netd_nl_ifindex(n->nl, NETD_WG_IF, NULL) < 0) {
+		log_warnx("%s is gone (wireguard-go died): stopping",
+		    NETD_WG_IF);
+		n->failed = 1;
+		mts_loop_stop(n->loop);
+	}
 }
 
 /* --- gossipd's members ------------------------------------------------------------ */

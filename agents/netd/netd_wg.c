@@ -1,4 +1,4 @@
-/* netd_wg.c: mts-netd's WireGuard interface mts0 on wireguard-go — started once per node in a mount namespace of its own (its UAPI socket lands in netd's run directory, not in the host's /run/wireguard), kept across netd restarts, waited for by a timer on the loop (never a sleep), configured through the UAPI socket (get=1 / set=1). */
+/* netd_wg.c: mts-netd's WireGuard interface mts0 on wireguard-go — started once per node in a mount namespace of its own (its UAPI socket lands in netd's run directory, not in the host's /run/wireguard), kept across netd restarts, waited for by a timer on the loop (never a sleep), configured through the UAPI socket (get=1 / set=1) by requests on the loop (netd_uapi.c) — the loop never waits for wireguard-go. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -21,111 +21,8 @@
 #include "netd.h"
 #include "xmalloc.h"
 
-#define UAPI_TIMEOUT_S 2
-#define UAPI_MAX (1u << 20)
 #define START_WAIT_MS 5000
 #define WAIT_STEP_MS 20
-
-static int
-uapi_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = UAPI_TIMEOUT_S };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -1;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		if ((w = write(fd, p, n)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* One UAPI exchange: req, then the answer up to its blank line
- * (malloc'd, NUL-terminated; caller frees). NULL on failure (logged). The
- * socket is local and wireguard-go answers at once; a stuck one is cut
- * off after UAPI_TIMEOUT_S. */
-static char *
-uapi(const struct netd *n, const char *req)
-{
-	struct mts_buf b;
-	char chunk[4096];
-	ssize_t r;
-	int fd;
-
-	if ((fd = uapi_connect(n->wgsock)) < 0)
-		return NULL;
-	mts_buf_init(&b);
-	if (write_all(fd, req, strlen(req)) < 0)
-		goto fail;
-	for (;;) {
-		if ((r = read(fd, chunk, sizeof(chunk))) <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			goto fail;
-		}
-		mts_buf_put(&b, chunk, (size_t)r);
-		if (b.len >= 2 && memcmp(b.data + b.len - 2, "\n\n", 2) == 0)
-			break;
-		if (b.len > UAPI_MAX)
-			goto fail;
-	}
-	close(fd);
-	mts_buf_put_u8(&b, 0);
-	return (char *)b.data;
-fail:
-	log_warn("wireguard UAPI %s", n->wgsock);
-	close(fd);
-	mts_buf_free(&b);
-	return NULL;
-}
-
-char *
-netd_wg_get(struct netd *n)
-{
-	return uapi(n, "get=1\n\n");
-}
-
-int
-netd_wg_set(struct netd *n, const char *lines)
-{
-	char *req = xasprintf("set=1\n%s\n", lines), *rep;
-	int rc = -1;
-
-	if ((rep = uapi(n, req)) != NULL) {
-		if (strcmp(rep, "errno=0\n\n") == 0)
-			rc = 0;
-		else
-			log_warnx("wireguard refused the configuration: %.*s",
-			    (int)strcspn(rep, "\n"), rep);
-	}
-	free(rep);
-	free(req);
-	return rc;
-}
 
 /* --- wireguard-go ------------------------------------------------------------- */
 
@@ -191,45 +88,18 @@ line_pair_in(const char *get, const char *want)
 	return 1;
 }
 
-/* mts0 configured once wireguard-go answers (get is its first answer):
- * the peers it has, the key, the port, the MTU and the route of the
- * cluster CIDR. */
-static int
-wg_setup(struct netd *n, char *get)
+/* The key and the port, as set=1 lines (malloc'd; the caller zeroes and
+ * frees them). */
+static char *
+key_port_lines(const struct netd *n)
 {
 	char hex[2 * NETD_KEY_LEN + 1], *set;
-	int rc;
 
-	netd_uapi_peers(&n->have, get);
 	mts_hex(hex, n->priv, sizeof(n->priv));
 	set = xasprintf("private_key=%s\nlisten_port=%u\n", hex,
 	    n->cfg.listen_port);
 	sodium_memzero(hex, sizeof(hex));
-	/* a kept wireguard-go that has them already is left alone: setting
-	 * the key again expires every session and the port rebinds the
-	 * socket, so a netd restart would stall the tasks' traffic until
-	 * the next handshake (up to 5 s when the first one is lost) */
-	rc = line_pair_in(get, set) ? 0 : netd_wg_set(n, set);
-	sodium_memzero(set, strlen(set));
-	free(set);
-	sodium_memzero(get, strlen(get));
-	free(get);
-	if (rc < 0)
-		return -1;
-	if ((rc = netd_nl_set(n->nl, NETD_WG_IF, 1, NULL, n->mtu)) < 0 ||
-	    (rc = netd_nl_route(n->nl, n->cfg.cidr.base, n->cfg.cidr.plen, 0,
-	         NETD_WG_IF)) < 0) {
-		errno = -rc;
-		log_warn("%s up, mtu %u, route %s", NETD_WG_IF, n->mtu,
-		    n->cfg.cidr_text);
-		return -1;
-	}
-	if (netd_sysctl_write("/proc/sys/net/ipv4/conf/" NETD_WG_IF
-	                      "/forwarding",
-	        "1") < 0)
-		log_warn("enabling forwarding on %s", NETD_WG_IF);
-	n->wg_ready = 1;
-	return 0;
+	return set;
 }
 
 static void
@@ -240,53 +110,157 @@ wg_fail(struct netd *n, const char *why)
 	mts_loop_stop(n->loop);
 }
 
-/* The loop's timer while a new wireguard-go starts: every WAIT_STEP_MS it
- * tries the UAPI socket (a connect that fails at once while nobody
- * listens), at most START_WAIT_MS; nothing sleeps. */
-void
-netd_wg_on_wait(void *arg, mts_time_t now)
+/* The last step: mts0 up with its MTU and the cluster CIDR's route, and
+ * only then ready for peers. */
+static void
+wg_link(struct netd *n)
 {
-	struct netd *n = arg;
-	char *get;
-	int fd;
+	int rc;
 
-	if ((fd = uapi_connect(n->wgsock)) < 0) {
+	if ((rc = netd_nl_set(n->nl, NETD_WG_IF, 1, NULL, n->mtu)) < 0 ||
+	    (rc = netd_nl_route(n->nl, n->cfg.cidr.base, n->cfg.cidr.plen, 0,
+	         NETD_WG_IF)) < 0) {
+		errno = -rc;
+		log_warn("%s up, mtu %u, route %s", NETD_WG_IF, n->mtu,
+		    n->cfg.cidr_text);
+		wg_fail(n, "configuring mts0");
+		return;
+	}
+	if (netd_sysctl_write("/proc/sys/net/ipv4/conf/" NETD_WG_IF
+	                      "/forwarding",
+	        "1") < 0)
+		log_warn("enabling forwarding on %s", NETD_WG_IF);
+	n->wg_ready = 1;
+	if (n->wg_spawned)
+		log_info("wireguard-go started for mts0 (%lld ms)",
+		    (long long)(mts_loop_now(n->loop) - n->wg_since));
+	else
+		log_info("wireguard-go already runs mts0: kept");
+	if (n->scanned)
+		netd_peers_update(n);
+}
+
+char *
+netd_wg_start_req(struct netd *n)
+{
+	return n->wg_ready ? NULL : xstrdup("get=1\n\n");
+}
+
+/* wireguard-go's first answer: the peers it has; the key and the port set
+ * unless it has them already — a kept wireguard-go is left alone: setting
+ * the key again expires every session and the port rebinds the socket,
+ * so a netd restart would stall the tasks' traffic until the next
+ * handshake (up to 5 s when the first one is lost). Nobody listening yet
+ * (or no answer in time) asks again, for up to START_WAIT_MS. */
+void
+netd_wg_start_done(struct netd *n, int rc, char *rep)
+{
+	mts_time_t now = mts_loop_now(n->loop);
+	char *set;
+	int have;
+
+	if (rc < 0 || netd_uapi_errno(rep) != 0) {
 		if (now - n->wg_since >= START_WAIT_MS) {
-			log_warnx("wireguard-go did not open %s within %d ms",
-			    n->wgsock, START_WAIT_MS);
+			log_warnx("wireguard-go did not answer on %s within "
+			          "%d ms (%s)",
+			    n->wgsock, START_WAIT_MS,
+			    rc < 0 ? strerror(-rc) : "an error answer");
 			wg_fail(n, "no WireGuard");
 			return;
 		}
 		mts_timer_arm(n->loop, &n->wg_timer, now + WAIT_STEP_MS);
 		return;
 	}
-	close(fd);
-	if ((get = uapi(n, "get=1\n\n")) == NULL || wg_setup(n, get) < 0) {
+	netd_uapi_peers(&n->have, rep);
+	set = key_port_lines(n);
+	have = line_pair_in(rep, set);
+	sodium_memzero(set, strlen(set));
+	free(set);
+	if (have)
+		wg_link(n);
+	else
+		netd_uapi_push(n, NETD_UAPI_SETUP);
+}
+
+char *
+netd_wg_setup_req(struct netd *n)
+{
+	char *lines = key_port_lines(n), *req;
+
+	req = xasprintf("set=1\n%s\n", lines);
+	sodium_memzero(lines, strlen(lines));
+	free(lines);
+	return req;
+}
+
+void
+netd_wg_setup_done(struct netd *n, int rc, char *rep)
+{
+	if (rc < 0) {
 		wg_fail(n, "configuring mts0");
 		return;
 	}
-	log_info("wireguard-go started for mts0 (%lld ms)",
-	    (long long)(now - n->wg_since));
-	if (n->scanned)
-		netd_peers_update(n);
+	if (netd_uapi_errno(rep) != 0) {
+		log_warnx("wireguard refused the key and port: %.*s",
+		    (int)strcspn(rep, "\n"), rep);
+		wg_fail(n, "configuring mts0");
+		return;
+	}
+	wg_link(n);
+}
+
+char *
+netd_wg_stats_req(struct netd *n)
+{
+	return xstrdup("get=1\n\n");
+}
+
+/* The counters for status, kept without the key; the status calls that
+ * waited for them are answered either way. */
+void
+netd_wg_stats_done(struct netd *n, int rc, char *rep)
+{
+	if (rc == 0 && netd_uapi_errno(rep) == 0) {
+		netd_uapi_redact(rep);
+		free(n->wg_stats);
+		n->wg_stats = xstrdup(rep);
+		n->wg_stats_at = mts_loop_now(n->loop);
+	}
+	netd_status_flush(n);
+}
+
+/* The loop's timer while mts0 is being configured: asks wireguard-go
+ * (a connect fails at once while nobody listens); the answer's handler
+ * re-arms it. Nothing sleeps. */
+void
+netd_wg_on_wait(void *arg, mts_time_t now)
+{
+	struct netd *n = arg;
+
+	(void)now;
+	netd_uapi_push(n, NETD_UAPI_START);
 }
 
 /* Brings mts0 up: a wireguard-go already serving the socket (netd
- * restarted) is kept with its peers and configured at once; otherwise one
- * is started here (before the sandbox: it forks) and netd_wg_wait, on the
- * loop, configures it when it answers. */
+ * restarted) is kept with its peers; otherwise one is started here
+ * (before the sandbox: it forks). Either way netd_wg_wait, on the loop,
+ * configures it when it answers. */
 int
 netd_wg_start(struct netd *n)
 {
-	char *get;
+	int fd, rc;
 
 	if (mkdir(n->wgdir, 0700) < 0 && errno != EEXIST) {
 		log_warn("mkdir %s", n->wgdir);
 		return -1;
 	}
-	if ((get = uapi(n, "get=1\n\n")) != NULL) {
-		log_info("wireguard-go already runs mts0: kept");
-		return wg_setup(n, get);
+	/* someone listens (a connect to a Unix socket completes in the
+	 * backlog, without waiting for the accept) */
+	if ((rc = netd_uapi_connect(n->wgsock, &fd)) == 0 ||
+	    rc == -EINPROGRESS || rc == -EAGAIN) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
 	}
 	if (access("/dev/net/tun", R_OK | W_OK) < 0) {
 		log_warn("wireguard-go runs as netd's user, which cannot "
@@ -304,7 +278,7 @@ netd_wg_start(struct netd *n)
 void
 netd_wg_wait(struct netd *n)
 {
-	if (n->wg_spawned && !n->wg_ready) {
+	if (!n->wg_ready) {
 		n->wg_since = mts_now();
 		mts_timer_arm(n->loop, &n->wg_timer, n->wg_since);
 	}
