@@ -23,6 +23,7 @@ const char *const mts_event_types[] = {
 	"task.stopped",
 	"task.failed",
 	"task.replaced",
+	"task.updated", /* stopped by an update, rollback or rebalance */
 	"node.alive",
 	"node.suspect",
 	"node.dead",

@@ -529,9 +529,23 @@ core_member(const struct core_view *c, const char *hex)
 	return NULL;
 }
 
+/* Whether t was asked to stop (desired stopped) on a node that is alive
+ * and active: stopped on purpose (an update's, a scale's or a stale
+ * task's stop), however it exited — SIGTERM gives a non-zero code — and
+ * so not a failure. */
+static int
+stopped_on_purpose(const struct core_view *c, const struct rc_trec *t)
+{
+	const struct mts_rc_member *m = core_member(c, t->node);
+
+	return !t->desired_running && m != NULL && m->alive && !m->draining;
+}
+
 /* The task a new one in `slot` replaces: the newest of the service's
  * tasks in that slot that no longer counts (it failed, or its node is
- * dead or drains), with why, into p. */
+ * dead or drains), with why, into p. A task stopped on purpose is
+ * replaced by no one: the update's task.updated or its node's
+ * task.stopped says why it ended. */
 static void
 replaced_row(struct recond *r, const struct core_view *c, struct placing *p)
 {
@@ -545,7 +559,8 @@ replaced_row(struct recond *r, const struct core_view *c, struct placing *p)
 		if (x->slot != p->slot || strcmp(x->service, p->service) != 0 ||
 		    row_live(c, x) || x->inflight ||
 		    (x->state != RC_TASK_FAILED && !x->desired_running) ||
-		    x->state == RC_TASK_DONE || x->state == RC_TASK_STOPPED)
+		    x->state == RC_TASK_DONE || x->state == RC_TASK_STOPPED ||
+		    stopped_on_purpose(c, x))
 			continue;
 		if (best == NULL || x->created > best->created)
 			best = x;
@@ -577,7 +592,7 @@ failed_on(struct recond *r, const struct core_view *c, const char *service,
 		const struct rc_trec *x = &c->rows[i];
 		uint64_t when = x->finished_ms ? x->finished_ms : x->created;
 
-		if (x->state == RC_TASK_FAILED &&
+		if (x->state == RC_TASK_FAILED && !stopped_on_purpose(c, x) &&
 		    strcmp(x->service, service) == 0 &&
 		    strcmp(x->node, node) == 0 &&
 		    when + (uint64_t)r->cfg.failed_avoid_ms > now)
@@ -791,7 +806,9 @@ stop_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 	free(c);
 }
 
-static void
+/* Asks t's node to stop it (this node's own task at once): 1 when this
+ * is the first stop of it, 0 when one was asked for before. */
+static int
 stop_task(struct recond *r, const struct rc_trec *t, const char *why)
 {
 	Mts__Reconciled__Request req = MTS__RECONCILED__REQUEST__INIT;
@@ -799,14 +816,17 @@ stop_task(struct recond *r, const struct rc_trec *t, const char *why)
 	struct rc_stopsent *s;
 	struct stop_call *c;
 	mts_time_t now = mts_now();
+	const struct rc_local *l;
+	int first;
 
 	if (strcmp(t->node, r->self) == 0) {
+		first = (l = rc_local_find(r, t->id)) != NULL && l->want_run;
 		(void)rc_local_stop(r, t->id, why);
-		return;
+		return first;
 	}
 	if ((s = stop_find(r, t->id)) != NULL && s->until > now)
-		return;
-	if (s == NULL) {
+		return 0;
+	if ((first = s == NULL)) {
 		s = xcalloc(1, sizeof(*s));
 		snprintf(s->id, sizeof(s->id), "%s", t->id);
 		s->next = r->stops;
@@ -825,6 +845,7 @@ stop_task(struct recond *r, const struct rc_trec *t, const char *why)
 	snprintf(c->id, sizeof(c->id), "%s", t->id);
 	rc_call(r, t->node, "reconciled", &req.base,
 	    &mts__reconciled__reply__descriptor, 5000, stop_reply, c);
+	return first;
 }
 
 /* Stop records whose time passed go. */
@@ -1036,6 +1057,18 @@ upd_node_ok(const struct core_view *c, const char *hex)
 	return 0;
 }
 
+/* The update's stop of an old task is recorded as what it is, once: a
+ * task.updated event saying what stopped it and the version it moves to
+ * (its node's task.stopped says the same); not a failure. */
+static void
+update_stop(struct recond *r, const char *service, const struct rc_trec *t,
+    const char *why)
+{
+	if (stop_task(r, t, why))
+		rc_event(r, "task.updated", service, t->id,
+		    member_name(r, t->node), "%s", why);
+}
+
 /* One step of service si's rolling update (si: a core index); 1 when the
  * update owns the service's count, so that the reconciler's places and
  * stops of it are left out. */
@@ -1088,7 +1121,7 @@ update_step(struct recond *r, struct core_view *c, size_t si)
 		if (a->kind == UP_START)
 			place(r, c, s, a->count);
 		else if (a->kind == UP_STOP)
-			stop_task(r, &c->rows[row[a->task]], a->why);
+			update_stop(r, s->name, &c->rows[row[a->task]], a->why);
 		else if (a->kind == UP_ROLLBACK)
 			upd_rollback(r, s);
 		if (a->kind != UP_START && a->kind != UP_STOP) {

@@ -456,10 +456,17 @@ stop_before(const struct mts_up_task *a, const struct mts_up_task *b)
 	return strcmp(a->id, b->id);
 }
 
+/* Stops k old tasks, each with the reason its node's task.stopped and
+ * the owner's task.updated events give: what stopped it and the version
+ * it moves to (not a failure: docs/scheduling.md). */
 static void
-stop_old(const struct mts_up_task *t, size_t n, uint32_t k,
-    struct mts_up_actions *out)
+stop_old(const struct mts_up_service *s, const struct mts_up_task *t, size_t n,
+    uint32_t k, struct mts_up_actions *out)
 {
+	const char *by = s->rebalance ? "service rebalance"
+	    : s->rollback             ? "the rollback"
+	                              : "the update";
+
 	char *taken = xcalloc(n + 1, 1);
 	uint32_t j;
 	size_t i;
@@ -475,7 +482,8 @@ stop_old(const struct mts_up_task *t, size_t n, uint32_t k,
 		if (best == SIZE_MAX)
 			break;
 		taken[best] = 1;
-		add(out, UP_STOP, best, 0, "replaced by the new version");
+		add(out, UP_STOP, best, 0, "stopped by %s to version %llu", by,
+		    (unsigned long long)s->version);
 	}
 	free(taken);
 }
@@ -514,7 +522,7 @@ converge(const struct mts_up_service *s, const struct mts_up_task *t, size_t n,
 	if (start)
 		add(out, UP_START, 0, start, "batch %u of %u", st->batch,
 		    st->batches);
-	stop_old(t, n, stop, out);
+	stop_old(s, t, n, stop, out);
 }
 
 /* A status read from the replica is not trusted to be consistent (any

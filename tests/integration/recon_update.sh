@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# recon_update.sh: rolling updates run by mts-reconciled's owners on a 3-node cluster with shims (real containers): 6 replicas updated 2 at a time by `service update --env-add` never drop below 4 running (sampled every 200 ms) and all end on the new spec with the u/ status completed and update events in the owner's log; a scale replaces no task; an update whose tasks exit rolls back on its own (failure_action rollback) to the previous spec.
+# recon_update.sh: rolling updates run by mts-reconciled's owners on a 3-node cluster with shims (real containers): 6 replicas updated 2 at a time by `service update --env-add` never drop below 4 running (sampled every 200 ms) and all end on the new spec with the u/ status completed and update events in the owner's log, a task.updated and a task.stopped saying "stopped by the update to version 2" for each of the 6 it stopped and no task.replaced calling one failed; a scale replaces no task; an update whose tasks exit rolls back on its own (failure_action rollback) to the previous spec.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gossip_lib.sh"
 
@@ -54,6 +54,14 @@ check "... u/s_web says completed" test "$(ustate s_web)" = completed
 g_ctl 1 service inspect s_web >"$T_DIR/ins"
 check "... in 3 batches, to version 2" jf 'j["update_status"]["batches"] == 3 and j["update_status"]["version"] == 2' <"$T_DIR/ins"
 check "... the owner logged its events" bash -c "grep -h ' event {' $MTS_CLUSTER_DIR/n*/log/reconciled.log | grep -q '\"type\":\"update.completed\"'"
+# evs TYPE: the agents' TYPE events of s_web during the update (JSON lines)
+evs() { grep -h ' event {' "$MTS_CLUSTER_DIR"/n*/log/reconciled.log | sed 's/^.* event //' | grep "\"type\":\"$1\"" | grep '"service":"s_web"'; }
+evs task.replaced >"$T_DIR/replaced"
+check "... no task.replaced event calls a task the update stopped failed ($(grep -c failed "$T_DIR/replaced") of $(wc -l <"$T_DIR/replaced"))" bash -c "! grep -q failed '$T_DIR/replaced'"
+check "... a task.updated event for each of the 6 it stopped: 'stopped by the update to version 2'" \
+	test "$(evs task.updated | grep -c '"message":"stopped by the update to version 2"')" = 6
+check "... and their nodes' task.stopped say so" \
+	test "$(evs task.stopped | grep -c '"message":"stopped by the update to version 2"')" = 6
 ids1=$(ps 1 s_web | python3 -c 'import json,sys; print(" ".join(sorted(t["task"] for t in json.load(sys.stdin) if t["desired_state"]=="running")))')
 g_ctl 3 service scale s_web=5 >/dev/null
 sleep 3

@@ -42,6 +42,7 @@ struct sim {
 	unsigned nbatch;
 	int rollbacks_written;
 	unsigned stops_with_batch; /* steps that ended a batch and stopped */
+	char stop_why[MTS_UP_MSG_MAX]; /* the last UP_STOP's reason */
 };
 
 static void
@@ -183,6 +184,8 @@ sim_step(struct sim *s, int apply)
 			assert_false(s->t[x->task].current);
 			assert_true(s->t[x->task].desired_running);
 			s->t[x->task].desired_running = 0;
+			snprintf(s->stop_why, sizeof(s->stop_why), "%s",
+			    x->why);
 		} else if (x->kind == UP_BATCH_DONE && s->nbatch < 32)
 			s->batch_at[s->nbatch++] = s->now;
 		else if (x->kind == UP_ROLLBACK) {
@@ -261,6 +264,8 @@ test_rebalance(void **state)
 	assert_int_equal(s.min_healthy, 5); /* start-first: none fewer */
 	assert_int_equal(s.max_live, 7);    /* one at a time */
 	assert_true(strstr(s.st.message, "rebalance at version 2") != NULL);
+	assert_string_equal(s.stop_why,
+	    "stopped by service rebalance to version 2");
 }
 
 /* Defaults: one at a time, stop-first, each batch healthy for 5 s. */
@@ -315,6 +320,7 @@ test_parallelism(void **state)
 	assert_int_equal(live_of(&s, 2, 1), 6);
 	assert_string_equal(s.st.message,
 	    "update to version 2 completed: 6 tasks");
+	assert_string_equal(s.stop_why, "stopped by the update to version 2");
 	/* with no delay, the step that ends a batch starts the next one (the
 	 * owner steps once a refresh: a step later is up to a tick later) */
 	assert_int_equal(s.stops_with_batch, 2);
@@ -465,6 +471,17 @@ test_failure_rollback(void **state)
 	assert_int_equal(live_of(&s, 2, 0), 0);
 	assert_true(s.min_healthy >= 4);
 	assert_non_null(strstr(s.st.message, "rollback to version 3"));
+	/* unhealthy new tasks stay up: the rollback stops them, and says so
+	 * (not a failure) */
+	sim_deployed(&s, 6);
+	s.beh[2] = B_UNHEALTHY;
+	s.svc.update.parallelism = 2;
+	s.svc.update.failure_action = UP_FAIL_ROLLBACK;
+	s.svc.rollback_cfg.monitor_ms = 1000;
+	sim_run(&s, 120000);
+	assert_int_equal(s.st.phase, UP_ROLLBACK_COMPLETED);
+	assert_int_equal(live_of(&s, 2, 0), 0);
+	assert_string_equal(s.stop_why, "stopped by the rollback to version 3");
 	/* a failing rollback is not rolled back again: it pauses */
 	sim_deployed(&s, 2);
 	s.svc.rollback = 1;
