@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "mtsctl.h"
-#include "netd.pb-c.h"
+#include "netd_status.h"
 #include "service.pb-c.h"
 #include "shim.pb-c.h"
 #include "svc_spec.h"
@@ -126,21 +126,11 @@ netview_free(struct netview *v)
 static char *
 cluster_cidr(struct mtsctl *ctx)
 {
-	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
-	Mts__Netd__StatusReq sr = MTS__NETD__STATUS_REQ__INIT;
-	Mts__Netd__Reply *rep = NULL;
+	Mts__Netd__Reply *rep;
 	char err[256], *cidr;
 
-	req.body_case = MTS__NETD__REQUEST__BODY_STATUS;
-	req.status = &sr;
-	if (mtsctl_try_call(ctx, "netd", &req.base,
-	        &mts__netd__reply__descriptor, (ProtobufCMessage **)&rep, err,
-	        sizeof(err)) != 0 ||
-	    rep->status == NULL) {
-		if (rep != NULL)
-			protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (mtsctl_netd_status(ctx, &rep, err, sizeof(err)) != 0)
 		return xstrdup("");
-	}
 	cidr = xstrdup(rep->status->cluster_cidr);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return cidr;

@@ -8,7 +8,7 @@
 #include "hash.h"
 #include "ipc.h"
 #include "mtserr.h"
-#include "netd.pb-c.h"
+#include "netd_status.h"
 #include "nodectl.h"
 #include "nodeinfo.h"
 #include "schedd.pb-c.h"
@@ -270,20 +270,14 @@ overlay_from_record(struct mtsctl *ctx, const uint8_t node[16], json_t *obj)
 static void
 overlay_json(struct mtsctl *ctx, const uint8_t node[16], json_t *obj)
 {
-	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
-	Mts__Netd__StatusReq sr = MTS__NETD__STATUS_REQ__INIT;
-	Mts__Netd__Reply *rep = NULL;
+	Mts__Netd__Reply *rep;
 	const Mts__Netd__StatusRep *s;
 	uint8_t id[MTS_NODE_ID_LEN];
 	char err[256], hs[48];
 	size_t i;
 
-	req.body_case = MTS__NETD__REQUEST__BODY_STATUS;
-	req.status = &sr;
-	if (mtsctl_try_call(ctx, "netd", &req.base,
-	        &mts__netd__reply__descriptor, (ProtobufCMessage **)&rep, err,
-	        sizeof(err)) == 0 &&
-	    (s = rep->status) != NULL) {
+	if (mtsctl_netd_status(ctx, &rep, err, sizeof(err)) == 0) {
+		s = rep->status;
 		if (s->public_key.len == 32) {
 			mts_node_id(id, s->public_key.data);
 			if (memcmp(id, node, MTS_NODE_ID_LEN) == 0 &&

@@ -6,6 +6,7 @@
 #include "hash.h"
 #include "mtsctl.h"
 #include "netd.pb-c.h"
+#include "netd_status.h"
 
 static int
 call(struct mtsctl *ctx, Mts__Netd__Request *req, Mts__Netd__Reply **rep)
@@ -65,8 +66,6 @@ cmd_status(struct mtsctl *ctx, int argc, char **argv)
 		{ "address", "ADDRESS" }, { "veth", "VETH" },
 		{ "networks_text", "NETWORKS" }, { "netns", "NETNS" },
 		{ NULL, NULL } };
-	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
-	Mts__Netd__StatusReq sr = MTS__NETD__STATUS_REQ__INIT;
 	Mts__Netd__Reply *rep;
 	json_t *o, *peers, *atts;
 	size_t i;
@@ -74,14 +73,8 @@ cmd_status(struct mtsctl *ctx, int argc, char **argv)
 
 	if (argc > 1)
 		return mtsctl_usage(ctx);
-	req.body_case = MTS__NETD__REQUEST__BODY_STATUS;
-	req.status = &sr;
-	if ((rc = call(ctx, &req, &rep)) != 0)
+	if ((rc = mtsctl_netd_status(ctx, &rep, NULL, 0)) != 0)
 		return rc;
-	if (rep->status == NULL) {
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-		return MTSCTL_EFAIL;
-	}
 	peers = json_array();
 	atts = json_array();
 	for (i = 0; i < rep->status->n_peers; i++)

@@ -7,7 +7,7 @@
 #include "gossipd.pb-c.h"
 #include "hash.h"
 #include "mtstime.h"
-#include "netd.pb-c.h"
+#include "netd_status.h"
 #include "portclaim.h"
 #include "reconciled.pb-c.h"
 #include "rendezvous.h"
@@ -534,9 +534,7 @@ static json_t *
 endpoint_json(struct mtsctl *ctx, const char *name,
     const Mts__Service__ServiceSpec *sp)
 {
-	Mts__Netd__Request req = MTS__NETD__REQUEST__INIT;
-	Mts__Netd__StatusReq sr = MTS__NETD__STATUS_REQ__INIT;
-	Mts__Netd__Reply *rep = NULL;
+	Mts__Netd__Reply *rep;
 	json_t *o, *tasks;
 	char err[256];
 	size_t i, j;
@@ -545,16 +543,8 @@ endpoint_json(struct mtsctl *ctx, const char *name,
 	    sp && sp->endpoint_mode && *sp->endpoint_mode ? sp->endpoint_mode
 	                                                  : "vip");
 	json_object_set_new(o, "ports", ports_json(sp));
-	req.body_case = MTS__NETD__REQUEST__BODY_STATUS;
-	req.status = &sr;
-	if (mtsctl_try_call(ctx, "netd", &req.base,
-	        &mts__netd__reply__descriptor, (ProtobufCMessage **)&rep, err,
-	        sizeof(err)) != 0 ||
-	    rep->status == NULL) {
-		if (rep != NULL)
-			protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (mtsctl_netd_status(ctx, &rep, err, sizeof(err)) != 0)
 		return o;
-	}
 	for (i = 0; i < rep->status->n_services; i++) {
 		const Mts__Netd__ServiceEndpoint *e = rep->status->services[i];
 
