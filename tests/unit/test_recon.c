@@ -69,6 +69,55 @@ owner_of(const struct mts_rc_service *s)
 	return (int)mts_rc_owner(&v, s->name);
 }
 
+/* Fresh members: the owner of s, and in after[0..n) the n nodes that
+ * follow it. */
+static int
+owner_then(const struct mts_rc_service *s, int *after, int n)
+{
+	int o, i;
+
+	setup_members();
+	o = owner_of(s);
+	for (i = 0; i < n; i++)
+		after[i] = (o + 1 + i) % NODES;
+	return o;
+}
+
+/* A task of svc on node in slot. */
+static struct mts_rc_task
+slotted(const char *id, int node, const char *svc, uint64_t created,
+    uint32_t slot)
+{
+	struct mts_rc_task t = task(id, node, svc, created);
+
+	t.slot = slot;
+	return t;
+}
+
+/* One reconcile of v asks for nothing. */
+static void
+expect_nothing(const struct mts_rc_view *v)
+{
+	struct mts_rc_actions a = { 0 };
+
+	mts_rc_reconcile(v, &a);
+	assert_int_equal(a.n, 0);
+	mts_rc_actions_free(&a);
+}
+
+/* One reconcile of v asks for one thing: to place count tasks. */
+static void
+expect_place(const struct mts_rc_view *v, uint32_t count)
+{
+	struct mts_rc_actions a = { 0 };
+
+	mts_rc_reconcile(v, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].kind, RC_PLACE);
+	assert_int_equal(a.v[0].count, count);
+	mts_rc_actions_free(&a);
+}
+
 static int weight_calls;
 
 static uint64_t
@@ -143,26 +192,17 @@ test_dead_node_missing(void **state)
 		.mode = RC_REPLICATED,
 		.replicas = 3 };
 	struct mts_rc_task t[3];
-	struct mts_rc_actions a = { 0 };
 	struct mts_rc_view v;
-	int o, n1, n2;
+	int o, n[2];
 
-	setup_members();
-	o = owner_of(&s);
-	n1 = (o + 1) % NODES;
-	n2 = (o + 2) % NODES;
-	t[0] = task("a", n1, "shop_web", 1);
-	t[1] = task("b", n1, "shop_web", 2);
-	t[2] = task("c", n2, "shop_web", 3);
+	o = owner_then(&s, n, 2);
+	t[0] = task("a", n[0], "shop_web", 1);
+	t[1] = task("b", n[0], "shop_web", 2);
+	t[2] = task("c", n[1], "shop_web", 3);
 	v = view(&s, 1, t, 3, o);
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 0);
-	members[n1].alive = 0;
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 1);
-	assert_int_equal(a.v[0].kind, RC_PLACE);
-	assert_int_equal(a.v[0].count, 2);
-	mts_rc_actions_free(&a);
+	expect_nothing(&v);
+	members[n[0]].alive = 0;
+	expect_place(&v, 2);
 }
 
 static int
@@ -258,30 +298,21 @@ test_returning_node_stale(void **state)
 	struct mts_rc_view v;
 	int o, n[3], i;
 
-	setup_members();
-	o = owner_of(&s);
-	for (i = 0; i < 3; i++)
-		n[i] = (o + 1 + i) % NODES;
+	o = owner_then(&s, n, 3);
 	for (i = 0; i < 6; i++) {
 		static const char *id[] = { "s1", "s2", "s3", "s4", "s5",
 			"s6" };
 
-		t[i] = task(id[i], n[i % 3], "x_web", (uint64_t)(10 + i));
-		t[i].slot = (uint32_t)i + 1;
+		t[i] = slotted(id[i], n[i % 3], "x_web", (uint64_t)(10 + i),
+		    (uint32_t)i + 1);
 	}
 	/* n[2] held slots 3 and 6; it died: both are missing */
 	members[n[2]].alive = 0;
 	v = view(&s, 1, t, 6, o);
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 1);
-	assert_int_equal(a.v[0].kind, RC_PLACE);
-	assert_int_equal(a.v[0].count, 2);
-	mts_rc_actions_free(&a);
+	expect_place(&v, 2);
 	/* replaced in slots 3 and 6 on n[0]; then n[2] comes back */
-	t[6] = task("r3", n[0], "x_web", 100);
-	t[6].slot = 3;
-	t[7] = task("r6", n[0], "x_web", 101);
-	t[7].slot = 6;
+	t[6] = slotted("r3", n[0], "x_web", 100, 3);
+	t[7] = slotted("r6", n[0], "x_web", 101, 6);
 	members[n[2]].alive = 1;
 	v = view(&s, 1, t, 8, o);
 	mts_rc_reconcile(&v, &a);
@@ -310,12 +341,9 @@ test_extras_most_on_one_node(void **state)
 	struct mts_rc_actions a = { 0 };
 	const char *ids[6];
 	struct mts_rc_view v;
-	int o, n[3], i;
+	int o, n[3];
 
-	setup_members();
-	o = owner_of(&s);
-	for (i = 0; i < 3; i++)
-		n[i] = (o + 1 + i) % NODES;
+	o = owner_then(&s, n, 3);
 	t[0] = task("t1", n[0], "x_svc", 1);
 	t[1] = task("t2", n[0], "x_svc", 2);
 	t[2] = task("t3", n[0], "x_svc", 3);
@@ -381,9 +409,7 @@ test_settling_holds_extras(void **state)
 		t[i].slot = (uint32_t)i + 1;
 	t[4].slot = 1;
 	v.settling = 1;
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 0);
-	mts_rc_actions_free(&a);
+	expect_nothing(&v);
 	members[(o + 1) % NODES].returning = 1; /* t1's node */
 	mts_rc_reconcile(&v, &a);
 	assert_int_equal(stopped(&v, &a, ids), 1);
@@ -391,9 +417,7 @@ test_settling_holds_extras(void **state)
 	assert_int_equal(a.n, 1); /* and x_other still waits */
 	mts_rc_actions_free(&a);
 	members[(o + 5) % NODES].returning = 1; /* t5's too */
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 0);
-	mts_rc_actions_free(&a);
+	expect_nothing(&v);
 }
 
 static void
@@ -452,28 +476,20 @@ test_jobs(void **state)
 		.mode = RC_REPLICATED_JOB,
 		.replicas = 3 };
 	struct mts_rc_task t[3];
-	struct mts_rc_actions a = { 0 };
 	struct mts_rc_view v;
-	int o;
+	int o, n[3];
 
-	setup_members();
-	o = owner_of(&s);
-	t[0] = task("j1", (o + 1) % NODES, "batch_run", 1);
-	t[1] = task("j2", (o + 2) % NODES, "batch_run", 2);
-	t[2] = task("j3", (o + 3) % NODES, "batch_run", 3);
+	o = owner_then(&s, n, 3);
+	t[0] = task("j1", n[0], "batch_run", 1);
+	t[1] = task("j2", n[1], "batch_run", 2);
+	t[2] = task("j3", n[2], "batch_run", 3);
 	t[0].state = t[1].state = RC_TASK_DONE;
 	v = view(&s, 1, t, 3, o);
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 0); /* 2 done + 1 running */
+	expect_nothing(&v); /* 2 done + 1 running */
 	t[2].state = RC_TASK_DONE;
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 0); /* 3 completions: finished, not restarted */
+	expect_nothing(&v); /* 3 completions: finished, not restarted */
 	t[2].state = RC_TASK_FAILED;
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 1);
-	assert_int_equal(a.v[0].kind, RC_PLACE);
-	assert_int_equal(a.v[0].count, 1);
-	mts_rc_actions_free(&a);
+	expect_place(&v, 1);
 }
 
 static void
@@ -485,13 +501,12 @@ test_orphans_and_drain(void **state)
 	struct mts_rc_task t[3];
 	struct mts_rc_actions a = { 0 };
 	struct mts_rc_view v;
-	int o, self;
+	int n[2], self;
 
-	setup_members();
-	o = owner_of(&s);
-	self = (o + 1) % NODES;
+	owner_then(&s, n, 2);
+	self = n[0];
 	t[0] = task("old", self, "gone_svc", 1);
-	t[1] = task("other", (o + 2) % NODES, "gone_svc", 1);
+	t[1] = task("other", n[1], "gone_svc", 1);
 	t[2] = task("w1", self, "shop_web", 2);
 	v = view(&s, 1, t, 3, self);
 	mts_rc_reconcile(&v, &a);
@@ -548,29 +563,21 @@ test_drain_start_first_and_pause(void **state)
 	struct mts_rc_task t[4];
 	struct mts_rc_actions a = { 0 };
 	struct mts_rc_view v;
-	int o, d, e;
+	int o, n[2], d;
 
-	setup_members();
-	o = owner_of(&s);
-	d = (o + 1) % NODES;
-	e = (o + 2) % NODES;
+	o = owner_then(&s, n, 2);
+	d = n[0];
 	t[0] = task("a1", d, "x_api", 1);
-	t[1] = task("a2", e, "x_api", 2);
+	t[1] = task("a2", n[1], "x_api", 2);
 	members[d].draining = 1;
 	v = view(&s, 1, t, 2, o);
-	mts_rc_reconcile(&v, &a);
 	/* 1 live + 1 drained running = 2: none may stop yet */
-	assert_int_equal(a.n, 1);
-	assert_int_equal(a.v[0].kind, RC_PLACE);
-	assert_int_equal(a.v[0].count, 1);
-	mts_rc_actions_free(&a);
+	expect_place(&v, 1);
 	/* its replacement is placed but not running yet: still none */
 	t[2] = task("a3", o, "x_api", 3);
 	t[2].state = RC_TASK_PENDING;
 	v = view(&s, 1, t, 3, o);
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 0);
-	mts_rc_actions_free(&a);
+	expect_nothing(&v);
 	/* running: the drained one stops */
 	t[2].state = RC_TASK_RUNNING;
 	mts_rc_reconcile(&v, &a);
@@ -582,17 +589,12 @@ test_drain_start_first_and_pause(void **state)
 	members[d].draining = 0;
 	members[d].paused = 1;
 	v = view(&s, 1, t, 2, o);
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 0);
-	mts_rc_actions_free(&a);
+	expect_nothing(&v);
 	v = view(&g, 1, NULL, 0, d);
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 0);
+	expect_nothing(&v);
 	t[3] = task("m1", d, "x_mon", 4);
 	v = view(&g, 1, &t[3], 1, d);
-	mts_rc_reconcile(&v, &a);
-	assert_int_equal(a.n, 0); /* kept */
-	mts_rc_actions_free(&a);
+	expect_nothing(&v); /* kept */
 	members[d].paused = 0;
 	v = view(&g, 1, NULL, 0, d);
 	mts_rc_reconcile(&v, &a);

@@ -99,13 +99,74 @@ deliver(struct vnet *v, int from, struct mts_swim_out *o)
 	mts_swim_out_free(&out);
 }
 
+/* Node i learns every member of the network from the replicated member
+ * list, as gossipd does. */
+static void
+learn_all(struct vnet *v, int i)
+{
+	struct mts_swim_update u;
+	struct mts_swim_out out = { 0 };
+	int j;
+
+	for (j = 0; j < v->n; j++) {
+		memset(&u, 0, sizeof(u));
+		mkid(u.id, j);
+		mts_swim_apply(v->node[i], &u, v->now, &out);
+	}
+	mts_swim_out_free(&out);
+}
+
+/* Word that member `subject` is in state st at incarnation inc. */
+static struct mts_swim_update
+rumour(int subject, enum mts_swim_state st, uint64_t inc)
+{
+	struct mts_swim_update u;
+
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, subject);
+	u.state = st;
+	u.inc = inc;
+	return u;
+}
+
+/* Gossips until s has nothing left to retransmit. */
+static void
+spend_gossip(struct mts_swim *s)
+{
+	struct mts_swim_update g[8];
+
+	while (mts_swim_gossip(s, NULL, g, 8) > 0)
+		;
+}
+
+/* A swim instance of member 0 (by mkid) created at time 0. */
+static struct mts_swim *
+solo(const struct mts_swim_cfg *cfg, uint64_t seed)
+{
+	struct mts_swim_update self;
+
+	memset(&self, 0, sizeof(self));
+	mkid(self.id, 0);
+	return mts_swim_new(cfg, &self, seed, 0);
+}
+
+/* Cuts every link between nodes 0-1 and nodes 2-4 (both ways). */
+static void
+cut_2_3(struct vnet *v)
+{
+	int i, j;
+
+	for (i = 0; i < 5; i++)
+		for (j = 0; j < 5; j++)
+			v->cut[i][j] = (i < 2) != (j < 2);
+}
+
 static void
 vnet_init(struct vnet *v, int n)
 {
 	struct mts_swim_cfg cfg;
 	struct mts_swim_update u;
-	struct mts_swim_out out = { 0 };
-	int i, j;
+	int i;
 
 	memset(v, 0, sizeof(*v));
 	v->n = n;
@@ -118,14 +179,8 @@ vnet_init(struct vnet *v, int n)
 		u.inc = 100;
 		v->node[i] = mts_swim_new(&cfg, &u, (uint64_t)i + 1, v->now);
 	}
-	/* everyone learns everyone from the replicated member list */
 	for (i = 0; i < n; i++)
-		for (j = 0; j < n; j++) {
-			memset(&u, 0, sizeof(u));
-			mkid(u.id, j);
-			mts_swim_apply(v->node[i], &u, v->now, &out);
-		}
-	mts_swim_out_free(&out);
+		learn_all(v, i);
 	memset(v->events, 0, sizeof(v->events));
 }
 
@@ -175,22 +230,12 @@ static void
 restart(struct vnet *v, int i, uint64_t inc, uint64_t seed)
 {
 	struct mts_swim_cfg cfg;
-	struct mts_swim_update u;
-	struct mts_swim_out out = { 0 };
-	int j;
+	struct mts_swim_update u = rumour(i, MTS_SWIM_ALIVE, inc);
 
 	mts_swim_free(v->node[i]);
 	mts_swim_cfg_defaults(&cfg);
-	memset(&u, 0, sizeof(u));
-	mkid(u.id, i);
-	u.inc = inc;
 	v->node[i] = mts_swim_new(&cfg, &u, seed, v->now);
-	for (j = 0; j < v->n; j++) {
-		memset(&u, 0, sizeof(u));
-		mkid(u.id, j);
-		mts_swim_apply(v->node[i], &u, v->now, &out);
-	}
-	mts_swim_out_free(&out);
+	learn_all(v, i);
 	v->down[i] = 0;
 }
 
@@ -263,10 +308,7 @@ test_refutation(void **state)
 
 	vnet_init(&v, 4);
 	/* node 0 hears a rumour that node 3 is suspect */
-	memset(&u, 0, sizeof(u));
-	mkid(u.id, 3);
-	u.state = MTS_SWIM_SUSPECT;
-	u.inc = 100;
+	u = rumour(3, MTS_SWIM_SUSPECT, 100);
 	mts_swim_apply(v.node[0], &u, v.now, &out);
 	assert_int_equal(view(&v, 0, 3), MTS_SWIM_SUSPECT);
 	deliver(&v, 0, &out);
@@ -336,9 +378,7 @@ test_partition_heals(void **state)
 
 	vnet_init(&v, 5);
 	run(&v, 3000);
-	for (i = 0; i < 5; i++)
-		for (j = 0; j < 5; j++)
-			v.cut[i][j] = (i < 2) != (j < 2);
+	cut_2_3(&v);
 	run(&v, 20000);
 	for (i = 0; i < 5; i++)
 		for (j = 0; j < 5; j++)
@@ -379,9 +419,7 @@ test_heal_no_false_death(void **state)
 
 	vnet_init(&v, 5);
 	run(&v, 3000);
-	for (i = 0; i < 5; i++)
-		for (j = 0; j < 5; j++)
-			v.cut[i][j] = (i < 2) != (j < 2);
+	cut_2_3(&v);
 	run(&v, 30000); /* long enough for every rumour to be spent */
 	/* node 1's links come back first, the others 2 s later */
 	for (i = 2; i < 5; i++)
@@ -411,13 +449,9 @@ test_stale_rumour_reannounced(void **state)
 	int found = 0;
 
 	vnet_init(&v, 4);
-	memset(&u, 0, sizeof(u));
-	mkid(u.id, 3);
-	u.state = MTS_SWIM_SUSPECT;
-	u.inc = 100;
+	u = rumour(3, MTS_SWIM_SUSPECT, 100);
 	mts_swim_apply(v.node[3], &u, v.now, &out); /* refutes: 101 */
-	while (mts_swim_gossip(v.node[3], NULL, g, 8) > 0)
-		;
+	spend_gossip(v.node[3]);
 	u.state = MTS_SWIM_DEAD;
 	mts_swim_apply(v.node[3], &u, v.now, &out); /* dead at 100 < 101 */
 	k = mts_swim_gossip(v.node[3], NULL, g, 8);
@@ -442,13 +476,9 @@ test_gossip_to_dead_member_first(void **state)
 	size_t k;
 
 	vnet_init(&v, 4);
-	memset(&u, 0, sizeof(u));
-	mkid(u.id, 2);
-	u.state = MTS_SWIM_DEAD;
-	u.inc = 100;
+	u = rumour(2, MTS_SWIM_DEAD, 100);
 	mts_swim_apply(v.node[0], &u, v.now, &out);
-	while (mts_swim_gossip(v.node[0], NULL, g, 8) > 0)
-		;
+	spend_gossip(v.node[0]);
 	mkid(id2, 2);
 	k = mts_swim_gossip(v.node[0], id2, g, 8);
 	assert_int_equal(k, 2);
@@ -469,18 +499,13 @@ static void
 test_update_precedence(void **state)
 {
 	struct mts_swim_cfg cfg;
-	struct mts_swim_update self, u;
+	struct mts_swim_update u = rumour(1, MTS_SWIM_ALIVE, 5);
 	struct mts_swim_out out = { 0 };
 	struct mts_swim *s;
 	const struct mts_swim_member *m;
 
 	mts_swim_cfg_defaults(&cfg);
-	memset(&self, 0, sizeof(self));
-	mkid(self.id, 0);
-	s = mts_swim_new(&cfg, &self, 1, 0);
-	memset(&u, 0, sizeof(u));
-	mkid(u.id, 1);
-	u.inc = 5;
+	s = solo(&cfg, 1);
 	mts_swim_apply(s, &u, 0, &out);
 	u.state = MTS_SWIM_DEAD;
 	u.inc = 4; /* older news is ignored */
@@ -523,7 +548,7 @@ static void
 test_news_only_firsthand(void **state)
 {
 	struct mts_swim_cfg cfg;
-	struct mts_swim_update self, u;
+	struct mts_swim_update u = rumour(1, MTS_SWIM_ALIVE, 0);
 	struct mts_swim_out out = { 0 };
 	struct mts_swim *s;
 	mts_time_t t, to;
@@ -533,11 +558,7 @@ test_news_only_firsthand(void **state)
 	mts_swim_cfg_defaults(&cfg);
 	cfg.gossip_interval = 0;
 	cfg.dead_probe_interval = 0;
-	memset(&self, 0, sizeof(self));
-	mkid(self.id, 0);
-	s = mts_swim_new(&cfg, &self, 1, 0);
-	memset(&u, 0, sizeof(u));
-	mkid(u.id, 1);
+	s = solo(&cfg, 1);
 	mts_swim_apply(s, &u, 0, &out);
 	mkid(u.id, 2);
 	u.state = MTS_SWIM_SUSPECT; /* heard: 2 is suspect */
@@ -591,7 +612,7 @@ static void
 test_suspect_is_told(void **state)
 {
 	struct vnet v;
-	struct mts_swim_update u, g[8];
+	struct mts_swim_update u;
 	struct mts_swim_out out = { 0 };
 	uint8_t id2[16];
 	mts_time_t t;
@@ -599,13 +620,9 @@ test_suspect_is_told(void **state)
 	int told = 0;
 
 	vnet_init(&v, 4);
-	memset(&u, 0, sizeof(u));
-	mkid(u.id, 2);
-	u.state = MTS_SWIM_SUSPECT;
-	u.inc = 100;
+	u = rumour(2, MTS_SWIM_SUSPECT, 100);
 	mts_swim_apply(v.node[0], &u, v.now, &out);
-	while (mts_swim_gossip(v.node[0], NULL, g, 8) > 0)
-		;
+	spend_gossip(v.node[0]);
 	mkid(id2, 2);
 	for (t = v.now; t < v.now + 250 && !told; t += 10) {
 		mts_swim_out_reset(&out);
@@ -633,15 +650,13 @@ static struct mts_swim *
 lone(int n, struct mts_swim_out *out)
 {
 	struct mts_swim_cfg cfg;
-	struct mts_swim_update self, u;
+	struct mts_swim_update u;
 	struct mts_swim *s;
 	int i;
 
 	mts_swim_cfg_defaults(&cfg);
 	cfg.gossip_interval = 0;
-	memset(&self, 0, sizeof(self));
-	mkid(self.id, 0);
-	s = mts_swim_new(&cfg, &self, 7, 0);
+	s = solo(&cfg, 7);
 	memset(&u, 0, sizeof(u));
 	for (i = 1; i <= n; i++) {
 		mkid(u.id, i);
