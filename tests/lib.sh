@@ -58,3 +58,29 @@ t_cleanup() {
 t_done() {
 	exit $T_FAILED
 }
+
+# jf EXPR: a Python expression over the JSON on stdin (j); exit 0 if true.
+jf() {
+	python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"
+}
+# jp EXPR: prints a Python expression over the JSON on stdin (j).
+jp() {
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+export -f jf jp # for checks run through bash -c
+
+# t_testagent: a scratch directory (the working directory from here on)
+# and the test agent's in-memory statestore serving mtsctl ($CTL) through
+# $RUN, which MTS_RUNDIR names.
+t_testagent() {
+	t_tmpdir
+	CTL=$BIN/mtsctl
+	RUN=$T_DIR/run
+	mkdir -p "$RUN"
+	printf '[node]\nrundir = %s\nstatedir = %s\n' "$RUN" "$T_DIR" >"$T_DIR/mts.conf"
+	"$BUILD/tests/mts-testagent" -c "$T_DIR/mts.conf" 2>"$T_DIR/agent.log" &
+	T_PIDS+=($!)
+	export MTS_RUNDIR=$RUN
+	check "agent socket appears" wait_for 5 test -S "$RUN/statestore/statestore.sock"
+	cd "$T_DIR" || exit 1
+}

@@ -15,8 +15,7 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[
 secs() { awk -v ms="$1" 'BEGIN {printf "%.2f", ms / 1000}'; }
 
 s_up 3 >/dev/null # it ends the bench (exit 1) when a step fails
-"$TOP/scripts/mkimage" --ref busybox:v2 "$T_DIR/bb2" >/dev/null
-for i in 1 2 3; do g_ctl "$i" image import "$T_DIR/bb2" >/dev/null || exit 1; done
+s_import busybox:v2 >/dev/null
 s_stack web "services:
   web:
     image: busybox:latest

@@ -1,16 +1,7 @@
 #!/usr/bin/env bash
 # deploy_records.sh: `mtsctl deploy|plan|service|stack` on the service records, against the test agent's in-memory statestore: versions per change, the previous spec kept, plan's exit codes and changed fields, the creation HLC carried by every version, --prune, scale, rm, waiting that times out with no reconciler, JSON fields.
 . "$(dirname "$0")/../lib.sh"
-t_tmpdir
-CTL=$BIN/mtsctl
-RUN=$T_DIR/run
-mkdir -p "$RUN"
-printf '[node]\nrundir = %s\nstatedir = %s\n' "$RUN" "$T_DIR" >"$T_DIR/mts.conf"
-"$BUILD/tests/mts-testagent" -c "$T_DIR/mts.conf" 2>"$T_DIR/agent.log" &
-T_PIDS+=($!)
-export MTS_RUNDIR=$RUN
-check "agent socket appears" wait_for 5 test -S "$RUN/statestore/statestore.sock"
-cd "$T_DIR" || exit 1
+t_testagent
 cat >stack.yml <<'YML'
 services:
   web:
@@ -19,9 +10,6 @@ services:
   db:
     image: postgres:16
 YML
-# jf EXPR: a Python expression over the JSON on stdin, j
-jf() { python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"; }
-export -f jf
 
 $CTL plan -c stack.yml --stack shop >out 2>&1
 check "plan of a new stack exits 2" test $? -eq 2

@@ -17,6 +17,31 @@ g_id() { cat "$MTS_CLUSTER_DIR/n$1/id"; }
 g_port() { echo $(($(cat "$MTS_CLUSTER_DIR/port") + $1)); } # node I's port
 g_down() { "$GOSSIP_CLUSTER" down >/dev/null 2>&1; }
 
+# g_up_shims N [CLEANUP]: skips the suite unless root with runc; a scratch
+# directory, an N-node cluster whose nodes run shims (real containers;
+# MTS_CLUSTER_SHIM_CONF as the caller set it) and every node seeing N
+# alive members. CLEANUP (default: g_down, t_cleanup) runs at exit. Ends
+# the test when a step fails, with up.log and the shims' logs.
+g_up_shims() {
+	local n=$1
+	if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
+		skip_all "needs root and runc"
+	fi
+	t_tmpdir
+	trap "${2:-g_down; t_cleanup}" EXIT
+	export MTS_CLUSTER_SHIM=1
+	if ! g_up "$n"; then
+		fail "$n-node cluster with shims formed"
+		cat "$T_DIR/up.log" "$MTS_CLUSTER_DIR"/n*/log/shim.log
+		t_done
+	fi
+	pass "$n-node cluster with shims formed"
+	if ! wait_for 20 g_all_alive "$n" $(seq 1 "$n"); then
+		fail "every node sees $n alive members"
+		t_done
+	fi
+}
+
 # g_count_state I STATE: how many members node I reports in STATE.
 g_count_state() {
 	g_ctl "$1" -o json node ls 2>/dev/null |

@@ -1,36 +1,15 @@
-# lib_sched.bash: sourced by the sched_*.sh acceptance suites — a scripts/cluster whose nodes run shims (real runc containers), the busybox image imported on every node, and JSON views of mtsctl service ls|ps and node inspect from any node.
+# lib_sched.bash: sourced by the sched_*.sh and recon_*.sh acceptance suites — a scripts/cluster whose nodes run shims (real runc containers), the busybox image imported on every node, and JSON views of mtsctl service ls|ps, inspect and node inspect from any node.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/gossip_lib.sh"
-
-if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
-	skip_all "needs root and runc"
-fi
 
 # s_up N: a scratch directory, an N-node cluster with shims (schedd sized by
 # MTS_CLUSTER_SCHEDD_CONF if set), every node seeing N alive members, the
 # busybox image imported on each node. Ends the test when any step fails.
 s_up() {
-	local n=$1 i
-	t_tmpdir
-	trap 's_cleanup' EXIT
-	export MTS_CLUSTER_SHIM=1
-	if ! g_up "$n"; then
-		fail "$n-node cluster with shims formed"
-		cat "$T_DIR/up.log"
-		t_done
-	fi
-	pass "$n-node cluster with shims formed"
-	if ! wait_for 20 g_all_alive "$n" $(seq 1 "$n"); then
-		fail "every node sees $n alive members"
-		t_done
-	fi
-	"$TOP/scripts/mkimage" "$T_DIR/busybox-oci" >/dev/null ||
-		{ fail "mkimage"; t_done; }
-	for i in $(seq 1 "$n"); do
-		g_ctl "$i" image import "$T_DIR/busybox-oci" >/dev/null ||
-			{ fail "busybox imported on node $i"; t_done; }
-	done
+	local n=$1
+	g_up_shims "$n" s_cleanup
 	S_NODES=$n
+	s_import busybox:latest
 	# Owners place on the nodes whose d/ digest they hold; schedd writes
 	# its d/ again when a member joins, so this takes a fraction of a
 	# second (schedd_join.sh). Deploy as on a cluster up for a while.
@@ -39,6 +18,18 @@ s_up() {
 		t_done
 	fi
 	cd "$T_DIR" || exit 1
+}
+
+# s_import REF: an image made by scripts/mkimage as REF, imported on every
+# node. Ends the test when that fails.
+s_import() {
+	local i dir=$T_DIR/image-${1//[:\/]/-}
+	"$TOP/scripts/mkimage" --ref "$1" "$dir" >/dev/null ||
+		{ fail "mkimage $1"; t_done; }
+	for i in $(seq 1 "$S_NODES"); do
+		g_ctl "$i" image import "$dir" >/dev/null ||
+			{ fail "$1 imported on node $i"; t_done; }
+	done
 }
 
 s_digests_everywhere() {
@@ -71,15 +62,6 @@ g_down_purge_sched() {
 	fi
 }
 
-# jf EXPR: a Python expression over the JSON on stdin (j); exit 0 if true.
-jf() {
-	python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"
-}
-# jp EXPR: prints a Python expression over the JSON on stdin (j).
-jp() {
-	python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
-}
-
 # s_ps I SERVICE: `service ps -o json` on node I ([] if it fails).
 s_ps() { g_ctl "$1" -o json service ps "$2" 2>/dev/null || echo '[]'; }
 # s_ls I: `service ls -o json` on node I.
@@ -106,6 +88,12 @@ s_all_agree() {
 	for i in $(seq 2 "$S_NODES"); do
 		[ "$(s_per_node "$i" "$1")" = "$ref" ] || return 1
 	done
+}
+
+# s_ustate SERVICE: the state of its update as node 1's service inspect
+# says ("" with none).
+s_ustate() {
+	g_ctl 1 service inspect "$1" | jp 'j.get("update_status", {}).get("state", "")'
 }
 
 # s_owner I SERVICE: the owner node id that `service ls` shows on node I.

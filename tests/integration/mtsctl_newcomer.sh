@@ -1,19 +1,7 @@
 #!/usr/bin/env bash
 # mtsctl_newcomer.sh: what a newcomer met using mtsctl on a real cluster, against the test agent's in-memory statestore — a scale to the count a service has writes nothing, stack services|ps of an unknown stack exit 5 as stack rm does, an empty stack gives "services": {} and a deploy that says it deploys nothing, the events table lines up with long task ids, a missing agent's socket on a running node names the agent, a command's manual has one EXIT STATUS.
 . "$(dirname "$0")/../lib.sh"
-t_tmpdir
-CTL=$BIN/mtsctl
-RUN=$T_DIR/run
-mkdir -p "$RUN"
-printf '[node]\nrundir = %s\nstatedir = %s\n' "$RUN" "$T_DIR" >"$T_DIR/mts.conf"
-"$BUILD/tests/mts-testagent" -c "$T_DIR/mts.conf" 2>"$T_DIR/agent.log" &
-T_PIDS+=($!)
-export MTS_RUNDIR=$RUN
-check "agent socket appears" wait_for 5 test -S "$RUN/statestore/statestore.sock"
-cd "$T_DIR" || exit 1
-# jf EXPR: a Python expression over the JSON on stdin, j
-jf() { python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"; }
-export -f jf
+t_testagent
 
 mkdir my-app2
 printf 'services:\n  web-1:\n    image: busybox:latest\n    deploy: {replicas: 0}\n' >my-app2/one.yml

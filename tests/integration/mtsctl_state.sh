@@ -1,15 +1,7 @@
 #!/usr/bin/env bash
 # mtsctl_state.sh: mtsctl's framework and state commands against the test agent's in-memory statestore API.
 . "$(dirname "$0")/../lib.sh"
-t_tmpdir
-CTL=$BIN/mtsctl
-RUN=$T_DIR/run
-mkdir -p "$RUN"
-printf '[node]\nrundir = %s\nstatedir = %s\n' "$RUN" "$T_DIR" >"$T_DIR/mts.conf"
-"$BUILD/tests/mts-testagent" -c "$T_DIR/mts.conf" 2>"$T_DIR/agent.log" &
-T_PIDS+=($!)
-export MTS_RUNDIR=$RUN
-check "agent socket appears" wait_for 5 test -S "$RUN/statestore/statestore.sock"
+t_testagent
 
 out=$($CTL state put c/motd hello 2>&1)
 check "put prints the record" grep -q '^key: *c/motd' <<<"$out"

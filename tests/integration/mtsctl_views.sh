@@ -16,9 +16,6 @@ check "deploy --detach" g_ctl 1 deploy -c w.yml --stack w --detach
 # a running task on each node, as their shims would record them
 check "a task record on node 1" "$ST" "$r1" - puttask "$n1" w_web.1.0123456789abcdef w_web 100 $((32 << 20)) running
 check "a task record on node 2" "$ST" "$(g_run 2)" - puttask "$n2" w_web.2.fedcba9876543210 w_web 100 $((32 << 20)) running
-# jf EXPR: a Python expression over the JSON on stdin, j
-jf() { python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"; }
-export -f jf
 check "service ls: 2/3 while both nodes live" wait_for 10 bash -c \
 	"$GOSSIP_CLUSTER ctl 1 -o json service ls | jf 'j[0][\"running\"] == 2'"
 owner=$(g_ctl 1 -o json service ls | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["owner"])')

@@ -2,11 +2,7 @@
 # recon_canary.sh: canary updates (x-mts update.canary) on 3 nodes with real containers and health checks — a new image runs 1 canary beside the 4 old tasks, healthy, and waits there (state canary) until `mtsctl service promote`, which finishes the rollout on all 4; a new version whose canary turns unhealthy is rolled back on its own (auto_revert, failure_action pause), and so is one whose canary never turns healthy (starting past x-mts healthy_deadline), the 4 tasks of the version before untouched each time.
 . "$(dirname "$0")/lib_sched.bash"
 s_up 3
-"$TOP/scripts/mkimage" --ref busybox:v2 "$T_DIR/bb2" >/dev/null
-for i in 1 2 3; do
-	g_ctl "$i" image import "$T_DIR/bb2" >/dev/null ||
-		{ fail "busybox:v2 imported on node $i"; t_done; }
-done
+s_import busybox:v2
 
 # healthy, unless BAD is 1 in the task's environment
 s_stack web 'services:
@@ -27,7 +23,6 @@ s_stack web 'services:
       update: {canary: 1, auto_promote: false, auto_revert: true}'
 
 ins() { g_ctl 1 service inspect "$1"; }
-ustate() { ins "$1" | jp 'j.get("update_status", {}).get("state", "")'; }
 # counts SVC: "<healthy current> <healthy old> <other live>" of the tasks
 # wanted running, as node 1 sees them
 counts() {
@@ -42,7 +37,7 @@ check "... 4 healthy" wait_for 20 is "4 0 0" counts c_web
 old=$(ids c_web)
 
 g_ctl 2 service update c_web --image busybox:v2 >/dev/null
-canary() { [ "$(ustate c_web)" = canary ] && is "1 4 0" counts c_web; }
+canary() { [ "$(s_ustate c_web)" = canary ] && is "1 4 0" counts c_web; }
 check "a new image: 1 canary healthy beside the 4 old tasks, waiting for promote" wait_for 30 canary
 check "... inspect says so" bash -c "$GOSSIP_CLUSTER ctl 1 service inspect c_web | grep -q 'service promote finishes the update'"
 sleep 3
@@ -50,7 +45,7 @@ check "... 3 s later still 1 canary and the same 4 old tasks ($(counts c_web))" 
 	bash -c "[ '$(counts c_web)' = '1 4 0' ] && [ \"\$(comm -23 <(tr ' ' '\n' <<<'$old') <(tr ' ' '\n' <<<'$(ids c_web)') | wc -l)\" = 0 ]"
 out=$(g_ctl 3 service promote c_web)
 check "service promote (from node 3): $out" test "$out" = "c_web: canaries promoted (version 2)"
-done_v2() { [ "$(ustate c_web)" = completed ] && is "4 0 0" counts c_web; }
+done_v2() { [ "$(s_ustate c_web)" = completed ] && is "4 0 0" counts c_web; }
 check "... finishes the rollout: 4 healthy on the new image, none old" wait_for 40 done_v2
 check "... none of the old tasks is left" bash -c "[ \"\$(comm -12 <(tr ' ' '\n' <<<'$old') <(tr ' ' '\n' <<<'$(ids c_web)') | wc -l)\" = 0 ]"
 g_ctl 1 service inspect c_web >ins.json
@@ -60,7 +55,7 @@ check "... the update completed at version 2, its batches done" jf 'j["update_st
 # says pause, auto_revert rolls back anyway
 v2=$(ids c_web)
 g_ctl 1 service update c_web --env-add BAD=1 >/dev/null
-reverted() { [ "$(ustate c_web)" = rollback_completed ] && is "4 0 0" counts c_web; }
+reverted() { [ "$(s_ustate c_web)" = rollback_completed ] && is "4 0 0" counts c_web; }
 check "an unhealthy canary is rolled back on its own (auto_revert)" wait_for 40 reverted
 check "... the record holds version 2's spec again, a rollback" \
 	bash -c "$GOSSIP_CLUSTER ctl 1 service inspect c_web | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j[\"rollback\"] and j[\"spec\"][\"image\"] == \"busybox:v2\" and not any(e[\"key\"] == \"BAD\" for e in j[\"spec\"].get(\"environment\", [])) and j[\"version\"] == 4 else 1)'"
@@ -75,7 +70,7 @@ sed -e 's/image: busybox:latest/image: busybox:v2\n    environment: {BAD: "1"}/'
     -e 's/auto_revert: true}/auto_revert: true, healthy_deadline: 3s}/' web.yml >never.yml
 check "a deploy whose canary never turns healthy" bash -c "$GOSSIP_CLUSTER ctl 3 deploy -c never.yml --stack c --detach >/dev/null"
 t0=$SECONDS
-reverted5() { [ "$(ustate c_web)" = rollback_completed ] && [ "$(ins c_web | jp 'j["version"]')" = 6 ] && is "4 0 0" counts c_web; }
+reverted5() { [ "$(s_ustate c_web)" = rollback_completed ] && [ "$(ins c_web | jp 'j["version"]')" = 6 ] && is "4 0 0" counts c_web; }
 check "... is rolled back on its own after healthy_deadline (auto_revert)" wait_for 40 reverted5
 check "... not before 3 s ($((SECONDS - t0)) s)" test $((SECONDS - t0)) -ge 3
 check "... the failure said: never turned healthy" bash -c "grep -h ' event {' $MTS_CLUSTER_DIR/n*/log/reconciled.log | grep '\"type\":\"update.rolled_back\"' | grep -q 'never turned healthy'"

@@ -22,7 +22,6 @@ s_stack web 'services:
 avail() { g_ctl "$1" -o json node ls | jp '" ".join(n["availability"] for n in sorted(j, key=lambda n: n["name"]))'; }
 healthy_is() { s_ps 1 "$1" | jf "sum(1 for t in j if t['desired_state'] == 'running' and t['health'] == 'healthy') == $2"; }
 ids() { s_ps 1 "$1" | jp '" ".join(sorted(t["task"] for t in j if t["desired_state"] == "running"))'; }
-ustate() { g_ctl 1 service inspect "$1" | jp 'j.get("update_status", {}).get("state", "")'; }
 
 g_ctl 1 node pause n3 >/dev/null
 check "node 3 paused, as every node sees" wait_for 10 bash -c "for i in 1 2 3; do [ \"\$($GOSSIP_CLUSTER ctl \$i -o json node ls | python3 -c 'import json,sys; print([n[\"availability\"] for n in json.load(sys.stdin) if n[\"name\"] == \"n3\"][0])')\" = pause ] || exit 1; done"
@@ -40,7 +39,7 @@ s_sampler 1 b_web samples
 out=$(g_ctl 2 service rebalance b_web)
 check "rebalance from node 2 moves 2 tasks onto n3: $out" \
 	test "$out" = "b_web: moving 2 tasks one at a time, start-first (version 2): n1 3 -> 2, n2 3 -> 2, n3 0 -> 2"
-done_() { [ "$(ustate b_web)" = completed ] && [ "$(s_per_node 1 b_web)" = "n1=2 n2=2 n3=2" ] && healthy_is b_web 6; }
+done_() { [ "$(s_ustate b_web)" = completed ] && [ "$(s_per_node 1 b_web)" = "n1=2 n2=2 n3=2" ] && healthy_is b_web 6; }
 check "... 2 per node, all healthy, the move completed" wait_for 40 done_
 read -r samples minh minr <<<"$(s_sampler_stop samples)"
 maxr=$(awk 'NR == 1 || $3 > m { m = $3 } END { print m }' samples)

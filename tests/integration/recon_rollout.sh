@@ -2,11 +2,7 @@
 # recon_rollout.sh: the rolling-update acceptance on 3 nodes with real containers and health checks — 6 healthy replicas moved 2 at a time to a new image never have fewer than 4 healthy (sampled every 200 ms), service ps shows old and new versions side by side and service inspect the state, batch n/m, start and message while it runs, all 6 end healthy on the new image; an update whose health check fails rolls back on its own (failure_action rollback) to the image before, healthy again.
 . "$(dirname "$0")/lib_sched.bash"
 s_up 3
-"$TOP/scripts/mkimage" --ref busybox:v2 "$T_DIR/bb2" >/dev/null
-for i in 1 2 3; do
-	g_ctl "$i" image import "$T_DIR/bb2" >/dev/null ||
-		{ fail "busybox:v2 imported on node $i"; t_done; }
-done
+s_import busybox:v2
 
 # A task turns healthy 4 s after it started (longer than monitor: a batch
 # done on running alone would stop the next one too early), and never
@@ -36,7 +32,6 @@ all_on() {
 	s_ps 1 "$1" | jf "len([t for t in j if t['desired_state'] == 'running']) == $3 and all(t['current'] and t['version'] == $2 and t['state'] == 'running' and t['health'] == 'healthy' for t in j if t['desired_state'] == 'running')"
 }
 ins() { g_ctl 1 service inspect "$1"; }
-ustate() { ins "$1" | jp 'j.get("update_status", {}).get("state", "")'; }
 
 check "deploy of 6 replicas with a health check" g_ctl 1 deploy -c web.yml --stack r --wait 40
 check "... 6 healthy" wait_for 20 all_on r_web 1 6
@@ -55,7 +50,7 @@ while [ $SECONDS -lt $deadline ]; do
 		ins r_web >ins.json
 		jf 'j.get("update_status", {}).get("state") == "updating"' <ins.json && prog=$(jp 'j["update_status"]["progress"]' <ins.json) && cp ins.json ins-updating.json
 	fi
-	all_on r_web 2 6 && [ "$(ustate r_web)" = completed ] && break
+	all_on r_web 2 6 && [ "$(s_ustate r_web)" = completed ] && break
 	sleep 0.2
 done
 read -r samples min _ <<<"$(s_sampler_stop samples)"
@@ -76,7 +71,7 @@ g_ctl 3 service update r_web --image busybox:latest --env-add BAD=1 >/dev/null
 # all of them back on version 2's spec: the rollback (version 4) replaced
 # only the tasks of version 3, the others run version 2 still
 back() { s_ps 1 r_web | jf "len([t for t in j if t['desired_state'] == 'running']) == 6 and all(t['current'] and t['version'] in (2, 4) and t['state'] == 'running' and t['health'] == 'healthy' for t in j if t['desired_state'] == 'running')"; }
-rolled() { [ "$(ustate r_web)" = rollback_completed ] && back; }
+rolled() { [ "$(s_ustate r_web)" = rollback_completed ] && back; }
 check "an update whose health check fails rolls back on its own" wait_for 40 rolled
 check "... the record is busybox:v2 again, a rollback, version 4" \
 	bash -c "$GOSSIP_CLUSTER ctl 1 service inspect r_web | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j[\"rollback\"] and j[\"spec\"][\"image\"] == \"busybox:v2\" and j[\"version\"] == 4 else 1)'"

@@ -1,30 +1,13 @@
 #!/usr/bin/env bash
 # recon_update.sh: rolling updates run by mts-reconciled's owners on a 3-node cluster with shims (real containers): 6 replicas updated 2 at a time by `service update --env-add` never drop below 4 running (sampled every 200 ms) and all end on the new spec with the u/ status completed and update events in the owner's log, a task.updated and a task.stopped saying "stopped by the update to version 2" for each of the 6 it stopped and no task.replaced calling one failed; a scale replaces no task; an update whose tasks exit rolls back on its own (failure_action rollback) to the previous spec.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/gossip_lib.sh"
+. "$(dirname "$0")/lib_sched.bash"
+s_up 3
 
-if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
-	skip_all "needs root and runc"
-fi
-t_tmpdir
-trap 'g_down; t_cleanup' EXIT
-export MTS_CLUSTER_SHIM=1
-if ! g_up 3; then
-	fail "3-node cluster with shims and reconciled formed"
-	t_done
-fi
-pass "3-node cluster with shims and reconciled formed"
-check "all alive" wait_for 10 g_all_alive 3 1 2 3
-"$TOP/scripts/mkimage" "$T_DIR/bb" >/dev/null
-for i in 1 2 3; do g_ctl "$i" image import "$T_DIR/bb" >/dev/null; done
-
-jf() { python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"; }
 # ps I SVC: SVC's tasks as node I sees them, as JSON
 ps() { g_ctl "$1" -o json service ps "$2"; }
 # running I SVC [current]: SVC's running tasks wanted running (of the record's spec)
 running() { ps "$1" "$2" | python3 -c 'import json,sys; print(sum(1 for t in json.load(sys.stdin) if t["state"]=="running" and t["desired_state"]=="running" and (len(sys.argv) < 2 or t["current"])))' ${3:+cur}; }
 all_new() { [ "$(running 1 "$1" cur)" = "$2" ] && [ "$(running 1 "$1")" = "$2" ]; }
-ustate() { g_ctl 1 service inspect "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("update_status", {}).get("state", ""))'; }
 
 cat >"$T_DIR/web.yml" <<'YML'
 services:
@@ -45,12 +28,12 @@ deadline=$((SECONDS + 60))
 while [ $SECONDS -lt $deadline ]; do
 	n=$(running 1 s_web)
 	[ "$n" -lt "$min" ] && min=$n
-	all_new s_web 6 && [ "$(ustate s_web)" = completed ] && break
+	all_new s_web 6 && [ "$(s_ustate s_web)" = completed ] && break
 	sleep 0.2
 done
 check "the update ends with all 6 on the new spec" all_new s_web 6
 check "... never fewer than 4 running during it (lowest: $min)" test "$min" -ge 4
-check "... u/s_web says completed" test "$(ustate s_web)" = completed
+check "... u/s_web says completed" test "$(s_ustate s_web)" = completed
 g_ctl 1 service inspect s_web >"$T_DIR/ins"
 check "... in 3 batches, to version 2" jf 'j["update_status"]["batches"] == 3 and j["update_status"]["version"] == 2' <"$T_DIR/ins"
 check "... the owner logged its events" bash -c "grep -h ' event {' $MTS_CLUSTER_DIR/n*/log/reconciled.log | grep -q '\"type\":\"update.completed\"'"
@@ -85,7 +68,7 @@ check "deploy of api converges" g_ctl 1 deploy -c "$T_DIR/bad.yml" --stack s --w
 check "... 3 running" wait_for 20 all_new s_api 3
 sed -i 's/\["sleep", "3600"\]/["sh", "-c", "exit 3"]/' "$T_DIR/bad.yml"
 g_ctl 1 deploy -c "$T_DIR/bad.yml" --stack s --detach >/dev/null
-rolled() { [ "$(ustate s_api)" = rollback_completed ] && all_new s_api 3; }
+rolled() { [ "$(s_ustate s_api)" = rollback_completed ] && all_new s_api 3; }
 check "a failing update rolls back on its own" wait_for 60 rolled
 check "... the record holds the previous spec again, marked" bash -c "$GOSSIP_CLUSTER ctl 1 service inspect s_api | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j[\"rollback\"] and j[\"spec\"][\"command\"] == [\"sleep\", \"3600\"] and j[\"version\"] == 3 else 1)'"
 g_ctl 1 service rm s_web s_api >/dev/null

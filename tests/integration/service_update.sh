@@ -1,16 +1,7 @@
 #!/usr/bin/env bash
 # service_update.sh: `mtsctl service update|rollback|promote` on the service records, against the test agent's in-memory statestore: a version per spec change with the previous kept, --env-add and --replicas (a scale keeps the spec digest), nothing written when nothing changes, --pause/--resume and promote in the record's control, rollback and its undo, usage errors and exit codes; `service inspect` with the u/ update status and `service ps` telling tasks of the current spec from old ones.
 . "$(dirname "$0")/../lib.sh"
-t_tmpdir
-CTL=$BIN/mtsctl
-RUN=$T_DIR/run
-mkdir -p "$RUN"
-printf '[node]\nrundir = %s\nstatedir = %s\n' "$RUN" "$T_DIR" >"$T_DIR/mts.conf"
-"$BUILD/tests/mts-testagent" -c "$T_DIR/mts.conf" 2>"$T_DIR/agent.log" &
-T_PIDS+=($!)
-export MTS_RUNDIR=$RUN
-check "agent socket appears" wait_for 5 test -S "$RUN/statestore/statestore.sock"
-cd "$T_DIR" || exit 1
+t_testagent
 cat >stack.yml <<'YML'
 services:
   web:
@@ -25,8 +16,6 @@ services:
     image: agent:1
     deploy: {mode: global}
 YML
-# jf EXPR: a Python expression over the JSON on stdin, j
-jf() { python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"; }
 # ins SVC EXPR: EXPR over service inspect SVC
 ins() { $CTL service inspect "$1" | jf "$2"; }
 hlc() { $CTL -o json state get "s/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["hlc"])'; }

@@ -2,20 +2,8 @@
 # shim_remote.sh: logs and exec of a task on another node through the gossipd relay — a 2-node cluster whose nodes run mts-shim (real runc containers): logs, --tail, -f, exec output and exit code, -i stdin, -t terminal, back-pressure, abandoned sessions, unknown task, refused caller, node down.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gossip_lib.sh"
-
-if [ "$(id -u)" -ne 0 ] || ! command -v runc >/dev/null; then
-	skip_all "needs root and runc"
-fi
-t_tmpdir
-trap 'g_down; t_cleanup' EXIT
-export MTS_CLUSTER_SHIM=1 MTS_CLUSTER_SHIM_CONF='exec_idle_timeout = 2s'
-if ! g_up 2; then
-	fail "2-node cluster with shims formed"
-	cat "$T_DIR/up.log" "$MTS_CLUSTER_DIR"/n*/log/shim.log
-	t_done
-fi
-pass "2-node cluster with shims formed"
-check "both alive" wait_for 10 g_all_alive 2 1 2
+export MTS_CLUSTER_SHIM_CONF='exec_idle_timeout = 2s'
+g_up_shims 2
 id1=$(g_id 1)
 CTL2="$BIN/mtsctl -r $(g_run 2)"
 
