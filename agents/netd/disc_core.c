@@ -279,6 +279,28 @@ disc_svc_by_name(const struct disc *d, const char *name)
 }
 
 const struct disc_svc *
+disc_svc_by_vip(const struct disc *d, uint32_t addr)
+{
+	size_t i;
+
+	for (i = 0; addr != 0 && i < d->ns; i++)
+		if (d->s[i].vip == addr)
+			return &d->s[i];
+	return NULL;
+}
+
+const struct disc_task *
+disc_task_by_id(const struct disc *d, const char *task)
+{
+	size_t i;
+
+	for (i = 0; i < d->nt; i++)
+		if (strcasecmp(d->t[i].task, task) == 0)
+			return &d->t[i];
+	return NULL;
+}
+
+const struct disc_svc *
 disc_asker(const struct disc *d, uint32_t addr)
 {
 	const struct disc_task *t = disc_task_by_addr(d, addr);

@@ -49,6 +49,9 @@ struct disc_task {
 };
 
 struct disc {
+	/* the cluster CIDR (host order): its reverse names (in-addr.arpa)
+	 * are the DNS server's to answer; mask 0: none are */
+	uint32_t cidr_base, cidr_mask;
 	struct disc_svc *s; /* sorted by name after disc_finish */
 	size_t ns, caps;
 	struct disc_task *t; /* sorted by address after disc_finish */
@@ -77,6 +80,10 @@ unsigned disc_vip_candidate(const char *name, unsigned k);
 /* Lookups (after disc_finish). */
 const struct disc_task *disc_task_by_addr(const struct disc *, uint32_t addr);
 const struct disc_svc *disc_svc_by_name(const struct disc *, const char *);
+/* The service whose VIP is addr, NULL when none. */
+const struct disc_svc *disc_svc_by_vip(const struct disc *, uint32_t addr);
+/* The task with id `task` (case-insensitive), NULL when none. */
+const struct disc_task *disc_task_by_id(const struct disc *, const char *task);
 /* The service a task with address `addr` belongs to, NULL when the
  * address is no service's task. */
 const struct disc_svc *disc_asker(const struct disc *, uint32_t addr);

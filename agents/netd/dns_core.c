@@ -1,4 +1,4 @@
-/* dns_core.c: mts-netd's pure DNS decisions — queries parsed and replies built with ldns; names resolved against the service directory for the asking task's networks; the rest forwarded upstream or refused; upstream replies matched to the question forwarded. */
+/* dns_core.c: mts-netd's pure DNS decisions — queries parsed and replies built with ldns; names (and the cluster CIDR's reverse names) resolved against the service directory for the asking task's networks; the rest forwarded upstream or refused; upstream replies matched to the question forwarded. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +17,15 @@ enum dns_kind {
 	Q_NONE,    /* ours (the zone), but nothing the asker may see */
 	Q_SERVICE, /* the service: its VIP, or its tasks with dnsrr */
 	Q_TASKS,   /* tasks.<service>: its tasks' addresses */
+	Q_TASK,    /* <task>.mts: that task's address */
+	Q_PTR,     /* d.c.b.a.in-addr.arpa of a VIP or a task: its name */
 };
 
 struct dns_name {
 	enum dns_kind kind;
 	const struct disc_svc *svc;
+	uint32_t addr;           /* Q_TASK */
+	char ptr[DNS_QNAME_MAX]; /* Q_PTR: the name, with its final dot */
 };
 
 void
@@ -88,6 +92,93 @@ visible(const struct disc *d, const struct disc_svc *asker, const char *stack,
 	return s;
 }
 
+/* A label of a reverse name: 0 to 255 in decimal; -1 otherwise. */
+static int
+octet(const char *s)
+{
+	int v = 0;
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 3)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v > 255 ? -1 : v;
+}
+
+/* The address of a name "d.c.b.a.in-addr.arpa" (labels lab[0..n-1]);
+ * -1 when it is not one. */
+static int
+reverse_addr(char **lab, size_t n, uint32_t *addr)
+{
+	int o[4];
+	size_t i;
+
+	if (n != 6 || strcmp(lab[4], "in-addr") != 0 ||
+	    strcmp(lab[5], "arpa") != 0)
+		return -1;
+	for (i = 0; i < 4; i++)
+		if ((o[i] = octet(lab[i])) < 0)
+			return -1;
+	*addr = (uint32_t)o[3] << 24 | (uint32_t)o[2] << 16 |
+	    (uint32_t)o[1] << 8 | (uint32_t)o[0];
+	return 0;
+}
+
+/*
+ * A reverse name of the cluster CIDR is ours: the name of the VIP's
+ * service (<svc>.<stack>.mts) or of the task that holds the address
+ * (<task>.mts), when the asker may see that service (and the task is
+ * up); NXDOMAIN otherwise. Other addresses are not ours.
+ */
+static struct dns_name
+resolve_reverse(const struct disc *d, const struct disc_svc *asker,
+    uint32_t addr)
+{
+	struct dns_name r = { Q_OTHER, NULL, 0, "" };
+	const struct disc_task *t;
+	const struct disc_svc *s;
+
+	if (d->cidr_mask == 0 || (addr & d->cidr_mask) != d->cidr_base)
+		return r;
+	r.kind = Q_NONE;
+	if (asker == NULL)
+		return r;
+	if ((s = disc_svc_by_vip(d, addr)) != NULL && disc_visible(asker, s)) {
+		snprintf(r.ptr, sizeof(r.ptr), "%s.%s." DNS_ZONE ".",
+		    s->short_name, s->stack);
+		r.kind = Q_PTR;
+	} else if ((t = disc_task_by_addr(d, addr)) != NULL && t->up &&
+	    (s = disc_svc_by_name(d, t->service)) != NULL &&
+	    disc_visible(asker, s) &&
+	    strlen(t->task) + sizeof("." DNS_ZONE ".") <= sizeof(r.ptr)) {
+		snprintf(r.ptr, sizeof(r.ptr), "%s." DNS_ZONE ".", t->task);
+		r.kind = Q_PTR;
+	}
+	return r;
+}
+
+/* <task>.mts (the name a task's PTR gives; `task` is the name without
+ * the zone): the task's address, when it is up and the asker may see its
+ * service. */
+static void
+resolve_task(const struct disc *d, const struct disc_svc *asker,
+    const char *task, struct dns_name *r)
+{
+	const struct disc_task *t = disc_task_by_id(d, task);
+	const struct disc_svc *s;
+
+	if (asker == NULL || t == NULL || !t->up ||
+	    (s = disc_svc_by_name(d, t->service)) == NULL ||
+	    !disc_visible(asker, s))
+		return;
+	r->kind = Q_TASK;
+	r->addr = t->addr;
+}
+
 /*
  * The name's meaning for the asker: in the zone ("x.mts"), <svc>.<stack>,
  * tasks.<svc>.<stack>, and (the search domain "mts") <svc> and
@@ -97,16 +188,19 @@ visible(const struct disc *d, const struct disc_svc *asker, const char *stack,
 static struct dns_name
 resolve(const struct disc *d, const struct disc_svc *asker, const char *qname)
 {
-	struct dns_name r = { Q_OTHER, NULL };
+	struct dns_name r = { Q_OTHER, NULL, 0, "" };
 	char buf[DNS_QNAME_MAX], *lab[DNS_LABELS_MAX];
 	const char *stack = asker ? asker->stack : "";
 	size_t n;
+	uint32_t addr;
 	int zone, tasks;
 
 	snprintf(buf, sizeof(buf), "%s", qname);
 	n = labels(buf, lab, DNS_LABELS_MAX);
 	if (n == 0 || n > DNS_LABELS_MAX)
 		return r;
+	if (reverse_addr(lab, n, &addr) == 0)
+		return resolve_reverse(d, asker, addr);
 	zone = strcmp(lab[n - 1], DNS_ZONE) == 0;
 	n -= zone;
 	tasks = n >= 2 && strcmp(lab[0], "tasks") == 0;
@@ -118,6 +212,11 @@ resolve(const struct disc *d, const struct disc_svc *asker, const char *qname)
 		r.svc = visible(d, asker, lab[tasks + 1], lab[tasks]);
 	if (r.svc != NULL)
 		r.kind = tasks ? Q_TASKS : Q_SERVICE;
+	else if (zone && n >= 1 && strlen(qname) > strlen("." DNS_ZONE)) {
+		snprintf(buf, sizeof(buf), "%.*s",
+		    (int)(strlen(qname) - strlen("." DNS_ZONE)), qname);
+		resolve_task(d, asker, buf, &r);
+	}
 	return r;
 }
 
@@ -132,6 +231,21 @@ a_record(const ldns_rdf *owner, uint32_t addr)
 	ldns_rr_set_class(rr, LDNS_RR_CLASS_IN);
 	ldns_rr_set_ttl(rr, DNS_TTL);
 	ldns_rr_push_rdf(rr, ldns_rdf_new_frm_data(LDNS_RDF_TYPE_A, 4, b));
+	return rr;
+}
+
+static ldns_rr *
+ptr_record(const ldns_rdf *owner, const char *name)
+{
+	ldns_rr *rr = ldns_rr_new();
+	ldns_rdf *target = ldns_dname_new_frm_str(name);
+
+	ldns_rr_set_owner(rr, ldns_rdf_clone(owner));
+	ldns_rr_set_type(rr, LDNS_RR_TYPE_PTR);
+	ldns_rr_set_class(rr, LDNS_RR_CLASS_IN);
+	ldns_rr_set_ttl(rr, DNS_TTL);
+	if (target != NULL)
+		ldns_rr_push_rdf(rr, target);
 	return rr;
 }
 
@@ -189,6 +303,10 @@ name_addrs(const struct disc *d, struct dns_name nm, uint32_t *a, size_t max)
 {
 	size_t n;
 
+	if (nm.kind == Q_TASK) {
+		a[0] = nm.addr;
+		return 1;
+	}
 	if (nm.kind == Q_SERVICE && !nm.svc->dnsrr) {
 		if (nm.svc->vip == 0)
 			return 0;
@@ -199,9 +317,14 @@ name_addrs(const struct disc *d, struct dns_name nm, uint32_t *a, size_t max)
 	return n < max ? n : max;
 }
 
-/* Our own answer: NXDOMAIN for a name of the zone nobody may see, else
- * the A records (none for another type), as many as fit, TC if not all
- * did. */
+/*
+ * Our own answer: NXDOMAIN for a name of ours nobody may see; else the
+ * records the name has of the type asked (A for a service, its tasks or
+ * a task; PTR for a reverse name; ANY: those), as many as fit, TC if not
+ * all did. A name we know asked for another type (AAAA: the overlay is
+ * IPv4) is NOERROR with no record and no SOA (NODATA), so that a
+ * resolver asking A and AAAA keeps the A.
+ */
 static void
 answer_local(const struct disc *d, const ldns_pkt *q, struct dns_name nm,
     size_t max, struct dns_out *o)
@@ -210,16 +333,18 @@ answer_local(const struct disc *d, const ldns_pkt *q, struct dns_name nm,
 	uint32_t addrs[ADDRS_MAX];
 	size_t n = 0, i, fit;
 	ldns_pkt *p;
-	int a = ldns_rr_get_type(qr) == LDNS_RR_TYPE_A ||
-	    ldns_rr_get_type(qr) == LDNS_RR_TYPE_ANY;
+	ldns_rr_type type = ldns_rr_get_type(qr);
+	int ptr = nm.kind == Q_PTR;
+	int want = type == LDNS_RR_TYPE_ANY ||
+	    type == (ptr ? LDNS_RR_TYPE_PTR : LDNS_RR_TYPE_A);
 
 	if (nm.kind == Q_NONE) {
 		answer_err(q, ldns_pkt_id(q), ldns_pkt_rd(q), LDNS_PACKET_QUERY,
 		    LDNS_RCODE_NXDOMAIN, o);
 		return;
 	}
-	if (a)
-		n = name_addrs(d, nm, addrs, ADDRS_MAX);
+	if (want)
+		n = ptr ? 1 : name_addrs(d, nm, addrs, ADDRS_MAX);
 	for (fit = n;; fit = fit * max / o->len) {
 		p = reply_new(q, ldns_pkt_id(q), ldns_pkt_rd(q),
 		    LDNS_PACKET_QUERY, LDNS_RCODE_NOERROR);
@@ -229,7 +354,8 @@ answer_local(const struct disc *d, const ldns_pkt *q, struct dns_name nm,
 			ldns_pkt_set_edns_udp_size(p, DNS_UDP_MAX);
 		for (i = 0; i < fit; i++)
 			ldns_pkt_push_rr(p, LDNS_SECTION_ANSWER,
-			    a_record(ldns_rr_owner(qr), addrs[i]));
+			    ptr ? ptr_record(ldns_rr_owner(qr), nm.ptr)
+			        : a_record(ldns_rr_owner(qr), addrs[i]));
 		if (encode(p, o) < 0) {
 			ldns_pkt_free(p);
 			return;

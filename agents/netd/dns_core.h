@@ -1,4 +1,4 @@
-/* dns_core.h: mts-netd's pure DNS decisions — a query from a task's address is parsed with ldns and answered from the service directory (short names in the task's stack, <service>.<stack>.mts, tasks.<service>; only services sharing a network with the asker), forwarded upstream, or refused as malformed; upstream replies are checked against what was forwarded. */
+/* dns_core.h: mts-netd's pure DNS decisions — a query from a task's address is parsed with ldns and answered from the service directory (short names in the task's stack, <service>.<stack>.mts, tasks.<service>, <task>.mts, PTR of the cluster CIDR's VIPs and task addresses; only services sharing a network with the asker; NODATA for a type a known name has not), forwarded upstream, or refused as malformed; upstream replies are checked against what was forwarded. */
 #ifndef DNS_CORE_H
 #define DNS_CORE_H
 
@@ -24,7 +24,7 @@ struct dns_out {
 	uint8_t *wire; /* malloc'd (caller frees), NULL with DNS_DROP */
 	size_t len;
 	int rcode;          /* DNS_ANSWER: the reply's rcode */
-	size_t nanswers;    /* DNS_ANSWER: its A records */
+	size_t nanswers;    /* DNS_ANSWER: its A (or PTR) records */
 	uint16_t client_id; /* DNS_FORWARD: the asker's id, to put back */
 	uint16_t qtype;     /* the question, to match the upstream reply */
 	char qname[DNS_QNAME_MAX]; /* lower case, "" when not parsed */
@@ -35,9 +35,10 @@ struct dns_out {
  * 0) or TCP (1). Malformed ones (ldns refuses them, or not exactly one
  * question) get FORMERR when the header can be read, are dropped
  * otherwise; other opcodes get NOTIMP; replies are dropped. A name of
- * the zone or a service name the asker may see is answered (AA); any
- * other name is forwarded with id fwd_id when forward is set, else
- * REFUSED.
+ * the zone, a service name the asker may see or a reverse name of the
+ * directory's cluster CIDR is answered (AA; NODATA for a type the name
+ * has not); any other name is forwarded with id fwd_id when forward is
+ * set, else REFUSED.
  */
 void dns_query(const struct disc *, uint32_t src, const uint8_t *buf,
     size_t len, int tcp, int forward, uint16_t fwd_id, struct dns_out *out);

@@ -328,6 +328,8 @@ build(struct netd_disc *d)
 	size_t i, before = d->cur.nt, up0 = 0, up1 = 0;
 
 	disc_init(&x);
+	x.cidr_base = n->cfg.cidr.base;
+	x.cidr_mask = n->cfg.cidr.plen ? ~0u << (32 - n->cfg.cidr.plen) : 0;
 	for (i = 0; i < d->svcs.ns; i++)
 		*disc_add_svc(&x) = d->svcs.s[i];
 	for (i = 0; i < n->tasks.n; i++) {

@@ -1,4 +1,4 @@
-/* fuzz_netd_dns.c: libFuzzer target for every DNS message mts-netd's server parses — a task's query over UDP and TCP (answered from a fixed service directory, or forwarded) and an upstream resolver's reply to a forwarded query — checking that what it sends back parses and fits. */
+/* fuzz_netd_dns.c: libFuzzer target for every DNS message mts-netd's server parses — a task's query over UDP and TCP (answered from a fixed service directory — names, tasks' names, PTR of the cluster CIDR's addresses, NODATA for other types — or forwarded) and an upstream resolver's reply to a forwarded query — checking that what it sends back parses and fits. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +44,8 @@ setup(void)
 		return;
 	done = 1;
 	disc_init(&dir);
+	dir.cidr_base = 0x0ad20000u; /* 10.210.0.0/16: its reverse names */
+	dir.cidr_mask = 0xffff0000u;
 	add("s", "a", 0, ASKER, 2);
 	add("s", "b", 1, 0x0ad20202u, 3);
 	add("s", "big", 1, 0x0ad20300u, 120);
@@ -93,9 +95,10 @@ one_query(const uint8_t *data, size_t size, int tcp)
 	dns_out_free(&o);
 }
 
-/* The input as a query name (well-formed queries reach the lookups). */
+/* The input as a query name of type `type` (well-formed queries reach
+ * the lookups: names, tasks' names, the CIDR's reverse names). */
 static void
-as_name(const uint8_t *data, size_t size)
+as_name(const uint8_t *data, size_t size, ldns_rr_type type)
 {
 	char name[300];
 	ldns_pkt *q = NULL;
@@ -106,13 +109,41 @@ as_name(const uint8_t *data, size_t size)
 		size = sizeof(name) - 1;
 	memcpy(name, data, size);
 	name[size] = '\0';
-	if (ldns_pkt_query_new_frm_str(&q, name, LDNS_RR_TYPE_A,
-	        LDNS_RR_CLASS_IN, LDNS_RD) != LDNS_STATUS_OK) {
+	if (ldns_pkt_query_new_frm_str(&q, name, type, LDNS_RR_CLASS_IN,
+	        LDNS_RD) != LDNS_STATUS_OK) {
 		ldns_pkt_free(q);
 		return;
 	}
 	if (ldns_pkt2wire(&w, q, &len) == LDNS_STATUS_OK)
 		one_query(w, len, 0);
+	free(w);
+	ldns_pkt_free(q);
+}
+
+/* The first bytes as a reverse name of the directory's /24s
+ * ("<b0>.<b1 mod 8>.210.10.in-addr.arpa") of the type b2 picks, so that
+ * the PTR answers (tasks up and down, VIPs, gateways) are reached from
+ * an empty corpus. */
+static void
+as_reverse(const uint8_t *data, size_t size)
+{
+	static const ldns_rr_type types[] = { LDNS_RR_TYPE_PTR, LDNS_RR_TYPE_A,
+		LDNS_RR_TYPE_AAAA, LDNS_RR_TYPE_ANY };
+	char name[64];
+	ldns_pkt *q = NULL;
+	uint8_t *w = NULL;
+	size_t len;
+
+	if (size < 3)
+		return;
+	snprintf(name, sizeof(name), "%u.%u.210.10.in-addr.arpa", data[0],
+	    data[1] % 8 == 7 ? 255 : data[1] % 8);
+	if (ldns_pkt_query_new_frm_str(&q, name, types[data[2] % 4],
+	        LDNS_RR_CLASS_IN, LDNS_RD) == LDNS_STATUS_OK &&
+	    ldns_pkt2wire(&w, q, &len) == LDNS_STATUS_OK) {
+		one_query(w, len, 0);
+		one_query(w, len, 1);
+	}
 	free(w);
 	ldns_pkt_free(q);
 }
@@ -133,6 +164,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_reply(back, blen, 1);
 		free(back);
 	}
-	as_name(data, size);
+	as_name(data, size, LDNS_RR_TYPE_A);
+	as_name(data, size, LDNS_RR_TYPE_PTR);
+	as_name(data, size, LDNS_RR_TYPE_AAAA);
+	as_reverse(data, size);
 	return 0;
 }

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-# dnsq.py: the DNS client and stand-in upstream resolver of the netns tests — `dnsq.py SERVER NAME [TYPE]` prints "RCODE ADDR..." of one UDP query (A records, sorted); `dnsq.py --tcp SERVER NAME` asks over TCP; `dnsq.py --raw SERVER HEX` sends those bytes and prints "RCODE" of the reply or "none"; `dnsq.py --serve ADDR PORT ANSWER` answers every A query with ANSWER; `dnsq.py --time SERVER NAME N` prints p50 and p99 in ms of N queries.
+# dnsq.py: the DNS client and stand-in upstream resolver of the netns tests — `dnsq.py SERVER NAME [TYPE]` prints "RCODE ADDR..." of one UDP query (A records, sorted; PTR: the names); `dnsq.py --tcp SERVER NAME` asks over TCP; `dnsq.py --raw SERVER HEX` sends those bytes and prints "RCODE" of the reply or "none"; `dnsq.py --serve ADDR PORT ANSWER` answers every A query with ANSWER; `dnsq.py --time SERVER NAME N` prints p50 and p99 in ms of N queries.
 import socket
 import struct
 import sys
 import time
 
 RCODES = {0: "NOERROR", 1: "FORMERR", 2: "SERVFAIL", 3: "NXDOMAIN", 4: "NOTIMP", 5: "REFUSED"}
-TYPES = {"A": 1, "AAAA": 28, "TXT": 16}
+TYPES = {"A": 1, "AAAA": 28, "TXT": 16, "PTR": 12}
 
 
 def encode_name(name):
@@ -32,6 +32,21 @@ def skip_name(msg, off):
         off += n
 
 
+def read_name(msg, off):
+    labels, hops = [], 0
+    while hops < 64:
+        n = msg[off]
+        if n & 0xC0 == 0xC0:
+            off = ((n & 0x3F) << 8) | msg[off + 1]
+            hops += 1
+            continue
+        if n == 0:
+            break
+        labels.append(msg[off + 1:off + 1 + n].decode())
+        off += 1 + n
+    return ".".join(labels) + "."
+
+
 def parse(msg):
     qid, flags, qd, an, _, _ = struct.unpack(">HHHHHH", msg[:12])
     off = 12
@@ -44,6 +59,8 @@ def parse(msg):
         off += 10
         if rtype == 1 and rdlen == 4:
             addrs.append(socket.inet_ntoa(msg[off:off + 4]))
+        elif rtype == 12:
+            addrs.append(read_name(msg, off))
         off += rdlen
     return qid, flags, RCODES.get(flags & 15, str(flags & 15)), sorted(addrs)
 

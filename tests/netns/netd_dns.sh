@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netd_dns.sh: mts-netd's DNS server, VIPs and published ports on 3 nodes in network namespaces (real wireguard-go, reconciled running two stacks' tasks through the shims): from a task's namespace on any node, a service's short name, <service>.<stack>.mts and tasks.<service> resolve to its VIP or its tasks' addresses, only for services that share a network with the asker; other names are forwarded upstream; malformed queries get FORMERR or nothing and the server lives on; connections through the api VIP spread over both api tasks; front's published port answers on every node; when the node of one of two api tasks is killed, DNS and the VIP drop it within SWIM's detection time + 1 s and sampled VIP connections keep succeeding.
+# netd_dns.sh: mts-netd's DNS server, VIPs and published ports on 3 nodes in network namespaces (real wireguard-go, reconciled running two stacks' tasks through the shims): from a task's namespace on any node, a service's short name, <service>.<stack>.mts and tasks.<service> resolve to its VIP or its tasks' addresses, only for services that share a network with the asker; other names are forwarded upstream; PTR of task addresses and VIPs (the task's name resolving back), AAAA NODATA; malformed queries get FORMERR or nothing and the server lives on; connections through the api VIP spread over both api tasks; front's published port answers on every node; when the node of one of two api tasks is killed, DNS and the VIP drop it within SWIM's detection time + 1 s and sampled VIP connections keep succeeding.
 . "$(dirname "$0")/lib.sh"
 for c in busybox wireguard-go runc python3; do
 	command -v "$c" >/dev/null || skip_all "needs $c"
@@ -112,6 +112,8 @@ q() {
 addrs_of() { local t out=; for t in $(task_of "$1"); do out="$out ${ADDR[$t]}"; done; echo "$out" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/^ *//; s/ *$//'; }
 want_api_tasks="NOERROR $(addrs_of shop_api)"
 resolves() { [ "$(q "$1" "$2")" = "$3" ]; }
+# resolves_t TASK NAME TYPE WANT: TASK's query of NAME's TYPE answers WANT
+resolves_t() { [ "$(q "$1" "$2" "$3")" = "$4" ]; }
 check "front ($front on node ${NODE[$front]}) resolves tasks.api to the 2 api tasks" \
 	wait_for 10 resolves "$front" tasks.api "$want_api_tasks"
 echo "tasks.api: $(q "$front" tasks.api)"
@@ -134,6 +136,18 @@ for i in 1 2 3; do
 done
 check "tasks.api.shop.mts from front" resolves "$front" tasks.api.shop.mts "$want_api_tasks"
 check "AAAA of api: no records, no error" [ "$(q "$front" api AAAA)" = NOERROR ]
+check "AAAA of tasks.api: no records, no error (NODATA)" resolves_t "$front" tasks.api AAAA NOERROR
+check "AAAA of api.shop.mts: NODATA too" resolves_t "$front" api.shop.mts AAAA NOERROR
+# rev ADDR: ADDR's name in in-addr.arpa
+rev() { echo "$1" | awk -F. '{print $4"."$3"."$2"."$1".in-addr.arpa"}'; }
+a_one=$(echo $apis | cut -d' ' -f1)
+check "PTR of an api task's address from front: the task's name (${a_one}.mts.)" resolves_t "$front" "$(rev "${ADDR[$a_one]}")" PTR "NOERROR ${a_one}.mts."
+check "... which resolves back to that address" resolves "$front" "${a_one}.mts" "NOERROR ${ADDR[$a_one]}"
+check "PTR of api's VIP: api.shop.mts." resolves_t "$front" "$(rev "$vip")" PTR "NOERROR api.shop.mts."
+check "PTR of another stack's task from front: NXDOMAIN" resolves_t "$front" "$(rev "${ADDR[$web]}")" PTR NXDOMAIN
+outside=$(q "$front" 4.3.2.1.in-addr.arpa PTR)
+check "PTR of an address outside the cluster is forwarded, not ours (the upstream not up yet: $outside)" \
+	sh -c "case '$outside' in SERVFAIL|REFUSED) true ;; *) false ;; esac"
 check "front cannot see other's web: web.other.mts is NXDOMAIN" resolves "$front" web.other.mts NXDOMAIN
 check "web cannot see shop's api" resolves "$web" api.shop.mts NXDOMAIN
 check "web resolves its own stack's short name" wait_for 5 resolves "$web" web "NOERROR $(q "$web" web.other.mts | awk '{print $2}')"

@@ -1,4 +1,4 @@
-/* test_netd_dns.c: unit tests of mts-netd's service directory and DNS core (agents/netd/disc_core.c, dns_core.c) — which names a task may resolve (its stack's short names, <service>.<stack>.mts, tasks.<service>, only over a shared network), VIP or task addresses, healthy tasks only, forwarding and its reply check, and malformed queries (truncated, compression loops, huge counts) answered FORMERR or dropped. */
+/* test_netd_dns.c: unit tests of mts-netd's service directory and DNS core (agents/netd/disc_core.c, dns_core.c) — which names a task may resolve (its stack's short names, <service>.<stack>.mts, tasks.<service>, only over a shared network), VIP or task addresses, healthy tasks only, PTR records of the cluster CIDR's task addresses and VIPs, NODATA (AAAA) for names we know, forwarding and its reply check, and malformed queries (truncated, compression loops, huge counts) answered FORMERR or dropped. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,6 +60,8 @@ static void
 fixture(struct disc *d)
 {
 	disc_init(d);
+	d->cidr_base = 0x0ad20000u; /* 10.210.0.0/16 */
+	d->cidr_mask = 0xffff0000u;
 	svc(d, "shop", "front", 0, NULL, NULL);
 	svc(d, "shop", "api", 0, "shop_default", "ext");
 	svc(d, "shop", "db", 1, NULL, NULL);
@@ -782,6 +784,180 @@ test_vip_stable(void **state)
 	}
 }
 
+/* The reply's rcode, its answers' count, and the target of its first
+ * PTR record (without the final dot; "" when none) into ptr. Checks the
+ * reply is authoritative with nothing in the authority section (no SOA:
+ * NODATA is an empty NOERROR). */
+static int
+ptr_answer(const struct dns_out *o, uint16_t id, char *ptr, size_t len,
+    size_t *n)
+{
+	ldns_pkt *p = NULL;
+	int rc;
+
+	ptr[0] = '\0';
+	assert_int_equal(o->verdict, DNS_ANSWER);
+	assert_int_equal(ldns_wire2pkt(&p, o->wire, o->len), LDNS_STATUS_OK);
+	assert_int_equal(ldns_pkt_id(p), id);
+	assert_int_equal(ldns_pkt_nscount(p), 0);
+	rc = ldns_pkt_get_rcode(p);
+	if (rc == LDNS_RCODE_NOERROR)
+		assert_true(ldns_pkt_aa(p));
+	*n = ldns_rr_list_rr_count(ldns_pkt_answer(p));
+	if (*n > 0) {
+		const ldns_rr *rr = ldns_rr_list_rr(ldns_pkt_answer(p), 0);
+
+		if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_PTR) {
+			char *t = ldns_rdf2str(ldns_rr_rdf(rr, 0));
+
+			snprintf(ptr, len, "%s", t);
+			if (strlen(ptr) > 0 && ptr[strlen(ptr) - 1] == '.')
+				ptr[strlen(ptr) - 1] = '\0';
+			free(t);
+		}
+	}
+	ldns_pkt_free(p);
+	return rc;
+}
+
+struct ptr_case {
+	uint32_t from;
+	const char *name;
+	ldns_rr_type type;
+	int verdict; /* DNS_ANSWER or DNS_FORWARD */
+	int rcode;
+	size_t n;         /* answers */
+	const char *want; /* the PTR's target */
+};
+
+/* Reverse names of the cluster CIDR: a VIP's is its service's name, a
+ * task's the task's (which resolves back to it), only for an asker that
+ * may see the service and a task that is up; other types on a name we
+ * know are NODATA (NOERROR, nothing, no SOA), AAAA included; addresses
+ * outside the CIDR are forwarded. */
+static const struct ptr_case ptrs[] = {
+	{ FRONT1, "3.1.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 0, 1,
+	    "a1.mts" },
+	{ FRONT1, "3.1.210.10.IN-ADDR.ARPA.", LDNS_RR_TYPE_PTR, DNS_ANSWER, 0,
+	    1, "a1.mts" },
+	{ FRONT1, "3.1.210.10.in-addr.arpa", LDNS_RR_TYPE_ANY, DNS_ANSWER, 0, 1,
+	    "a1.mts" },
+	{ FRONT1, "3.1.210.10.in-addr.arpa", LDNS_RR_TYPE_A, DNS_ANSWER, 0, 0,
+	    "" },
+	{ FRONT1, "3.1.210.10.in-addr.arpa", LDNS_RR_TYPE_AAAA, DNS_ANSWER, 0,
+	    0, "" },
+	{ FRONT1, "2.3.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 0, 1,
+	    "d1.mts" },
+	{ FRONT1, "2.1.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 0, 1,
+	    "f1.mts" }, /* the asker itself */
+	/* down, another stack's, no service's, no task's, a gateway */
+	{ FRONT1, "3.2.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 3, 0,
+	    "" },
+	{ FRONT1, "4.3.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 3, 0,
+	    "" },
+	{ FRONT1, "6.3.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 3, 0,
+	    "" },
+	{ FRONT1, "9.9.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 3, 0,
+	    "" },
+	{ FRONT1, "1.1.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 3, 0,
+	    "" },
+	/* across the external network: api's task seen from pub */
+	{ SHARED1, "3.1.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 0,
+	    1, "a1.mts" },
+	{ SHARED1, "2.3.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 3,
+	    0, "" },
+	/* an asker of no service sees nothing of ours */
+	{ NOSVC, "3.1.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_ANSWER, 3, 0,
+	    "" },
+	/* outside the cluster CIDR, or not an address: not ours */
+	{ FRONT1, "8.8.8.8.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_FORWARD, 0, 0,
+	    "" },
+	{ FRONT1, "300.1.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_FORWARD, 0,
+	    0, "" },
+	{ FRONT1, "x.1.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, DNS_FORWARD, 0,
+	    0, "" },
+	{ FRONT1, "210.10.in-addr.arpa", LDNS_RR_TYPE_SOA, DNS_FORWARD, 0, 0,
+	    "" },
+	/* the task's name resolves back to it; AAAA of it is NODATA */
+	{ FRONT1, "a1.mts", LDNS_RR_TYPE_A, DNS_ANSWER, 0, 1, "" },
+	{ FRONT1, "A1.mts", LDNS_RR_TYPE_AAAA, DNS_ANSWER, 0, 0, "" },
+	{ FRONT1, "a1.mts", LDNS_RR_TYPE_PTR, DNS_ANSWER, 0, 0, "" },
+	{ FRONT1, "a3.mts", LDNS_RR_TYPE_A, DNS_ANSWER, 3, 0, "" }, /* down */
+	{ FRONT1, "o1.mts", LDNS_RR_TYPE_A, DNS_ANSWER, 3, 0, "" },
+	{ FRONT1, "x1.mts", LDNS_RR_TYPE_A, DNS_ANSWER, 3, 0, "" },
+	/* AAAA of every kind of name we know: NODATA, never NXDOMAIN */
+	{ FRONT1, "api", LDNS_RR_TYPE_AAAA, DNS_ANSWER, 0, 0, "" },
+	{ FRONT1, "api.shop.mts", LDNS_RR_TYPE_AAAA, DNS_ANSWER, 0, 0, "" },
+	{ FRONT1, "tasks.api", LDNS_RR_TYPE_AAAA, DNS_ANSWER, 0, 0, "" },
+	{ FRONT1, "db", LDNS_RR_TYPE_AAAA, DNS_ANSWER, 0, 0, "" },
+	{ FRONT1, "idle.shop.mts", LDNS_RR_TYPE_AAAA, DNS_ANSWER, 0, 0, "" },
+	{ FRONT1, "nothere.shop.mts", LDNS_RR_TYPE_AAAA, DNS_ANSWER, 3, 0, "" },
+};
+
+static void
+test_ptr_and_nodata(void **state)
+{
+	struct disc d;
+	const struct disc_svc *api;
+	char want[64], got[DNS_QNAME_MAX];
+	size_t i, len, n;
+	uint32_t v;
+	uint8_t *q;
+	struct dns_out o;
+
+	fixture(&d);
+	for (i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
+		const struct ptr_case *c = &ptrs[i];
+
+		q = query(c->name, c->type, 99, &len);
+		dns_query(&d, c->from, q, len, 0, 1, 5, &o);
+		print_message("%s type %d from %08x: verdict %d rcode %d\n",
+		    c->name, c->type, c->from, o.verdict, o.rcode);
+		assert_int_equal(o.verdict, c->verdict);
+		if (c->verdict == DNS_ANSWER) {
+			assert_int_equal(ptr_answer(&o, 99, got, sizeof(got),
+			                     &n),
+			    c->rcode);
+			assert_int_equal(n, c->n);
+			assert_string_equal(got, c->want);
+		}
+		dns_out_free(&o);
+		free(q);
+	}
+	/* a1.mts's A is a1's address */
+	uint32_t a[4];
+	q = query("a1.mts", LDNS_RR_TYPE_A, 7, &len);
+	dns_query(&d, FRONT1, q, len, 0, 1, 5, &o);
+	assert_int_equal(answers(&o, 7, a, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(a[0], API1);
+	dns_out_free(&o);
+	free(q);
+	/* a VIP's reverse name: its service's name, also over TCP */
+	api = disc_svc_by_name(&d, "shop_api");
+	v = api->vip;
+	snprintf(want, sizeof(want), "%u.%u.%u.%u.in-addr.arpa", v & 0xff,
+	    (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24);
+	q = query(want, LDNS_RR_TYPE_PTR, 8, &len);
+	dns_query(&d, FRONT1, q, len, 1, 1, 5, &o);
+	assert_int_equal(ptr_answer(&o, 8, got, sizeof(got), &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(got, "api.shop.mts");
+	dns_out_free(&o);
+	dns_query(&d, OTHER1, q, len, 0, 1, 5, &o); /* not on its network */
+	assert_int_equal(ptr_answer(&o, 8, got, sizeof(got), &n), 3);
+	dns_out_free(&o);
+	free(q);
+	/* a directory without the CIDR knows no reverse name */
+	d.cidr_mask = 0;
+	q = query("3.1.210.10.in-addr.arpa", LDNS_RR_TYPE_PTR, 9, &len);
+	dns_query(&d, FRONT1, q, len, 0, 1, 5, &o);
+	assert_int_equal(o.verdict, DNS_FORWARD);
+	dns_out_free(&o);
+	free(q);
+	disc_free(&d);
+}
+
 int
 main(void)
 {
@@ -797,6 +973,7 @@ main(void)
 		cmocka_unit_test(test_port_holders),
 		cmocka_unit_test(test_port_conflict_rules),
 		cmocka_unit_test(test_vip_stable),
+		cmocka_unit_test(test_ptr_and_nodata),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
