@@ -63,8 +63,8 @@ fnv(const uint8_t *p, size_t len)
 static size_t
 islot(const uint8_t rh[MTS_HASH_LEN], const uint8_t *key, size_t klen)
 {
-	return (size_t)((mts_get_u64be(rh) ^ fnv(key, klen)) &
-	    (INTERN_SLOTS - 1));
+	return (
+	    size_t)((mts_get_u64be(rh) ^ fnv(key, klen)) & (INTERN_SLOTS - 1));
 }
 
 static struct irec *

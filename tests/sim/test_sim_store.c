@@ -38,8 +38,8 @@ put(struct mts_mst *t, int i, int version)
 
 	key_of(i, key, sizeof(key));
 	rh_of(i, version, rh);
-	assert_int_equal(
-	    mts_mst_put(t, (const uint8_t *)key, strlen(key), rh), 0);
+	assert_int_equal(mts_mst_put(t, (const uint8_t *)key, strlen(key), rh),
+	    0);
 }
 
 /* Every page of t, from its root down, is served with the bytes ref
@@ -62,8 +62,8 @@ same_pages(struct mts_mst *t, struct mts_mst *ref,
 	copy = xmemdup(e1, l1); /* the next mts_mst_page may move it */
 	assert_int_equal(mts_mst_page_decode(copy, l1, &v), 0);
 	for (i = 0; i < v.nitems; i++)
-		if (v.items[i].child && memcmp(v.items[i].child, zero,
-		                            MTS_HASH_LEN) != 0)
+		if (v.items[i].child &&
+		    memcmp(v.items[i].child, zero, MTS_HASH_LEN) != 0)
 			n += same_pages(t, ref, v.items[i].child);
 	if (v.last_child && memcmp(v.last_child, zero, MTS_HASH_LEN) != 0)
 		n += same_pages(t, ref, v.last_child);
@@ -137,13 +137,12 @@ test_mst_views_independent(void **state)
 	assert_memory_equal(root_r, root_b, MTS_HASH_LEN);
 	assert_memory_not_equal(root_a, root_b, MTS_HASH_LEN);
 	key_of(10, key, sizeof(key));
-	assert_int_equal(
-	    mts_mst_get(b, (const uint8_t *)key, strlen(key), rh), 0);
+	assert_int_equal(mts_mst_get(b, (const uint8_t *)key, strlen(key), rh),
+	    0);
 	rh_of(10, 0, want);
 	assert_memory_equal(rh, want, MTS_HASH_LEN);
 	key_of(NKEYS, key, sizeof(key));
-	assert_int_equal(
-	    mts_mst_get(b, (const uint8_t *)key, strlen(key), rh),
+	assert_int_equal(mts_mst_get(b, (const uint8_t *)key, strlen(key), rh),
 	    -MTS_ERR_NOTFOUND);
 	same_pages(a, ra, root_a);
 	assert_int_equal(same_pages(b, rb, root_b), pages);
@@ -155,8 +154,8 @@ test_mst_views_independent(void **state)
 	/* and a deletes: b still holds the key */
 	key_of(3, key, sizeof(key));
 	assert_int_equal(mts_mst_del(a, (const uint8_t *)key, strlen(key)), 0);
-	assert_int_equal(
-	    mts_mst_get(b, (const uint8_t *)key, strlen(key), rh), 0);
+	assert_int_equal(mts_mst_get(b, (const uint8_t *)key, strlen(key), rh),
+	    0);
 	mts_mst_free(a);
 	assert_int_equal(same_pages(b, rb, root_b), pages);
 	mts_mst_free(b);
