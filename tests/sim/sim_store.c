@@ -63,8 +63,9 @@ fnv(const uint8_t *p, size_t len)
 static size_t
 islot(const uint8_t rh[MTS_HASH_LEN], const uint8_t *key, size_t klen)
 {
-	return (
-	    size_t)((mts_get_u64be(rh) ^ fnv(key, klen)) & (INTERN_SLOTS - 1));
+	uint64_t h = mts_get_u64be(rh) ^ fnv(key, klen);
+
+	return (size_t)(h & (INTERN_SLOTS - 1));
 }
 
 static struct irec *
