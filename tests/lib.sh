@@ -55,6 +55,32 @@ t_cleanup() {
 	fi
 }
 
+# t_procs DIR: "pid: command line" of every process whose command line
+# names a path under DIR (this shell's own excepted)
+t_procs() {
+	local f c
+	for f in /proc/[0-9]*/cmdline; do
+		[ "$f" = "/proc/$$/cmdline" ] && continue
+		{ c=$(tr '\0' ' ' <"$f"); } 2>/dev/null || continue
+		case $c in *"$1/"*) echo "${f//[^0-9]/}: $c" ;; esac
+	done
+}
+
+# t_path_without CMD...: a directory for PATH holding every command of the
+# usual PATH directories but CMD... ($T_DIR/path-without)
+t_path_without() {
+	local p=$T_DIR/path-without d f
+	rm -rf "$p"
+	mkdir -p "$p"
+	for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+		for f in "$d"/*; do
+			case " $* " in *" ${f##*/} "*) continue ;; esac
+			[ -e "$p/${f##*/}" ] || ln -s "$f" "$p/${f##*/}" 2>/dev/null
+		done
+	done
+	echo "$p"
+}
+
 t_done() {
 	exit $T_FAILED
 }

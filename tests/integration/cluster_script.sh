@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster_script.sh: scripts/cluster — two clusters up at once on free ports of their own, `converged` telling equal roots from a node that has not caught up, and an `up` that fails half-way leaving nothing running.
+# cluster_script.sh: scripts/cluster — two clusters up at once on free ports of their own, `converged` telling equal roots from a node that has not caught up, an `up` that fails half-way leaving nothing running, and `can` saying what the machine lacks for a mode.
 . "$(dirname "$0")/../lib.sh"
 CLUSTER=$TOP/scripts/cluster
 t_tmpdir
@@ -9,14 +9,6 @@ down_all() { local d; for d in "$A" "$B" "$C"; do MTS_CLUSTER_DIR=$d "$CLUSTER" 
 trap 'down_all; t_cleanup' EXIT
 unset MTS_CLUSTER_PORT
 
-# procs DIR: pids of the processes whose command line names DIR (not ours)
-procs() {
-	local f c
-	for f in /proc/[0-9]*/cmdline; do
-		{ c=$(tr '\0' ' ' <"$f"); } 2>/dev/null || continue
-		case $c in *"$1/"*) echo "${f//[^0-9]/}: $c" ;; esac
-	done
-}
 ctl() { local d=$1; shift; MTS_CLUSTER_DIR=$d "$CLUSTER" ctl "$@"; }
 
 # --- two clusters at once, each on free ports it recorded ---
@@ -58,7 +50,7 @@ check "converged: agreeing again once it caught up" \
 # --- down --purge releases everything ---
 MTS_CLUSTER_DIR=$A "$CLUSTER" down --purge
 MTS_CLUSTER_DIR=$B "$CLUSTER" down --purge
-check "down --purge: no process of either cluster left" test -z "$(procs "$A")$(procs "$B")"
+check "down --purge: no process of either cluster left" test -z "$(t_procs "$A")$(t_procs "$B")"
 check "down --purge: the port claims are released" \
 	test ! -e "/tmp/mts-ports/$porta" -a ! -e "/tmp/mts-ports/$portb"
 
@@ -77,10 +69,32 @@ MTS_CLUSTER_DIR=$C MTS_CLUSTER_PORT=$base "$CLUSTER" up 3 >"$T_DIR/c.log" 2>&1
 rc=$?
 check "up fails when node 2 cannot listen" [ $rc -ne 0 ]
 check "... says it stops the nodes it started" grep -q "up failed: stopping node(s) 1 2" "$T_DIR/c.log"
-check "... and leaves no process of the cluster running" test -z "$(procs "$C")"
+check "... and leaves no process of the cluster running" test -z "$(t_procs "$C")"
 check "... and keeps the logs" test -s "$C/n1/log/gossipd.log"
 MTS_CLUSTER_DIR=$C MTS_CLUSTER_PORT=$base "$CLUSTER" start 2 >"$T_DIR/c2.log" 2>&1
 rc=$?
 check "start of a node that cannot listen fails" [ $rc -ne 0 ]
-check "... and leaves none of its processes running" test -z "$(procs "$C")"
+check "... and leaves none of its processes running" test -z "$(t_procs "$C")"
+
+# --- can MODE...: what the machine lacks ---
+if [ "$(id -u)" -eq 0 ]; then
+	# a PATH of everything the machine has but wireguard-go and runc
+	path=$(t_path_without wireguard-go runc)
+	out=$(PATH=$path "$CLUSTER" can shim netns netd)
+	rc=$?
+	check "can shim netns netd without wireguard-go and runc: exit 1, 'needs runc and wireguard-go' ($out)" \
+		[ $rc = 1 -a "$out" = "needs runc and wireguard-go" ]
+	# ... and an id that says uid 1000
+	rm -f "$path/id"
+	printf '#!/bin/sh\necho 1000\n' >"$path/id"
+	chmod +x "$path/id"
+	out=$(PATH=$path "$CLUSTER" can netns shim)
+	check "... not as root: 'needs root and runc' ($out)" [ "$out" = "needs root and runc" ]
+	if command -v ip >/dev/null && command -v nft >/dev/null && command -v nsenter >/dev/null; then
+		out=$("$CLUSTER" can netns)
+		check "can netns here (root, ip, nft, nsenter): exit 0, nothing printed" [ $? = 0 -a -z "$out" ]
+	fi
+fi
+"$CLUSTER" can bogus 2>/dev/null
+check "can of an unknown mode: usage, exit 2" [ $? = 2 ]
 t_done

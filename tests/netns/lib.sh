@@ -6,6 +6,8 @@
 #   heal              every link whole again
 #   n_ns I, n_addr I  node I's namespace and address; n_in I CMD... runs
 #                     CMD in node I's namespace
+#   n_ns_of DIR       the namespaces scripts/cluster made for the cluster
+#                     in DIR (none once it is down)
 # The cluster (its processes, namespaces, veths and nftables rules) goes
 # at exit, also when the test fails, is interrupted (INT, TERM, HUP) or
 # dies half-way; a run killed outright (SIGKILL) leaves its namespaces to
@@ -36,6 +38,10 @@ isolate() { "$GOSSIP_CLUSTER" isolate "$@"; }
 heal() { "$GOSSIP_CLUSTER" heal; }
 n_ns() { "$GOSSIP_CLUSTER" netns "$1"; }
 n_addr() { "$GOSSIP_CLUSTER" addr "$1"; }
+n_ns_of() {
+	local t; t=mts$(printf %s "$1" | cksum | cut -d' ' -f1)
+	ip netns list | awk '{print $1}' | grep -E "^$t-(hub|n[0-9]+)$"
+}
 n_in() { local ns; ns=$(n_ns "$1") || return 1; shift; nsenter --net="/run/netns/$ns" "$@"; }
 
 # n_reach I J: node I's namespace can open a TCP connection to node J's
