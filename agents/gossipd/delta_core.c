@@ -1,4 +1,5 @@
 /* delta_core.c: fingerprint set for delta-push dedupe (open addressing, FIFO ring for eviction). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,4 +197,29 @@ mts_delta_targets(struct mts_delta_sent *sent,
 	for (i = 0; i < k; i++)
 		mts_delta_sent_add(sent, out[i]);
 	return k;
+}
+
+int
+mts_delta_fanout(int cfg, size_t n)
+{
+	int f;
+
+	if (cfg > 0)
+		return cfg > 16 ? 16 : cfg;
+	f = (n > 1 ? (int)ceil(log((double)n)) : 0) - 1;
+	return f < 3 ? 3 : f > 16 ? 16 : f;
+}
+
+size_t
+mts_delta_wire_first(const struct mts_delta_sent *ss)
+{
+	return ss->n > MTS_DELTA_WIRE_SENT ? ss->n - MTS_DELTA_WIRE_SENT : 0;
+}
+
+size_t
+mts_delta_ncand(const struct mts_delta_sent *ss, int fanout)
+{
+	size_t k = ss->n + 1 + (fanout > 0 ? (size_t)fanout : 0);
+
+	return k > 64 ? 64 : k;
 }

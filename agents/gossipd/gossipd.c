@@ -85,7 +85,7 @@ load_config(struct gossipd *g)
 		return -1;
 	}
 	if (c->swim.indirect < 0 || c->swim.suspicion_mult < 1 ||
-	    c->swim.retransmit_mult < 1 || c->fanout < 1 ||
+	    c->swim.retransmit_mult < 1 || c->fanout < 0 ||
 	    c->ae_interval <= 0 || c->ae_rate <= 0 || c->max_payload < 65536 ||
 	    c->handshake_timeout <= 0 ||
 	    c->idle_timeout <= c->swim.probe_interval ||

@@ -23,9 +23,10 @@ static const struct mts_cfg_schema keys[] = {
 	{ "gossipd", "dead_probe_interval", MTS_CFG_DURATION, "1s",
 	    "SWIM: ping the next dead members in turn this often, so that a healed "
 	    "partition or an unheard restart comes back (0: never)" },
-	{ "gossipd", "fanout", MTS_CFG_UINT, "3",
-	    "peers each committed change is pushed to" },
-	{ "gossipd", "ae_interval", MTS_CFG_DURATION, "2s",
+	{ "gossipd", "fanout", MTS_CFG_UINT, "0",
+	    "peers each committed change is pushed to (0: ceil(ln N) - 1 for N "
+	    "members, at least 3; at most 16)" },
+	{ "gossipd", "ae_interval", MTS_CFG_DURATION, "1s",
 	    "anti-entropy round with one random peer every interval" },
 	{ "gossipd", "ae_rate", MTS_CFG_SIZE, "32M",
 	    "anti-entropy bytes received per second, at most" },

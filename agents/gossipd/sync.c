@@ -27,8 +27,9 @@ valid_record(const Mts__KeyRecord *kr)
 }
 
 /* Sends recs (split into pushes of about GD_CHUNK bytes) to `fanout`
- * random alive peers outside `sent` (which grows by them and is sent
- * along, so the next hop picks yet other nodes). */
+ * (mts_delta_fanout) random alive peers outside `sent` (which grows by
+ * them; its last ids are sent along, so the next hop picks yet other
+ * nodes). */
 static void
 push_to_peers(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
     struct mts_delta_sent *sent, mts_time_t now)
@@ -37,18 +38,21 @@ push_to_peers(struct gossipd *g, Mts__KeyRecord **recs, size_t n,
 	Mts__Gossip__Push push = MTS__GOSSIP__PUSH__INIT;
 	ProtobufCBinaryData st[MTS_DELTA_MAX_SENT];
 	uint8_t cand[64][MTS_NODE_ID_LEN], ids[16][MTS_NODE_ID_LEN];
-	size_t k = 0, c, i, start = 0, end, bytes;
+	size_t k = 0, c, i, first, start = 0, end, bytes;
+	int fanout = mts_delta_fanout(g->cfg.fanout, mts_swim_count(g->swim));
 	struct peer *p;
 
-	c = mts_swim_random_alive(g->swim, NULL, cand, 64);
+	c = mts_swim_random_alive(g->swim, NULL, cand,
+	    mts_delta_ncand(sent, fanout));
 	k = mts_delta_targets(sent, g->id,
-	    (const uint8_t(*)[MTS_NODE_ID_LEN])cand, c, g->cfg.fanout, ids);
-	for (i = 0; i < sent->n; i++) {
-		st[i].data = sent->id[i];
-		st[i].len = MTS_NODE_ID_LEN;
+	    (const uint8_t(*)[MTS_NODE_ID_LEN])cand, c, fanout, ids);
+	first = mts_delta_wire_first(sent);
+	for (i = first; i < sent->n; i++) {
+		st[i - first].data = sent->id[i];
+		st[i - first].len = MTS_NODE_ID_LEN;
 	}
 	push.sent_to = st;
-	push.n_sent_to = sent->n;
+	push.n_sent_to = sent->n - first;
 	while (start < n && k > 0) {
 		for (end = start, bytes = 0; end < n && bytes < GD_CHUNK; end++)
 			bytes += mts__key_record__get_packed_size(recs[end]);

@@ -16,4 +16,4 @@ $(BUILD)/tests/mts-sim-nocap: $(filter-out %/ledger_core.o,$(call objs,$(SIM_SRC
 	$(CC) $(LDFLAGS) -o $@ $^ -lm $(LDLIBS)
 
 # The shared store's unit suite: per-node views independent, refcounts to zero.
-$(eval $(call unittest,test_sim_store,tests/sim/test_sim_store.c tests/sim/sim_store.c agents/statestore/mst_core.c agents/gossipd/delta_core.c))
+$(eval $(call unittest,test_sim_store,tests/sim/test_sim_store.c tests/sim/sim_store.c agents/statestore/mst_core.c agents/gossipd/delta_core.c,-lm))

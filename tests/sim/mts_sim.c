@@ -489,8 +489,8 @@ usage(FILE *fp)
 
 	fprintf(fp,
 	    "usage: mts-sim [--nodes N] [--seed S] [--plot FILE]"
-	    "\n       [--dead-probe MS] [--gossip-interval MS] [--progress] "
-	    "--scenario NAME\n"
+	    "\n       [--dead-probe MS] [--gossip-interval MS] [--fanout F]"
+	    "\n       [--ae-interval MS] [--progress] --scenario NAME\n"
 	    "Runs N simulated nodes (gossipd's SWIM, delta-push and "
 	    "anti-entropy cores, the\nstatestore's verdict and MST) on "
 	    "a virtual clock and network; prints the\nmeasurements, "
@@ -501,6 +501,9 @@ usage(FILE *fp)
 	    "before gossipd healed partitions).\n--gossip-interval MS sets "
 	    "SWIM's gossip_interval (0: updates only ride on\nprobes and "
 	    "news, and nothing talks to a suspect, as before).\n"
+	    "--fanout F sets gossipd's fanout (0, the default: ceil(ln N) - 1; "
+	    "3: as before).\n--ae-interval MS sets gossipd's ae_interval "
+	    "(1000;\n2000 as before).\n"
 	    "--progress prints a line on stderr every 10 virtual seconds.\n"
 	    "Scenarios:\n");
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
@@ -518,6 +521,8 @@ main(int argc, char **argv)
 		{ "plot", required_argument, NULL, 'p' },
 		{ "dead-probe", required_argument, NULL, 'd' },
 		{ "gossip-interval", required_argument, NULL, 'g' },
+		{ "fanout", required_argument, NULL, 'f' },
+		{ "ae-interval", required_argument, NULL, 'a' },
 		{ "progress", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -526,15 +531,16 @@ main(int argc, char **argv)
 	const struct scenario *sc = NULL;
 	const char *name = NULL, *plot = NULL;
 	size_t i;
-	int c, rc;
+	int c, rc, fanout = 0;
+	mts_time_t ae = 1000;
 
 	memset(&s, 0, sizeof(s));
 	s.n = 50;
 	s.cfg.seed = 1;
 	s.cfg.dead_probe = -1;
 	s.cfg.gossip_interval = -1;
-	while (
-	    (c = getopt_long(argc, argv, "n:s:c:p:d:g:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:s:c:p:d:g:f:a:vh", opts,
+	            NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			s.n = atoi(optarg);
@@ -554,6 +560,12 @@ main(int argc, char **argv)
 		case 'g':
 			s.cfg.gossip_interval = strtoll(optarg, NULL, 0);
 			break;
+		case 'f':
+			fanout = atoi(optarg);
+			break;
+		case 'a':
+			ae = strtoll(optarg, NULL, 0);
+			break;
 		case 'v':
 			s.cfg.verbose = 1;
 			break;
@@ -568,7 +580,7 @@ main(int argc, char **argv)
 	for (i = 0; name && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		if (strcmp(scenarios[i].name, name) == 0)
 			sc = &scenarios[i];
-	if (sc == NULL || s.n < 2 || s.n > 100000) {
+	if (sc == NULL || s.n < 2 || s.n > 100000 || fanout < 0 || ae <= 0) {
 		usage(stderr);
 		return 2;
 	}
@@ -582,8 +594,8 @@ main(int argc, char **argv)
 	s.cfg.lat_mean = 2;
 	s.cfg.lat_max = 100;
 	s.cfg.bw_bytes = 125000000; /* 1 Gbit/s */
-	s.cfg.fanout = 3;
-	s.cfg.ae_interval = 2000;
+	s.cfg.fanout = fanout;
+	s.cfg.ae_interval = ae;
 	s.rng = s.cfg.seed * 0x9e3779b97f4a7c15ull + 1;
 	s.last_unhealthy = -1000000;
 	mts_hash_init(&s.trace);

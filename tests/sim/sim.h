@@ -104,7 +104,8 @@ struct sim_msg {
 	size_t nup;
 	struct irec **recs; /* PUSH, REC_REP: one ref each */
 	size_t nrecs;
-	struct mts_delta_sent *sent;     /* PUSH */
+	uint8_t (*sent)[MTS_NODE_ID_LEN]; /* PUSH: the ids carried along */
+	size_t nsent;
 	uint8_t (*hashes)[MTS_HASH_LEN]; /* PAGE_REQ */
 	size_t nh;
 	struct sim_page *pages; /* PAGE_REP */
@@ -207,7 +208,7 @@ struct sim_cfg {
 	int lat_base, lat_mean, lat_max; /* ms */
 	double loss, dup, reorder;
 	int64_t bw_bytes; /* per node uplink, bytes per second */
-	int fanout;
+	int fanout;       /* gossipd's fanout; 0: mts_delta_fanout's */
 	mts_time_t ae_interval;
 	mts_time_t dead_probe; /* SWIM's dead_probe_interval; -1: its default */
 	mts_time_t gossip_interval; /* SWIM's gossip_interval; -1: default */
@@ -219,6 +220,7 @@ struct sim_write {
 	int writer;
 	mts_time_t at, done;
 	int holders;
+	int by_push; /* holders that got it by push */
 };
 
 struct sim_kill {

@@ -179,20 +179,24 @@ sim_push(struct sim *s, struct sim_node *n, struct irec **recs, size_t nrecs,
     struct mts_delta_sent *sent)
 {
 	uint8_t cand[64][MTS_NODE_ID_LEN], ids[16][MTS_NODE_ID_LEN];
-	size_t c, k, i, j;
+	size_t c, k, i, j, first;
+	int fanout = mts_delta_fanout(s->cfg.fanout, mts_swim_count(n->swim));
 	struct sim_msg *m;
 
-	c = mts_swim_random_alive(n->swim, NULL, cand, 64);
+	c = mts_swim_random_alive(n->swim, NULL, cand,
+	    mts_delta_ncand(sent, fanout));
 	k = mts_delta_targets(sent, n->id,
-	    (const uint8_t(*)[MTS_NODE_ID_LEN])cand, c, s->cfg.fanout, ids);
+	    (const uint8_t(*)[MTS_NODE_ID_LEN])cand, c, fanout, ids);
+	first = mts_delta_wire_first(sent);
 	for (i = 0; i < k; i++) {
 		m = sim_msg_new(K_PUSH, n->idx, idx_of(ids[i]));
 		m->recs = xreallocarray(NULL, nrecs, sizeof(*m->recs));
 		for (j = 0; j < nrecs; j++)
 			m->recs[j] = sim_iref(recs[j]);
 		m->nrecs = nrecs;
-		m->sent = xmemdup(sent, sizeof(*sent));
-		m->bytes = recs_bytes(recs, nrecs) + sent->n * 18;
+		m->nsent = sent->n - first;
+		m->sent = xmemdup(sent->id[first], m->nsent * sizeof(*m->sent));
+		m->bytes = recs_bytes(recs, nrecs) + m->nsent * 18;
 		sim_node_send(s, n, m);
 	}
 }
@@ -469,13 +473,15 @@ on_push(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 			fresh[k++] = m->recs[i];
 	if (k > 0) {
 		mts_delta_sent_add(&sent, s->node[m->from].id);
-		for (i = 0; i < m->sent->n; i++)
-			mts_delta_sent_add(&sent, m->sent->id[i]);
+		for (i = 0; i < m->nsent; i++)
+			mts_delta_sent_add(&sent, m->sent[i]);
 		sim_push(s, n, fresh, k, &sent);
 	}
 	for (i = 0; i < k; i++)
 		if (sim_node_merge(s, n, fresh[i])) {
 			s->st.by_push++;
+			if (fresh[i]->track)
+				s->writes[fresh[i]->track - 1].by_push++;
 			learn_member(s, n, fresh[i], out);
 		}
 	free(fresh);

@@ -23,6 +23,7 @@ struct parsed {
 	char id[MTS_TASK_ID_MAX];
 	char svc[32];
 	int state, desired;
+	int nidx; /* node_of_hex(node) */
 	unsigned long long created, version;
 	uint32_t replicas;
 };
@@ -34,6 +35,8 @@ has_prefix(const struct irec *r, const char *p)
 
 	return r->klen >= l && memcmp(r->key, p, l) == 0;
 }
+
+static int node_of_hex(const char *hex);
 
 /* "svc state desired created version" for t/<node>/<task>, "replicas
  * version" for s/. */
@@ -61,6 +64,7 @@ parse(struct irec *r)
 		memcpy(p->node, k + 2, MTS_NODE_HEX_LEN);
 		memcpy(p->id, k + 3 + MTS_NODE_HEX_LEN,
 		    r->klen - 3 - MTS_NODE_HEX_LEN);
+		p->nidx = node_of_hex(p->node);
 	} else {
 		free(p);
 		return NULL;
@@ -158,12 +162,13 @@ view_members(struct sim *s, struct sim_node *n, struct view *w)
 static void
 view_records(struct sim_node *n, struct view *w)
 {
-	size_t i;
+	size_t i, end;
 	const struct parsed *p;
 
 	w->v.nservices = w->v.ntasks = 0;
-	for (i = lower_bound(n, "s/");
-	     i < n->nents && has_prefix(n->ents[i], "s/"); i++) {
+	/* a prefix's records lie between it and the next (after '/', '0') */
+	end = lower_bound(n, "s0");
+	for (i = lower_bound(n, "s/"); i < end; i++) {
 		if ((p = parse(n->ents[i])) == NULL)
 			continue;
 		if (w->v.nservices == w->capsvc) {
@@ -179,8 +184,8 @@ view_records(struct sim_node *n, struct view *w)
 		w->svc[w->v.nservices].mode = RC_REPLICATED;
 		w->svc[w->v.nservices++].replicas = p->replicas;
 	}
-	for (i = lower_bound(n, "t/");
-	     i < n->nents && has_prefix(n->ents[i], "t/"); i++) {
+	end = lower_bound(n, "t0");
+	for (i = lower_bound(n, "t/"); i < end; i++) {
 		struct mts_rc_task *t;
 
 		if ((p = parse(n->ents[i])) == NULL)
@@ -195,7 +200,7 @@ view_records(struct sim_node *n, struct view *w)
 			    sizeof(*w->tver));
 		}
 		w->tver[w->v.ntasks] = p->version;
-		w->tnode[w->v.ntasks] = node_of_hex(p->node);
+		w->tnode[w->v.ntasks] = p->nidx;
 		t = &w->task[w->v.ntasks++];
 		memset(t, 0, sizeof(*t)); /* slot 0: the simulator's tasks
 					     have no slots */

@@ -301,6 +301,26 @@ pct(const mts_time_t *v, size_t n, double p)
 	return v[i > 0 ? i - 1 : 0];
 }
 
+/* What push alone delivered of the tracked writes: the share of the
+ * other nodes it reached (of those up at the end), and how many writes
+ * it took to every one of them. */
+static void
+report_push(const struct sim *s)
+{
+	double sum = 0;
+	size_t i, all = 0;
+
+	if (s->nwrites == 0 || s->nup < 2 || s->nkills > 0)
+		return; /* the share of the nodes up at the end */
+	for (i = 0; i < s->nwrites; i++) {
+		sum += (double)s->writes[i].by_push / (s->nup - 1);
+		all += s->writes[i].by_push >= s->nup - 1;
+	}
+	printf("%-34s %.1f%% of the other nodes, %zu of %zu writes to "
+	       "all by push alone\n",
+	    "  push coverage", 100 * sum / (double)s->nwrites, all, s->nwrites);
+}
+
 static void
 report_writes(const struct sim *s)
 {
@@ -313,6 +333,7 @@ report_writes(const struct sim *s)
 	qsort(v, k, sizeof(*v), cmp_time);
 	printf("%-34s %zu acknowledged, %zu reached every live node\n",
 	    "writes", s->nwrites, k);
+	report_push(s);
 	if (k > 0)
 		printf("%-34s p50 %lld ms  p99 %lld ms  max %lld ms\n",
 		    "  convergence (write to all)", (long long)pct(v, k, .5),
