@@ -681,6 +681,7 @@ test_port_conflict_rules(void **state)
 		free(text);
 	}
 	/* the holder goes: the other's port is opened */
+	disc_free(&d[0]);
 	disc_init(&d[0]);
 	svc(&d[0], "aa", "web", 0, NULL, NULL);
 	d[0].s[0].created = 2000;
