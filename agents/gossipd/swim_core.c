@@ -13,6 +13,7 @@ struct member {
 	struct mts_swim_member pub;
 	int bcast_left;    /* transmissions of its current update still owed */
 	int own_suspicion; /* suspected by this node's own probe */
+	int in_bq;         /* listed in bq */
 };
 
 struct relay {
@@ -32,7 +33,13 @@ struct mts_swim {
 	 * O(N) a message, 1,000 memcmp at 1,000 members) */
 	uint32_t *slot;
 	size_t nslots;
-	size_t nbcast;   /* members with bcast_left > 0 */
+	size_t nbcast; /* members with bcast_left > 0 */
+	/* indices of the members owing transmissions, and of some that no
+	 * longer do (dropped at the next pick): a message's piggyback looks
+	 * at these, not at every member (a pass over 1,000 members for every
+	 * message sent was a fifth of mts-sim's time at 1,000 nodes) */
+	uint32_t *bq;
+	size_t nbq, capbq;
 	size_t nsuspect; /* members held suspect */
 	uint64_t rng;
 	uint64_t seq;
@@ -148,11 +155,39 @@ retransmits(const struct mts_swim *s)
 }
 
 static void
+bq_add(struct mts_swim *s, struct member *m)
+{
+	if (m->in_bq)
+		return;
+	if (s->nbq == s->capbq) {
+		s->capbq = s->capbq ? 2 * s->capbq : 64;
+		s->bq = xreallocarray(s->bq, s->capbq, sizeof(*s->bq));
+	}
+	s->bq[s->nbq++] = (uint32_t)(m - s->m);
+	m->in_bq = 1;
+}
+
+/* The list again from the table (after members moved). */
+static void
+bq_rebuild(struct mts_swim *s)
+{
+	size_t i;
+
+	s->nbq = 0;
+	for (i = 0; i < s->n; i++) {
+		s->m[i].in_bq = 0;
+		if (s->m[i].bcast_left > 0)
+			bq_add(s, &s->m[i]);
+	}
+}
+
+static void
 queue_bcast(struct mts_swim *s, struct member *m)
 {
 	if (m->bcast_left == 0)
 		s->nbcast++;
 	m->bcast_left = retransmits(s);
+	bq_add(s, m);
 }
 
 static void
@@ -285,6 +320,7 @@ mts_swim_free(struct mts_swim *s)
 	free(s->m);
 	free(s->slot);
 	free(s->order);
+	free(s->bq);
 	free(s);
 }
 
@@ -779,6 +815,7 @@ mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 	s->nsuspect -= m->pub.u.state == MTS_SWIM_SUSPECT;
 	*m = s->m[--s->n];
 	reindex(s);
+	bq_rebuild(s);
 	if (s->active && memcmp(s->target, id, MTS_NODE_ID_LEN) == 0)
 		s->active = 0;
 }
@@ -791,12 +828,14 @@ before(const struct member *x, const struct member *y)
 {
 	if (y->bcast_left != x->bcast_left)
 		return x->bcast_left > y->bcast_left;
-	return x->pub.is_self > y->pub.is_self;
+	if (x->pub.is_self != y->pub.is_self)
+		return x->pub.is_self > y->pub.is_self;
+	return x < y;
 }
 
 /* The first max of the members owing transmissions, in before()'s order,
- * into c (max entries): one pass, no sort of the whole table (this runs
- * for every message sent). */
+ * into c (max entries): one pass over bq, no sort (this runs for every
+ * message sent); bq drops who owes nothing any more. */
 static size_t
 pick_bcast(struct mts_swim *s, const struct member *dst, struct member **c,
     size_t max)
@@ -804,9 +843,15 @@ pick_bcast(struct mts_swim *s, const struct member *dst, struct member **c,
 	size_t i, j, k = 0;
 	struct member *m;
 
-	for (i = 0; i < s->n && s->nbcast > 0; i++) {
-		m = &s->m[i];
-		if (m->bcast_left == 0 || m == dst || (dst && m->pub.is_self))
+	for (i = 0; i < s->nbq;) {
+		m = &s->m[s->bq[i]];
+		if (m->bcast_left == 0) {
+			m->in_bq = 0;
+			s->bq[i] = s->bq[--s->nbq];
+			continue;
+		}
+		i++;
+		if (m == dst || (dst && m->pub.is_self))
 			continue;
 		if (k == max && !before(m, c[k - 1]))
 			continue;

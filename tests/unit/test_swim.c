@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -737,6 +738,63 @@ test_relay_unreachable_not_urgent(void **state)
 	mts_swim_free(s);
 }
 
+/* A message's piggyback looks only at the members owing transmissions:
+ * with 5,000 members and one update owed, 400,000 messages took a pass
+ * over the whole table each (2 * 10^9 members looked at, 1.7 s of CPU;
+ * at 1,000 nodes a fifth of mts-sim's time); now a few. The picks stay
+ * those of the whole table's order, also after a member owing some is
+ * removed (the others move in the table). */
+static void
+test_piggyback_looks_at_owed_only(void **state)
+{
+	struct mts_swim_out out = { 0 };
+	struct mts_swim_update u, g[8];
+	struct mts_swim *s = lone(5000, &out);
+	clock_t t0;
+	double cpu;
+	size_t k, j;
+	int i, seen;
+
+	mts_swim_out_reset(&out);
+	spend_gossip(s);
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 7);
+	t0 = clock();
+	for (i = 0; i < 400000; i++) {
+		u.inc = (uint64_t)i + 1; /* a refutation: newer, owed again */
+		mts_swim_apply(s, &u, 0, &out);
+		mts_swim_out_reset(&out);
+		k = mts_swim_gossip(s, NULL, g, 8);
+		assert_int_equal(k, 1);
+		assert_int_equal(g[0].inc, u.inc);
+	}
+	cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	print_message("400,000 piggybacks among 5,000 members: %.3f s\n", cpu);
+	assert_true(cpu < 0.3);
+	/* four owed, the first removed: the other three still go, in the
+	 * table's order (all sent as often) */
+	spend_gossip(s);
+	for (i = 5; i <= 11; i += 2) {
+		mkid(u.id, i);
+		u.id[1] = (uint8_t)(i >> 8);
+		u.inc = 1000000;
+		mts_swim_apply(s, &u, 0, &out);
+	}
+	mts_swim_out_reset(&out);
+	mkid(u.id, 5);
+	mts_swim_remove(s, u.id);
+	k = mts_swim_gossip(s, NULL, g, 8);
+	assert_int_equal(k, 3);
+	for (j = 0, seen = 0; j < k; j++) {
+		assert_int_not_equal(idx(g[j].id), 5); /* removed */
+		seen |= 1 << idx(g[j].id);
+	}
+	assert_int_equal(seen, (1 << 7) | (1 << 9) | (1 << 11));
+	assert_true(idx(g[0].id) < idx(g[1].id) && idx(g[1].id) < idx(g[2].id));
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
 int
 main(void)
 {
@@ -756,6 +814,7 @@ main(void)
 		cmocka_unit_test(test_suspect_is_told),
 		cmocka_unit_test(test_new_member_probed_this_round),
 		cmocka_unit_test(test_relay_unreachable_not_urgent),
+		cmocka_unit_test(test_piggyback_looks_at_owed_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
