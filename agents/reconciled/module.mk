@@ -1,5 +1,5 @@
 # agents/reconciled/module.mk: mts-reconciled (owners placing and stopping their services' tasks, node-local convergence with the shim, behind reconciled.sock) with its pure core and their tests.
-RECON_CORE := agents/reconciled/recon_core.c
+RECON_CORE := agents/reconciled/recon_core.c agents/reconciled/failseen_core.c
 MTS_CONF_SRCS += agents/reconciled/reconciled_conf.c
 RECON_SRCS := agents/reconciled/reconciled.c agents/reconciled/reconciled_api.c \
 	agents/reconciled/reconciled_conf.c agents/reconciled/recon_view.c \

@@ -143,6 +143,7 @@ rc_owner_free(struct recond *r)
 		r->stops = r->stops->next;
 		free(p);
 	}
+	mts_failseen_free(&r->failseen);
 	while ((p = r->returns) != NULL) {
 		r->returns = r->returns->next;
 		free(p);
@@ -579,26 +580,33 @@ replaced_row(struct recond *r, const struct core_view *c, struct placing *p)
 		    best->error[0] ? best->error : "it exited");
 }
 
-/* Whether a task of service failed on node within [reconciled]
- * failed_avoid: a replacement goes elsewhere when it can. */
-static int
-failed_on(struct recond *r, const struct core_view *c, const char *service,
-    const char *node)
+/* The failed tasks of this refresh's view (not those stopped on
+ * purpose), each remembered from when this node first saw it: failed_avoid
+ * counts from there on this node's monotonic clock, as no other node's
+ * wall clock (the task's finished_at, its owner's assigned_at) can be
+ * compared with this one's. */
+static void
+failures_seen(struct recond *r, const struct core_view *c)
 {
-	uint64_t now = (uint64_t)mts_wall_ms();
 	size_t i;
 
 	for (i = 0; i < c->nrows; i++) {
 		const struct rc_trec *x = &c->rows[i];
-		uint64_t when = x->finished_ms ? x->finished_ms : x->created;
 
-		if (x->state == RC_TASK_FAILED && !stopped_on_purpose(c, x) &&
-		    strcmp(x->service, service) == 0 &&
-		    strcmp(x->node, node) == 0 &&
-		    when + (uint64_t)r->cfg.failed_avoid_ms > now)
-			return 1;
+		if (x->state == RC_TASK_FAILED && !stopped_on_purpose(c, x))
+			mts_failseen_note(&r->failseen, x->id, x->service,
+			    x->node, mts_now());
 	}
-	return 0;
+	mts_failseen_sweep(&r->failseen);
+}
+
+/* Whether a task of service failed on node within [reconciled]
+ * failed_avoid: a replacement goes elsewhere when it can. */
+static int
+failed_on(struct recond *r, const char *service, const char *node)
+{
+	return mts_failseen_recent(&r->failseen, service, node, mts_now(),
+	    r->cfg.failed_avoid_ms);
 }
 
 struct place_job {
@@ -707,7 +715,7 @@ place(struct recond *r, const struct core_view *c, const struct rc_svc *s,
 		if (b != NULL && b->until > now) {
 			excl[ne].data = (uint8_t *)m->id;
 			excl[ne++].len = MTS_NODE_ID_LEN;
-		} else if (failed_on(r, c, s->name, m->attrs.id)) {
+		} else if (failed_on(r, s->name, m->attrs.id)) {
 			avoid[nv].data = (uint8_t *)m->id;
 			avoid[nv++].len = MTS_NODE_ID_LEN;
 		}
@@ -1235,6 +1243,7 @@ rc_reconcile(struct recond *r)
 	size_t i;
 
 	core_view_build(r, &c);
+	failures_seen(r, &c);
 	mts_rc_reconcile(&c.v, &out);
 	dv = rc_depends(&r->view, c.rows, c.nrows);
 	waits_clear(r, &c, dv);

@@ -138,7 +138,6 @@ rc_trec_update_fields(struct rc_trec *t, const Mts__Shim__TaskStatus *st)
 	mts_up_task_from_pb(st, t->digest, &u); /* its health and start */
 	t->health = u.health;
 	t->started_ms = u.started_ms;
-	t->finished_ms = st->finished_at;
 	snprintf(t->error, sizeof(t->error), "%s", st->error ? st->error : "");
 	t->version = u.version;
 	if (st->spec && st->spec->spec_digest.len == MTS_SPEC_DIGEST_LEN) {

@@ -8,6 +8,7 @@
 #include "agent.h"
 #include "depends_core.h"
 #include "event.h"
+#include "failseen_core.h"
 #include "hash.h"
 #include "ipc.h"
 #include "loop.h"
@@ -65,9 +66,8 @@ struct rc_trec {
 	int has_digest, inflight; /* inflight: placed from the record now */
 	uint8_t digest[MTS_SPEC_DIGEST_LEN];
 	uint64_t started_ms;
-	uint64_t finished_ms; /* Unix ms it ended, 0: not known */
-	char error[160];      /* why it failed, as its node says */
-	uint64_t version;     /* the record version it was placed from; 0: ? */
+	char error[160];  /* why it failed, as its node says */
+	uint64_t version; /* the record version it was placed from; 0: ? */
 };
 
 /* A member as gossipd and the nl/ and d/ records say. */
@@ -240,6 +240,7 @@ struct recond {
 	struct rc_own *own;
 	struct rc_backoff *backoff;
 	struct rc_stopsent *stops;
+	struct mts_failseen failseen; /* failed_avoid's failures */
 	struct rc_ownerseen *owners;
 	struct mts_event_log *events; /* NULL: events go to the log only */
 };

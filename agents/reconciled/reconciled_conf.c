@@ -30,7 +30,8 @@ static const struct mts_cfg_schema keys[] = {
 	{ "reconciled", "failed_avoid", MTS_CFG_DURATION, "5m",
 	    "a node where a task of a service failed (its restart policy "
 	    "gave up) is left out of that service's placements this long, "
-	    "while another node can take it" },
+	    "while another node can take it; counted from when this node "
+	    "first saw the failure, on its own clock" },
 	{ "reconciled", "netd", MTS_CFG_BOOL, "no",
 	    "the node runs mts-netd: each task gets its network namespace "
 	    "and address from netd (Attach, on the networks of its service) "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# recon_crash.sh: a crash-looping task on 3 real nodes with real containers — restart_policy {on-failure, delay 200ms, max_attempts 2, window 20s}: the task restarts on its own node, same task id, with backoff (200 then 400 ms); after its 2 restarts its node gives up (failed, with the reason) and the owner places a replacement in the same slot on another node, records why in p/ (service inspect's placement.replaced) and writes task.placed and task.replaced events; the replacement's own crash loop sends the next one to the third node.
+# recon_crash.sh: a crash-looping task on 3 real nodes with real containers — restart_policy {on-failure, delay 200ms, max_attempts 2, window 20s}: the task restarts on its own node, same task id, with backoff (200 then 400 ms); after its 2 restarts its node gives up (failed, with the reason) and the owner places a replacement in the same slot on another node, records why in p/ (service inspect's placement.replaced) and writes task.placed and task.replaced events; the replacement's own crash loop sends the next one to the third node; a failure whose node's clock runs 2 h behind (its record ended 2 h ago) still keeps a new deploy off that node, as failed_avoid counts from when the owner first saw it.
 . "$(dirname "$0")/lib_sched.bash"
 s_up 3
 
@@ -71,4 +71,47 @@ has_third() { [ -n "$(third)" ]; }
 check "$T2 fails in turn and is replaced" wait_for 30 has_third
 C=$(third)
 check "... on the third node ($C)" bash -c "[ '$C' != 'n$A' ] && [ '$C' != '$B' ]"
+g_ctl 1 service rm c_loop >/dev/null
+
+# failed_avoid counts from when the owner first saw a failure, on its own
+# monotonic clock, not from the failing node's wall clock: a failed task of
+# c_skew on n2 whose record says it was placed and ended 2 hours ago (n2's
+# clock runs 2 h behind; only n2 writes its t/ records) still keeps a
+# deploy of 3 replicas off n2
+skew_key=t/$(g_id 2)/c_skew.1.5eed0001
+python3 - "$(($(date +%s%3N) - 7200000))" <<'PY' | g_ctl 2 state put "$skew_key" - >/dev/null
+import sys
+def varint(n):
+    b = b""
+    while True:
+        c, n = n & 0x7f, n >> 7
+        b += bytes([c | (0x80 if n else 0)])
+        if not n:
+            return b
+def fld(num, val):
+    if isinstance(val, int):
+        return varint(num << 3) + varint(val)
+    val = val.encode() if isinstance(val, str) else val
+    return varint(num << 3 | 2) + varint(len(val)) + val
+t = int(sys.argv[1])
+spec = fld(18, "c_skew") + fld(21, 1)
+sys.stdout.buffer.write(fld(1, "c_skew.1.5eed0001") + fld(2, "failed") +
+    fld(3, 3) + fld(9, t - 5000) + fld(10, t) +
+    fld(11, "restart policy gave up after 2 restarts (exit code 3)") +
+    fld(13, spec) + fld(15, "running") + fld(18, 1) + fld(19, t - 6000))
+PY
+has_skew() { local i; for i in 1 2 3; do g_ctl "$i" state get "$skew_key" >/dev/null 2>&1 || return 1; done; }
+check "a failed task record of c_skew on n2, ended 2 h ago by n2's clock, on every node" wait_for 20 has_skew
+s_stack skew 'services:
+  skew:
+    image: busybox:latest
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+    deploy:
+      replicas: 3'
+check "deploy of c_skew, 3 replicas" g_ctl 1 deploy -c skew.yml --stack c --wait 40
+where=$(s_per_node 1 c_skew)
+check "... none on n2, where it failed ($where)" bash -c "! grep -q 'n2=' <<<'$where' && [ '$(s_running 1 c_skew)' = 3 ]"
+g_ctl 1 service rm c_skew >/dev/null
+g_ctl 2 state rm "$skew_key" >/dev/null
 t_done

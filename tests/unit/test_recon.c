@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "agents/reconciled/failseen_core.h"
 #include "agents/reconciled/recon_core.h"
 #include "rendezvous.h"
 
@@ -611,6 +612,51 @@ test_drain_start_first_and_pause(void **state)
 	mts_rc_actions_free(&a);
 }
 
+/* failed_avoid counts from when this node first saw a failure, on its
+ * own monotonic clock: a failure whose node's wall clock runs hours
+ * behind or ahead is avoided for the window all the same (the record's
+ * finished_at is never read), and no longer after it; a failure still in
+ * the view keeps its first sighting; one whose record went is forgotten. */
+static void
+test_failed_avoid_clock(void **state)
+{
+	struct mts_failseen fs = { 0 };
+	const mts_time_t window = 5 * 60 * 1000;
+	mts_time_t t0 = 1000000;
+
+	setup_members();
+
+	mts_failseen_note(&fs, "web.1.a", "web", hex[1], t0);
+	mts_failseen_note(&fs, "web.2.b", "web", hex[2], t0);
+	mts_failseen_sweep(&fs);
+	assert_true(mts_failseen_recent(&fs, "web", hex[1], t0, window));
+	assert_true(
+	    mts_failseen_recent(&fs, "web", hex[1], t0 + window - 1, window));
+	assert_false(mts_failseen_recent(&fs, "web", hex[3], t0, window));
+	assert_false(mts_failseen_recent(&fs, "api", hex[1], t0, window));
+	/* seen again in later views: still from t0, so it ends */
+	mts_failseen_note(&fs, "web.1.a", "web", hex[1], t0 + window / 2);
+	mts_failseen_note(&fs, "web.2.b", "web", hex[2], t0 + window / 2);
+	mts_failseen_sweep(&fs);
+	mts_failseen_note(&fs, "web.1.a", "web", hex[1], t0 + window);
+	mts_failseen_sweep(&fs);
+	assert_false(
+	    mts_failseen_recent(&fs, "web", hex[1], t0 + window, window));
+	/* web.2.b's record went (history): forgotten */
+	assert_int_equal(fs.n, 1);
+	assert_false(mts_failseen_recent(&fs, "web", hex[2], t0 + 1, window));
+	/* a new failure on the same node starts its own window */
+	mts_failseen_note(&fs, "web.1.a", "web", hex[1], t0 + window + 10);
+	mts_failseen_note(&fs, "web.1.c", "web", hex[1], t0 + window + 10);
+	mts_failseen_sweep(&fs);
+	assert_true(
+	    mts_failseen_recent(&fs, "web", hex[1], t0 + 2 * window, window));
+	assert_false(mts_failseen_recent(&fs, "web", hex[1],
+	    t0 + 2 * window + 10, window));
+	mts_failseen_free(&fs);
+	mts_failseen_free(NULL);
+}
+
 int
 main(void)
 {
@@ -626,6 +672,7 @@ main(void)
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_orphans_and_drain),
 		cmocka_unit_test(test_drain_start_first_and_pause),
+		cmocka_unit_test(test_failed_avoid_clock),
 	};
 
 	mts_crypto_init();
