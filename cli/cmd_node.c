@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "gossipd.pb-c.h"
 #include "hash.h"
@@ -16,7 +15,6 @@
 #include "statestore.pb-c.h"
 #include "xmalloc.h"
 
-#define RELAY_TIMEOUT_MS 3000
 #define NODE_INFO_TIMEOUT_MS 1000 /* node ls's scan of n/ */
 
 /* A request to the target's schedd (local, or relayed); *rep on 0. */
@@ -25,36 +23,15 @@ schedd_call(struct mtsctl *ctx, const struct shimctl_target *t,
     Mts__Schedd__Request *reqp, Mts__Schedd__Reply **rep)
 {
 	Mts__Schedd__Request req = *reqp;
-	Mts__Gossipd__Request greq = MTS__GOSSIPD__REQUEST__INIT;
-	Mts__Gossipd__RelayReq rr = MTS__GOSSIPD__RELAY_REQ__INIT;
 	Mts__Gossipd__Reply *grep = NULL;
 	char err[512];
-	uint8_t *buf;
-	int rc, saved = ctx->timeout_ms;
+	int rc;
 
 	if (!t->remote)
 		return mtsctl_call(ctx, "schedd", &req.base,
 		    &mts__schedd__reply__descriptor, (ProtobufCMessage **)rep);
-	mts_pb_set_version(&req.base);
-	buf = xmalloc(protobuf_c_message_get_packed_size(&req.base) + 1);
-	rr.payload.len = protobuf_c_message_pack(&req.base, buf);
-	rr.payload.data = buf;
-	rr.to_node.data = (uint8_t *)t->node;
-	rr.to_node.len = 16;
-	rr.agent = "schedd";
-	rr.timeout_ms = RELAY_TIMEOUT_MS;
-	if (getrandom(&rr.request_id, sizeof(rr.request_id), 0) !=
-	    sizeof(rr.request_id))
-		rr.request_id = 0;
-	greq.body_case = MTS__GOSSIPD__REQUEST__BODY_RELAY;
-	greq.relay = &rr;
-	ctx->timeout_ms = RELAY_TIMEOUT_MS + 2000;
-	rc = mtsctl_try_call(ctx, "gossipd", &greq.base,
-	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&grep, err,
-	    sizeof(err));
-	ctx->timeout_ms = saved;
-	free(buf);
-	if (rc != 0) {
+	if ((rc = shimctl_relay(ctx, t, "schedd", &req.base, &grep, err,
+	         sizeof(err))) != 0) {
 		mtsctl_err("node %s: %s", t->label,
 		    rc == -MTS_ERR_NOTFOUND && strncmp(err, "remote: ", 8) == 0
 		        ? "it runs no schedd"

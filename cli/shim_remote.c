@@ -307,24 +307,23 @@ remote_reply(const struct shimctl_target *t, const ProtobufCBinaryData *p,
 	return mtsctl_exit_for(-code);
 }
 
-static int
-relay_call(struct mtsctl *ctx, const struct shimctl_target *t,
-    Mts__Shim__Request *req, Mts__Shim__Reply **out)
+int
+shimctl_relay(struct mtsctl *ctx, const struct shimctl_target *t,
+    const char *agent, ProtobufCMessage *req, Mts__Gossipd__Reply **grep,
+    char *err, size_t errlen)
 {
 	Mts__Gossipd__Request greq = MTS__GOSSIPD__REQUEST__INIT;
 	Mts__Gossipd__RelayReq rr = MTS__GOSSIPD__RELAY_REQ__INIT;
-	Mts__Gossipd__Reply *grep;
 	uint8_t *buf;
-	char err[512];
 	int rc, saved = ctx->timeout_ms;
 
-	mts_pb_set_version(&req->base);
-	buf = xmalloc(protobuf_c_message_get_packed_size(&req->base) + 1);
-	rr.payload.len = protobuf_c_message_pack(&req->base, buf);
+	mts_pb_set_version(req);
+	buf = xmalloc(protobuf_c_message_get_packed_size(req) + 1);
+	rr.payload.len = protobuf_c_message_pack(req, buf);
 	rr.payload.data = buf;
 	rr.to_node.data = (uint8_t *)t->node;
-	rr.to_node.len = 16;
-	rr.agent = "shim";
+	rr.to_node.len = sizeof(t->node);
+	rr.agent = (char *)agent;
 	rr.timeout_ms = RELAY_TIMEOUT_MS;
 	if (getrandom(&rr.request_id, sizeof(rr.request_id), 0) !=
 	    sizeof(rr.request_id))
@@ -333,11 +332,23 @@ relay_call(struct mtsctl *ctx, const struct shimctl_target *t,
 	greq.relay = &rr;
 	ctx->timeout_ms = RELAY_TIMEOUT_MS + 2000;
 	rc = mtsctl_try_call(ctx, "gossipd", &greq.base,
-	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)&grep, err,
-	    sizeof(err));
+	    &mts__gossipd__reply__descriptor, (ProtobufCMessage **)grep, err,
+	    errlen);
 	ctx->timeout_ms = saved;
 	free(buf);
-	if (rc != 0)
+	return rc;
+}
+
+static int
+relay_call(struct mtsctl *ctx, const struct shimctl_target *t,
+    Mts__Shim__Request *req, Mts__Shim__Reply **out)
+{
+	Mts__Gossipd__Reply *grep;
+	char err[512];
+	int rc;
+
+	if ((rc = shimctl_relay(ctx, t, "shim", &req->base, &grep, err,
+	         sizeof(err))) != 0)
 		return relay_failed(t, rc, err);
 	if (grep->body_case != MTS__GOSSIPD__REPLY__BODY_RELAY)
 		rc = relay_failed(t, -MTS_ERR_IO, "unexpected reply");

@@ -1,9 +1,10 @@
-/* shimctl.h: what mtsctl's shim command files (task, image, logs, exec) share. */
+/* shimctl.h: what mtsctl's shim command files (task, image, logs, exec) share, and the relay through the local gossipd to another node's agent (its shim, or its schedd for node inspect). */
 #ifndef MTSCTL_SHIMCTL_H
 #define MTSCTL_SHIMCTL_H
 
 #include <stdint.h>
 
+#include "gossipd.pb-c.h"
 #include "mtsctl.h"
 #include "shim.pb-c.h"
 
@@ -26,6 +27,13 @@ struct shimctl_target {
  * failure and returns the exit status; 0 on success. */
 int shimctl_locate(struct mtsctl *, const char *task, const char *node,
     struct shimctl_target *);
+/* Relays req (its version set here) to agent on t's node through the
+ * local gossipd, bounded to a few seconds: 0 and *grep (the caller frees
+ * it; its relay holds the agent's packed reply), or a negated enum
+ * mts_err with the reason in err. */
+int shimctl_relay(struct mtsctl *, const struct shimctl_target *t,
+    const char *agent, ProtobufCMessage *req, Mts__Gossipd__Reply **grep,
+    char *err, size_t errlen);
 /* shimctl_call at the target (a remote call is bounded to a few seconds
  * whatever min_tmo says). */
 int shimctl_call_at(struct mtsctl *, const struct shimctl_target *,
