@@ -91,6 +91,21 @@ mts_pb_set_version(ProtobufCMessage *msg)
 		*v = MTS_IPC_VERSION;
 }
 
+void *
+mts_pb_copy(const ProtobufCMessage *msg)
+{
+	size_t len = protobuf_c_message_get_packed_size(msg);
+	uint8_t *buf = xmalloc(len + 1);
+	ProtobufCMessage *c;
+
+	protobuf_c_message_pack(msg, buf);
+	c = protobuf_c_message_unpack(msg->descriptor, NULL, len, buf);
+	free(buf);
+	if (c == NULL)
+		fatalx("copy of a %s failed", msg->descriptor->name);
+	return c;
+}
+
 uint32_t
 mts_pb_version(const ProtobufCMessage *msg)
 {

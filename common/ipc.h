@@ -183,6 +183,9 @@ int mts_ipc_recv_fd(nng_socket s, int *fd);
 uint32_t mts_pb_oneof_case(const ProtobufCMessage *msg);
 uint32_t mts_pb_version(const ProtobufCMessage *msg);
 void mts_pb_set_version(ProtobufCMessage *msg);
+/* A deep copy of msg (packed and unpacked again), which the caller frees
+ * with protobuf_c_message_free_unpacked; out of memory is fatal. */
+void *mts_pb_copy(const ProtobufCMessage *msg);
 /* Points the Reply's `error` field at e (not copied). */
 struct Mts__Error;
 void mts_pb_set_error(ProtobufCMessage *reply, struct Mts__Error *e);

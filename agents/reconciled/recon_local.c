@@ -94,20 +94,6 @@ rc_local_free_all(struct recond *r)
 	}
 }
 
-/* A deep copy of a status the shim sent (the reply is freed after). */
-static Mts__Shim__TaskStatus *
-status_copy(const Mts__Shim__TaskStatus *st)
-{
-	size_t len = mts__shim__task_status__get_packed_size(st);
-	uint8_t *buf = xmalloc(len + 1);
-	Mts__Shim__TaskStatus *c;
-
-	mts__shim__task_status__pack(st, buf);
-	c = mts__shim__task_status__unpack(NULL, len, buf);
-	free(buf);
-	return c;
-}
-
 /* The events of a task of this node whose state changed from `was`:
  * started (each run), failed, stopped. */
 static void
@@ -162,7 +148,8 @@ set_status(struct recond *r, struct rc_local *l,
 	    l->st && l->st->health ? l->st->health : "");
 	if (l->st)
 		mts__shim__task_status__free_unpacked(l->st, NULL);
-	l->st = st ? status_copy(st) : NULL;
+	l->st =
+	    st ? mts_pb_copy(&st->base) : NULL; /* the reply is freed after */
 	if (r != NULL) {
 		state_events(r, l, was);
 		health_events(r, l, washealth);
@@ -383,19 +370,6 @@ committed(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 	free(a);
 }
 
-static Mts__Reconciled__AssignReq *
-assign_copy(const Mts__Reconciled__AssignReq *q)
-{
-	size_t len = mts__reconciled__assign_req__get_packed_size(q);
-	uint8_t *buf = xmalloc(len + 1);
-	Mts__Reconciled__AssignReq *c;
-
-	mts__reconciled__assign_req__pack(q, buf);
-	c = mts__reconciled__assign_req__unpack(NULL, len, buf);
-	free(buf);
-	return c;
-}
-
 /* Commits the lease with the local schedd, then records the task. done
  * may run before this returns (a request that is refused at once). */
 void
@@ -423,7 +397,7 @@ rc_local_assign(struct recond *r, const Mts__Reconciled__AssignReq *q,
 	}
 	a = xcalloc(1, sizeof(*a));
 	a->r = r;
-	a->req = assign_copy(q);
+	a->req = mts_pb_copy(&q->base);
 	a->done = done;
 	a->arg = arg;
 	c.lease = q->lease;

@@ -151,21 +151,6 @@ fetch_next(struct shim *s)
 		    "cannot run the image helper");
 }
 
-static Mts__Shim__TaskSpec *
-spec_dup(const Mts__Shim__TaskSpec *sp)
-{
-	size_t len = protobuf_c_message_get_packed_size(&sp->base);
-	uint8_t *buf = xmalloc(len + 1);
-	Mts__Shim__TaskSpec *c;
-
-	protobuf_c_message_pack(&sp->base, buf);
-	c = mts__shim__task_spec__unpack(NULL, len, buf);
-	free(buf);
-	if (c == NULL)
-		fatalx("task spec copy failed");
-	return c;
-}
-
 void
 shim_run_wait(struct shim *s, const Mts__Shim__TaskSpec *sp,
     struct mts_ipc_call *call)
@@ -181,7 +166,7 @@ shim_run_wait(struct shim *s, const Mts__Shim__TaskSpec *sp,
 		return;
 	}
 	w = xcalloc(1, sizeof(*w));
-	w->spec = spec_dup(sp);
+	w->spec = mts_pb_copy(&sp->base);
 	w->call = call;
 	*pp = w;
 	fetch_next(s);

@@ -312,21 +312,6 @@ out:
 	return rc;
 }
 
-static Mts__Shim__TaskSpec *
-spec_copy(const Mts__Shim__TaskSpec *sp)
-{
-	size_t len = protobuf_c_message_get_packed_size(&sp->base);
-	uint8_t *buf = xmalloc(len ? len : 1);
-	Mts__Shim__TaskSpec *c;
-
-	protobuf_c_message_pack(&sp->base, buf);
-	c = mts__shim__task_spec__unpack(NULL, len, buf);
-	free(buf);
-	if (c == NULL)
-		fatalx("task spec copy failed");
-	return c;
-}
-
 /* The spec with its id set to the one the task got: a shallow copy with
  * id replaced is packed and unpacked, so every string of the result is
  * owned by it (an unpacked empty string is protobuf-c's static "", which
@@ -337,7 +322,7 @@ spec_copy_with_id(const Mts__Shim__TaskSpec *sp, const char *id)
 	Mts__Shim__TaskSpec tmp = *sp;
 
 	tmp.id = (char *)id;
-	return spec_copy(&tmp);
+	return mts_pb_copy(&tmp.base);
 }
 
 void
@@ -1137,7 +1122,7 @@ load_task(struct shim *s, const char *id, struct shim_task **out)
 		shim_task_free(t);
 		return -MTS_ERR_INVAL;
 	}
-	t->spec = spec_copy(st->spec);
+	t->spec = mts_pb_copy(&st->spec->base);
 	{
 		struct mts_task_policy pol;
 		if (policy_from_spec(s, t->spec, &pol, err, sizeof(err)) != 0)
