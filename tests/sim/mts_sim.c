@@ -405,17 +405,26 @@ wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* --progress: a line on stderr every 10 virtual seconds. */
+/* --progress: a line on stderr every 10 virtual seconds, with the bytes
+ * per node per second of uptime so far (a long run's figures before it
+ * ends). */
 static void
 progress(const struct sim *s, int sec, double t0)
 {
 	struct mallinfo2 mi = mallinfo2();
+	double secs = (double)s->st.node_ms / 1000, cls[C_MAX] = { 0 };
+	int k;
 
+	for (k = 0; k < K_MAX && secs > 0; k++)
+		cls[sim_kind_class(k)] += (double)s->st.bytes[k] / secs;
 	fprintf(stderr,
 	    "mts-sim: t=%d s, %.1f s wall, %llu events, %d up, heap %.0f "
-	    "MiB\n",
+	    "MiB; B/s a node: swim %.0f (gossip %.0f), push %.0f, "
+	    "anti-entropy %.0f\n",
 	    sec, wall_now() - t0, (unsigned long long)s->st.events, s->nup,
-	    (double)(mi.uordblks + mi.hblkhd) / 1048576);
+	    (double)(mi.uordblks + mi.hblkhd) / 1048576, cls[C_SWIM],
+	    secs > 0 ? (double)s->st.bytes[K_GOSSIP] / secs : 0, cls[C_PUSH],
+	    cls[C_AE]);
 }
 
 static int
