@@ -21,15 +21,15 @@ held() { # out rc: the run held every invariant and printed its trace
 }
 
 "$SIM" --help >"$dir/help" 2>&1
-for sc in join writes kill partition chaos reserve deploy repair heal drain \
-    update short scale; do
+for sc in join writes restart kill partition chaos reserve deploy repair \
+    heal drain update short scale; do
 	check "--help lists $sc" grep -q "^  $sc " "$dir/help"
 done
 
 # every scenario's invariants must hold (seed 1; seed 2 too for those with
 # partitions, crashes and the reconciler's races)
-for sc in join writes kill reserve deploy repair drain update partition \
-    chaos heal; do
+for sc in join writes restart kill reserve deploy repair drain update \
+    partition chaos heal; do
 	seeds=1
 	case $sc in partition | chaos | heal | repair) seeds='1 2' ;; esac
 	for seed in $seeds; do

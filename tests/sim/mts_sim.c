@@ -129,6 +129,21 @@ sc_writes(struct sim *s, int sec)
 		burst(s, some(s->n, 2, 100));
 }
 
+/* A whole cluster restarting: every node's disk holds every member
+ * record, all start at once (no join pushes N records to N nodes, so
+ * thousands of nodes fit the machine), then writes as in `writes`. */
+#define RESTART_SETTLE 5
+static void
+sc_restart(struct sim *s, int sec)
+{
+	if (sec == 0) {
+		sim_node_preload(s);
+		restart_all(s);
+	}
+	if (sec >= RESTART_SETTLE && sec < RESTART_SETTLE + 10)
+		burst(s, some(s->n, 2, 100));
+}
+
 static void
 sc_kill(struct sim *s, int sec)
 {
@@ -358,6 +373,9 @@ static const struct scenario {
 } scenarios[] = {
 	{ "join", sc_join, 10, 30,
 	    "N nodes join over 10 s, each knowing only node 0" },
+	{ "restart", sc_restart, RESTART_SETTLE + 10, RESTART_SETTLE + 20,
+	    "every node restarts at once from a disk holding every member "
+	    "record; 10 bursts of min(N/2, 100) writes from t=5 s" },
 	{ "writes", sc_writes, SETTLE + 10, SETTLE + 25,
 	    "10 bursts of N/2 (at most 100) writes from random nodes, one a second" },
 	{ "kill", sc_kill, SETTLE + 20, SETTLE + 40,

@@ -233,6 +233,7 @@ struct sim_kill {
 
 struct sim_stats {
 	uint64_t bytes[K_MAX], msgs[K_MAX];
+	uint64_t piggy[K_MAX]; /* of bytes: the member updates riding along */
 	uint64_t dropped, duplicated, events;
 	uint64_t false_suspect, false_dead;
 	uint64_t merges_applied, merges_ignored, by_push, by_ae;
@@ -302,6 +303,9 @@ void sim_node_init(struct sim *, struct sim_node *, int idx);
 void sim_node_start(struct sim *, struct sim_node *, int bootstrap);
 void sim_node_crash(struct sim *, struct sim_node *);
 void sim_node_free(struct sim_node *);
+/* Every node's disk holds every node's member record, as written by that
+ * node (a whole cluster restarting); none has started yet. */
+void sim_node_preload(struct sim *);
 void sim_node_tick(struct sim *, struct sim_node *);
 void sim_node_deliver(struct sim *, struct sim_node *, struct sim_msg *);
 int sim_node_write(struct sim *, struct sim_node *, const char *key,

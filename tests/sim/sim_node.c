@@ -107,18 +107,16 @@ sim_node_merge(struct sim *s, struct sim_node *n, struct irec *in)
 	return 1;
 }
 
-/* A local put, as a node's agent asks its statestore: 0 and *out (a
- * reference the caller owns, NULL if not wanted) when acknowledged. */
-int
-sim_node_write(struct sim *s, struct sim_node *n, const char *key,
+/* A local put through the verdict, stored: 0 and *out (a reference the
+ * caller owns). */
+static int
+local_put(struct sim *s, struct sim_node *n, const char *key,
     const uint8_t *value, size_t vlen, struct irec **out)
 {
 	struct mts_state_self me;
 	struct mts_write w = { .kind = MTS_WRITE_PUT };
 	struct mts_verdict v;
-	struct mts_delta_sent sent = { .n = 0 };
 	const struct irec *cur;
-	struct irec *r;
 
 	w.key = (const uint8_t *)key;
 	w.klen = strlen(key);
@@ -129,10 +127,33 @@ sim_node_write(struct sim *s, struct sim_node *n, const char *key,
 	if (mts_state_verdict(&me, cur ? &cur->rec : NULL, NULL, &w, &v) !=
 	    MTS_VERDICT_APPLY)
 		return v.err ? v.err : -MTS_ERR_INVAL;
-	r = sim_intern(w.key, w.klen, &v.rec);
+	*out = sim_intern(w.key, w.klen, &v.rec);
+	store_put(s, n, sim_iref(*out));
+	return 0;
+}
+
+static void
+member_record(const struct sim_node *n, char *key, size_t klen, char *val,
+    size_t vlen)
+{
+	snprintf(key, klen, "n/%s", n->hex);
+	snprintf(val, vlen, "sim:%d", n->idx);
+}
+
+/* A local put, as a node's agent asks its statestore: 0 and *out (a
+ * reference the caller owns, NULL if not wanted) when acknowledged. */
+int
+sim_node_write(struct sim *s, struct sim_node *n, const char *key,
+    const uint8_t *value, size_t vlen, struct irec **out)
+{
+	struct mts_delta_sent sent = { .n = 0 };
+	struct irec *r;
+	int rc;
+
+	if ((rc = local_put(s, n, key, value, vlen, &r)) < 0)
+		return rc;
 	if (out)
 		*out = sim_iref(r);
-	store_put(s, n, sim_iref(r));
 	/* gd_push_local: remember it, then push it to fanout peers */
 	(void)mts_seen_add_fp(n->seen, r->fp);
 	sim_push(s, n, &r, 1, &sent);
@@ -160,6 +181,7 @@ sim_node_send(struct sim *s, struct sim_node *n, struct sim_msg *m)
 	if (m->nup > 0)
 		m->up = xmemdup(up, m->nup * sizeof(*up));
 	m->bytes += MSG_BYTES + m->nup * UPDATE_BYTES;
+	s->st.piggy[m->kind] += m->nup * UPDATE_BYTES;
 	sim_send(s, m);
 }
 
@@ -645,8 +667,7 @@ sim_node_start(struct sim *s, struct sim_node *n, int bootstrap)
 	run_effects(s, n, &out);
 	mts_swim_out_free(&out);
 	if (!n->ever_started) {
-		snprintf(key, sizeof(key), "n/%s", n->hex);
-		snprintf(val, sizeof(val), "sim:%d", n->idx);
+		member_record(n, key, sizeof(key), val, sizeof(val));
 		if (sim_node_write(s, n, key, (const uint8_t *)val, strlen(val),
 		        NULL) < 0)
 			sim_fail(s, "node %d: its member record was refused",
@@ -655,6 +676,28 @@ sim_node_start(struct sim *s, struct sim_node *n, int bootstrap)
 	n->ever_started = 1;
 	sim_trace(s, 3, n->idx, 0, n->life_inc);
 	next_tick(s, n, s->now + 1 + sim_rand_int(s, SIM_TICK_MS));
+}
+
+void
+sim_node_preload(struct sim *s)
+{
+	char key[2 + MTS_NODE_HEX_LEN + 1], val[32];
+	struct irec *r;
+	int i, j;
+
+	for (i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->node[i];
+
+		member_record(n, key, sizeof(key), val, sizeof(val));
+		if (local_put(s, n, key, (const uint8_t *)val, strlen(val),
+		        &r) < 0)
+			abort(); /* a node's own member record */
+		for (j = 0; j < s->n; j++)
+			if (j != i)
+				store_put(s, &s->node[j], sim_iref(r));
+		sim_iunref(r);
+		n->ever_started = 1;
+	}
 }
 
 /* The process dies: everything in memory goes, the disk stays. */

@@ -461,6 +461,12 @@ report_bytes(const struct sim *s)
 	printf("%-34s swim %.0f  push %.0f  anti-entropy %.0f  schedd %.0f\n",
 	    "bytes per node per second", cls[C_SWIM], cls[C_PUSH], cls[C_AE],
 	    cls[C_SCHED]);
+	memset(cls, 0, sizeof(cls));
+	for (k = 0; k < K_MAX; k++)
+		cls[sim_kind_class(k)] += (double)s->st.piggy[k] / secs;
+	printf("%-34s swim %.0f  push %.0f  anti-entropy %.0f  schedd %.0f\n",
+	    "  of which member updates riding", cls[C_SWIM], cls[C_PUSH],
+	    cls[C_AE], cls[C_SCHED]);
 	printf("%-34s", "  by message kind");
 	for (k = 0; k < K_MAX; k++)
 		if (s->st.msgs[k])
