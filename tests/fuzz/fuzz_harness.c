@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "fuzz_harness.h"
+#include "log.h"
 #include "mtstime.h"
-#include "xmalloc.h"
 
 static char scratch[64];
 
@@ -33,28 +33,62 @@ fz_scratch(const char *tag)
 	return scratch;
 }
 
+void
+fz_agent_start(struct mts_agent *a, const char *name, const char *dir,
+    const char *conf, const struct mts_cfg_schema *schema)
+{
+	char path[160], err[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/mts.conf", dir);
+	if ((f = fopen(path, "w")) == NULL)
+		abort();
+	fputs(conf, f);
+	fclose(f);
+	log_init(name, MTS_LOG_WARN);
+	a->name = name;
+	a->node_id = "0123456789abcdef0123456789abcdef";
+	a->rundir = dir;
+	if (mts_cfg_load_agent(path, schema, name, &a->cfg, err, sizeof(err)) <
+	    0) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+}
+
 struct mts_ipc_async *
-fz_stand_in(struct mts_loop *loop, const char *dir, const char *name,
-    const struct mts_ipc_service *svc, void *ctx)
+fz_serve(struct mts_loop *loop, const char *dir, const char *name,
+    const struct mts_ipc_service *svc, void *ctx,
+    const struct mts_acl_table *acl, int wait_ms, struct mts_ipc_server **srv)
 {
 	struct mts_ipc_server *s;
 	struct mts_ipc_async *c;
 	char sock[160], err[512];
 
 	snprintf(sock, sizeof(sock), "%s/%s.sock", dir, name);
-	if ((s = mts_ipc_server_open(sock, svc, ctx, err, sizeof(err))) ==
-	        NULL ||
-	    mts_loop_add_server(loop, s) < 0)
+	if ((s = mts_ipc_server_open(sock, svc, ctx, err, sizeof(err))) == NULL)
 		abort();
-	if ((c = mts_ipc_async_open(loop, sock, 1000, err, sizeof(err))) ==
+	if (acl != NULL)
+		mts_ipc_server_set_acl(s, acl);
+	if (mts_loop_add_server(loop, s) < 0)
+		abort();
+	if ((c = mts_ipc_async_open(loop, sock, wait_ms, err, sizeof(err))) ==
 	    NULL)
 		abort();
+	if (srv != NULL)
+		*srv = s;
 	return c;
+}
+
+struct mts_ipc_async *
+fz_stand_in(struct mts_loop *loop, const char *dir, const char *name,
+    const struct mts_ipc_service *svc, void *ctx)
+{
+	return fz_serve(loop, dir, name, svc, ctx, NULL, 1000, NULL);
 }
 
 struct pending {
 	int done, rc;
-	const ProtobufCMessageDescriptor *rd;
 	ProtobufCMessage *rep;
 };
 
@@ -62,26 +96,18 @@ static void
 on_reply(void *arg, int rc, const ProtobufCMessage *m, const char *err)
 {
 	struct pending *p = arg;
-	size_t len;
-	uint8_t *buf;
 
 	p->done = 1;
 	p->rc = rc;
-	if (m == NULL)
-		return;
-	/* keep a copy: m is valid only during the callback */
-	len = protobuf_c_message_get_packed_size(m);
-	buf = xmalloc(len + 1);
-	protobuf_c_message_pack(m, buf);
-	p->rep = protobuf_c_message_unpack(p->rd, NULL, len, buf);
-	free(buf);
+	if (m != NULL) /* keep a copy: m is valid only during the callback */
+		p->rep = mts_pb_copy(m);
 }
 
 int
 fz_call(struct mts_loop *loop, struct mts_ipc_async *cli, ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *rd, int wait_ms, ProtobufCMessage **rep)
 {
-	struct pending p = { 0, 0, rd, NULL };
+	struct pending p = { 0, 0, NULL };
 	mts_time_t end = mts_now() + wait_ms + 500;
 
 	if (mts_ipc_async_call(cli, req, rd, 0, on_reply, &p) == NULL)

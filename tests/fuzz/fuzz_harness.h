@@ -4,6 +4,8 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "agent.h"
+#include "cfg.h"
 #include "ipc.h"
 #include "loop.h"
 
@@ -12,8 +14,21 @@
  * path (static storage); aborts when it cannot be made. */
 const char *fz_scratch(const char *tag);
 
-/* Serves svc (with ctx) on DIR/NAME.sock on loop and returns a client of
- * it on the same loop: a stand-in for an agent the fuzzed one calls. */
+/* The agent's start as its main() does it, in dir: mts.conf written with
+ * conf (its text), logging at warnings, a's name, a fixed node id and
+ * rundir dir set, and a->cfg loaded by schema. Aborts on a failure. */
+void fz_agent_start(struct mts_agent *a, const char *name, const char *dir,
+    const char *conf, const struct mts_cfg_schema *schema);
+
+/* Serves svc (with ctx, behind acl unless NULL) on DIR/NAME.sock on loop
+ * and returns a client of it on the same loop that waits wait_ms for a
+ * reply; *srv, when given, gets the server. Aborts on a failure. */
+struct mts_ipc_async *fz_serve(struct mts_loop *loop, const char *dir,
+    const char *name, const struct mts_ipc_service *svc, void *ctx,
+    const struct mts_acl_table *acl, int wait_ms, struct mts_ipc_server **srv);
+
+/* fz_serve without an acl: a stand-in for an agent the fuzzed one
+ * calls. */
 struct mts_ipc_async *fz_stand_in(struct mts_loop *loop, const char *dir,
     const char *name, const struct mts_ipc_service *svc, void *ctx);
 

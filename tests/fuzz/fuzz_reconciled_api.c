@@ -147,41 +147,21 @@ static const struct mts_ipc_service schedd_svc = {
 static void
 start(void)
 {
-	char conf[128], sock[160], err[512];
-	FILE *f;
+	char conf[64];
 
 	tdir = fz_scratch("rc");
-	snprintf(conf, sizeof(conf), "%s/mts.conf", tdir);
-	if ((f = fopen(conf, "w")) == NULL)
-		abort();
-	fprintf(f, "[reconciled]\nacl = %u\n", (unsigned)getuid());
-	fclose(f);
-	log_init("reconciled", MTS_LOG_WARN);
-	fz_agent.name = "reconciled";
-	fz_agent.node_id = "0123456789abcdef0123456789abcdef";
-	fz_agent.rundir = tdir;
+	snprintf(conf, sizeof(conf), "[reconciled]\nacl = %u\n",
+	    (unsigned)getuid());
+	fz_agent_start(&fz_agent, "reconciled", tdir, conf, mts_conf_schema());
 	fz.agent = &fz_agent;
-	if (mts_cfg_load_agent(conf, mts_conf_schema(), "reconciled",
-	        &fz_agent.cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		abort();
-	}
 	if (setup(&fz, &fz_agent) < 0)
 		abort();
 	fz.store = fz_stand_in(fz.loop, tdir, "store", &store_svc, NULL);
 	fz.schedd = fz_stand_in(fz.loop, tdir, "schedd", &schedd_svc, NULL);
 	/* a change asks for a refresh, which this harness never runs */
 	fz.last_refresh = INT64_MAX / 2;
-	snprintf(sock, sizeof(sock), "%s/reconciled.sock", tdir);
-	if ((fz.srv = mts_ipc_server_open(sock, &reconciled_service, &fz, err,
-	         sizeof(err))) == NULL)
-		abort();
-	mts_ipc_server_set_acl(fz.srv, &fz.cfg.acl);
-	if (mts_loop_add_server(fz.loop, fz.srv) < 0)
-		abort();
-	if ((cli = mts_ipc_async_open(fz.loop, sock, REPLY_WAIT_MS, err,
-	         sizeof(err))) == NULL)
-		abort();
+	cli = fz_serve(fz.loop, tdir, "reconciled", &reconciled_service, &fz,
+	    &fz.cfg.acl, REPLY_WAIT_MS, &fz.srv);
 }
 
 int

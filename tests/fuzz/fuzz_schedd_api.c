@@ -182,39 +182,18 @@ static const struct mts_ipc_service store_svc = {
 static void
 start(void)
 {
-	char conf[128], sock[160], err[512];
-	FILE *f;
+	char conf[96];
 
 	tdir = fz_scratch("sd");
-	snprintf(conf, sizeof(conf), "%s/mts.conf", tdir);
-	if ((f = fopen(conf, "w")) == NULL)
-		abort();
-	fprintf(f, "[schedd]\ncpus = 2\nmemory = 1G\nacl = %u\n",
-	    (unsigned)getuid());
-	fclose(f);
-	log_init("schedd", MTS_LOG_WARN);
-	fz_agent.name = "schedd";
-	fz_agent.node_id = "0123456789abcdef0123456789abcdef";
-	fz_agent.rundir = tdir;
-	if (mts_cfg_load_agent(conf, mts_conf_schema(), "schedd", &fz_agent.cfg,
-	        err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		abort();
-	}
+	snprintf(conf, sizeof(conf),
+	    "[schedd]\ncpus = 2\nmemory = 1G\nacl = %u\n", (unsigned)getuid());
+	fz_agent_start(&fz_agent, "schedd", tdir, conf, mts_conf_schema());
 	if (setup(&fz, &fz_agent) < 0)
 		abort();
 	fz.store = fz_stand_in(fz.loop, tdir, "store", &store_svc, NULL);
 	fz.gossip = fz_stand_in(fz.loop, tdir, "gossipd", &gossip_svc, NULL);
-	snprintf(sock, sizeof(sock), "%s/schedd.sock", tdir);
-	if ((fz.srv = mts_ipc_server_open(sock, &schedd_service, &fz, err,
-	         sizeof(err))) == NULL)
-		abort();
-	mts_ipc_server_set_acl(fz.srv, &fz.cfg.acl);
-	if (mts_loop_add_server(fz.loop, fz.srv) < 0)
-		abort();
-	if ((cli = mts_ipc_async_open(fz.loop, sock, REPLY_WAIT_MS, err,
-	         sizeof(err))) == NULL)
-		abort();
+	cli = fz_serve(fz.loop, tdir, "schedd", &schedd_service, &fz,
+	    &fz.cfg.acl, REPLY_WAIT_MS, &fz.srv);
 }
 
 int
