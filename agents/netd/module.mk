@@ -16,3 +16,8 @@ $(eval $(call unittest,test_netd_uapi,tests/unit/test_netd_uapi.c agents/netd/ua
 $(eval $(call unittest,test_netd_dns,tests/unit/test_netd_dns.c $(NETD_DNS_CORE) $(NETD_CORE),-lldns))
 $(eval $(call fuzzer,fuzz_netd_core,tests/fuzz/fuzz_netd_core.c $(NETD_CORE)))
 $(eval $(call fuzzer,fuzz_netd_dns,tests/fuzz/fuzz_netd_dns.c $(NETD_DNS_CORE) $(NETD_CORE),-lldns))
+# The API fuzzer links netd's handlers and everything they call (netd.c
+# is included by it: the harness is the loop's owner).
+NETD_API_FUZZ := tests/fuzz/fuzz_netd_api.c tests/fuzz/fuzz_harness.c \
+	$(filter-out agents/netd/netd.c,$(NETD_SRCS))
+$(eval $(call fuzzer,fuzz_netd_api,$(NETD_API_FUZZ),-lmnl -lnftables -lldns))

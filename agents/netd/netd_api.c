@@ -216,7 +216,8 @@ h_attach(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	if (rc < 0) {
 		mts_ipc_reply_error(call, -rc, "attaching task '%s': %s",
 		    q->task,
-		    rc == -MTS_ERR_INVAL ? "not a task id ([A-Za-z0-9_.-])"
+		    rc == -MTS_ERR_INVAL
+		        ? "not a task id ([A-Za-z0-9_.-], not . or ..)"
 		        : rc == -MTS_ERR_TOOBIG ? "the node's /24 is full"
 		                                : "see netd's log");
 		return;

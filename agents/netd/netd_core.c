@@ -176,13 +176,16 @@ host_used(const struct netd_attachments *s, unsigned host)
 	return 0;
 }
 
-/* Valid task ids: 1..NETD_TASK_MAX-1 bytes of [A-Za-z0-9_.-]. */
+/* Valid task ids: 1..NETD_TASK_MAX-1 bytes of [A-Za-z0-9_.-], but not
+ * "." or "..": the id names the task's namespace file in netd's ns
+ * directory, where those two are the directory and its parent. */
 static int
 task_ok(const char *task)
 {
 	size_t i, n = strlen(task);
 
-	if (n == 0 || n >= NETD_TASK_MAX)
+	if (n == 0 || n >= NETD_TASK_MAX || strcmp(task, ".") == 0 ||
+	    strcmp(task, "..") == 0)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -76,7 +76,7 @@ const struct netd_attach *netd_att_find(const struct netd_attachments *,
     const char *task);
 /* The task's attachment, made with the lowest free host number when it
  * has none (*created set to 1 then). NULL when the /24 is full or the
- * task id is empty or too long. */
+ * task id is empty, too long, "." or "..". */
 const struct netd_attach *netd_att_add(struct netd_attachments *,
     const char *task, int *created);
 /* Records an attachment read back (persisted state): -MTS_ERR_CONFLICT when

@@ -123,3 +123,28 @@ fz_call(struct mts_loop *loop, struct mts_ipc_async *cli, ProtobufCMessage *req,
 		abort(); /* a success without a reply */
 	return 0;
 }
+
+static void
+on_raw(void *arg, int rc, const uint8_t *body, size_t len, const char *err)
+{
+	struct pending *p = arg;
+
+	p->done = 1;
+	p->rc = rc;
+}
+
+int
+fz_call_raw(struct mts_loop *loop, struct mts_ipc_async *cli, const void *buf,
+    size_t len, int wait_ms)
+{
+	struct pending p = { 0, 0, NULL, NULL };
+	mts_time_t end = mts_now() + wait_ms + 500;
+
+	if (mts_ipc_async_call_raw(cli, buf, len, 0, on_raw, &p) == NULL)
+		abort();
+	while (!p.done && mts_now() < end)
+		mts_loop_run_once(loop, 5);
+	if (!p.done)
+		abort(); /* the agent never answered */
+	return p.rc < 0 ? -p.rc : 0;
+}

@@ -1,4 +1,4 @@
-/* fuzz_harness.h: what the API fuzzers share — a scratch directory that goes at exit, stand-in services on the agent's own loop, and a call that runs that loop until its reply comes. */
+/* fuzz_harness.h: what the API fuzzers share — a scratch directory that goes at exit, stand-in services on the agent's own loop, and calls (typed or raw bytes) that run that loop until their reply comes. */
 #ifndef MTS_FUZZ_HARNESS_H
 #define MTS_FUZZ_HARNESS_H
 
@@ -40,5 +40,12 @@ struct mts_ipc_async *fz_stand_in(struct mts_loop *loop, const char *dir,
 int fz_call(struct mts_loop *loop, struct mts_ipc_async *cli,
     ProtobufCMessage *req, const ProtobufCMessageDescriptor *rd, int wait_ms,
     ProtobufCMessage **rep);
+
+/* Sends len bytes as a request body through cli and runs loop until the
+ * answer came. Returns 0 (a reply, maybe one with only its error set),
+ * or the client's positive MTS_ERR code; aborts when no answer came
+ * within wait_ms. */
+int fz_call_raw(struct mts_loop *loop, struct mts_ipc_async *cli,
+    const void *buf, size_t len, int wait_ms);
 
 #endif

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz_smoke.sh: `make fuzz` builds every libFuzzer target, and each survives a short run from an empty corpus (long runs are by hand, see README.md).
+# fuzz_smoke.sh: `make fuzz` builds every libFuzzer target, and each survives a short run from an empty corpus, or its seeds in tests/fuzz/corpus/NAME (long runs are by hand, see README.md).
 . "$(dirname "$0")/../lib.sh"
 t_tmpdir
 command -v clang >/dev/null || skip_all "no clang"
@@ -10,8 +10,11 @@ for f in "$BUILD"/fuzz/fuzz_*; do
 	n=$((n + 1))
 	name=$(basename "$f")
 	mkdir -p "$T_DIR/$name"
+	# a target's seed corpus (tests/fuzz/corpus/NAME), read only
+	seeds=$TOP/tests/fuzz/corpus/$name
+	[ -d "$seeds" ] || seeds=
 	(cd "$T_DIR" && timeout 120 "$f" -runs=2000 -max_len=4096 "$T_DIR/$name" \
-	    >"$T_DIR/$name.log" 2>&1)
+	    ${seeds:+"$seeds"} >"$T_DIR/$name.log" 2>&1)
 	rc=$?
 	if [ $rc = 0 ] && grep -q 'Done 2000 runs' "$T_DIR/$name.log"; then
 		pass "$name runs 2000 inputs"
@@ -23,7 +26,7 @@ for f in "$BUILD"/fuzz/fuzz_*; do
 done
 check "at least the 7 known targets" test "$n" -ge 7
 # the API targets that drive a real agent (issue 10 item 13)
-for t in fuzz_statestore_api fuzz_init_admin fuzz_schedd_api fuzz_shim_api fuzz_reconciled_api; do
+for t in fuzz_statestore_api fuzz_init_admin fuzz_schedd_api fuzz_shim_api fuzz_reconciled_api fuzz_netd_api; do
 	check "$t is among them" test -x "$BUILD/fuzz/$t"
 done
 t_done

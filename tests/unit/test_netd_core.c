@@ -404,6 +404,12 @@ test_attachments(void **state)
 	assert_int_equal(a->host, NETD_HOST_FIRST);
 	assert_null(netd_att_add(&s, "", &created));
 	assert_null(netd_att_add(&s, "a/b", &created));
+	/* the namespace directory itself and its parent are no task's */
+	assert_null(netd_att_add(&s, ".", &created));
+	assert_null(netd_att_add(&s, "..", &created));
+	assert_non_null(netd_att_add(&s, "...", &created));
+	netd_att_remove(&s, "...");
+	assert_int_equal(netd_att_restore(&s, "..", 9), -MTS_ERR_INVAL);
 	assert_non_null(netd_att_add(&s, "db.1", &created));
 	assert_int_equal(netd_att_remove(&s, "web.1"), 1);
 	assert_int_equal(netd_att_remove(&s, "web.1"), 0);
