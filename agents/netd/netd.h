@@ -98,8 +98,10 @@ struct netd {
 	struct nft_ctx *nft;
 	struct mts_timer nft_timer;
 	int nft_dirty;
-	char *nft_applied; /* the text last applied */
-	uint64_t nft_applies;
+	char *nft_applied;    /* the text last applied */
+	uint64_t nft_applies; /* whole rebuilds */
+	uint64_t nft_deltas;  /* element changes */
+	mts_time_t nft_full_at;
 	struct mnl_socket *nl;
 	int hostns; /* this netd's own network namespace */
 	unsigned mtu;
@@ -230,10 +232,11 @@ void netd_attach_path(const struct netd *, const char *task, char *out,
     size_t outlen);
 void netd_veth_name(unsigned host, char *out, size_t outlen);
 
-/* netd_nft.c: table inet mts, built from its parts and replaced whole in
- * one transaction. netd_nft_changed asks for a rebuild at the next turn
- * of the loop (several changes, one transaction); netd_nft_apply does it
- * now (0, or -1 logged: the old table stays). */
+/* netd_nft.c: table inet mts, built from its parts and changed in one
+ * transaction: by its set elements when only they differ from the table
+ * last applied, else replaced whole. netd_nft_changed asks for a rebuild
+ * at the next turn of the loop (several changes, one transaction);
+ * netd_nft_apply does it now (0, or -1 logged: the old table stays). */
 int netd_nft_open(struct netd *);
 void netd_nft_close(struct netd *);
 int netd_nft_apply(struct netd *);

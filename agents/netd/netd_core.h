@@ -131,6 +131,17 @@ struct netd_member {
 char *netd_nft_isolation(const struct netd_member *, size_t n,
     const char *bridge);
 
+/*
+ * The change from one whole table text to the next (both as the parts
+ * make them: sets of ipv4_addr with their elements sorted) as nft
+ * commands on table (e.g. "inet mts"): "add element" and "delete element"
+ * lines for each set whose elements differ, "" when nothing does. NULL
+ * when anything else differs (a set added, removed or renamed, a rule, a
+ * map), or a text is not in that form: then only a rebuild of the whole
+ * table gets there. Malloc'd; caller frees.
+ */
+char *netd_nft_delta(const char *from, const char *to, const char *table);
+
 /* --- WireGuard peers -------------------------------------------------------- */
 
 /* A peer as WireGuard should have it: the node's key, where it listens,

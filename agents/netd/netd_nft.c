@@ -1,4 +1,4 @@
-/* netd_nft.c: mts-netd's nftables table `inet mts` — one text built from the parts of a table (isolation first; DNS, VIPs and published ports add theirs), replaced as a whole in one transaction through libnftables whenever a part's input changes (coalesced on the loop); no other table is touched. */
+/* netd_nft.c: mts-netd's nftables table `inet mts` — one text built from the parts of a table (isolation first; DNS, VIPs and published ports add theirs), replaced as a whole in one transaction through libnftables at start, when its sets or rules change and at the first change after a minute, and otherwise changed by adding and deleting set elements (netd_nft_delta) — both coalesced on the loop; no other table is touched. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "xmalloc.h"
 
 #define NFT_TABLE "inet mts"
+#define NFT_RESYNC_MS 60000 /* a whole rebuild at least this often */
 
 /* The isolation part: this node's attachments and the other nodes' tasks
  * (their t/ records) with their networks. */
@@ -108,6 +109,34 @@ netd_nft_close(struct netd *n)
 	n->nft_applied = NULL;
 }
 
+/* The change from the table last applied to text as element additions
+ * and deletions only, when that is all it is (an attach or detach on
+ * networks that have other tasks, a remote task coming or going): one
+ * small transaction instead of the whole table's (57 ms at 200
+ * attachments). 1 when applied; 0 when the whole table must be: at
+ * start, when a set or a rule changes, at least every NFT_RESYNC_MS (what
+ * the kernel holds is then what netd says again, whatever happened to
+ * it), and when nft refuses the change. */
+static int
+apply_delta(struct netd *n, const char *text)
+{
+	mts_time_t now = mts_now();
+	char *delta;
+	int rc;
+
+	if (n->nft_applied == NULL || now - n->nft_full_at >= NFT_RESYNC_MS ||
+	    (delta = netd_nft_delta(n->nft_applied, text, NFT_TABLE)) == NULL)
+		return 0;
+	rc = delta[0] == '\0' || nft_run_cmd_from_buffer(n->nft, delta) == 0;
+	if (!rc)
+		log_debug("nftables refused the change of %s (rebuilt):\n%s",
+		    NFT_TABLE, delta);
+	else
+		n->nft_deltas++;
+	free(delta);
+	return rc;
+}
+
 int
 netd_nft_apply(struct netd *n)
 {
@@ -123,6 +152,11 @@ netd_nft_apply(struct netd *n)
 		free(text);
 		return 0;
 	}
+	if (apply_delta(n, text)) {
+		free(n->nft_applied);
+		n->nft_applied = text;
+		return 0;
+	}
 	if (nft_run_cmd_from_buffer(n->nft, text) != 0) {
 		err = nft_ctx_get_error_buffer(n->nft);
 		log_warnx("nftables refused table %s: %.*s", NFT_TABLE,
@@ -136,6 +170,7 @@ netd_nft_apply(struct netd *n)
 	log_debug("nftables: table %s replaced (%zu bytes)", NFT_TABLE,
 	    strlen(text));
 	n->nft_applies++;
+	n->nft_full_at = mts_now();
 	free(n->nft_applied);
 	n->nft_applied = text;
 	return rc;

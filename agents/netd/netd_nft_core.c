@@ -1,4 +1,5 @@
-/* netd_nft_core.c: mts-netd's pure network membership — network names and their comma-joined lists, and the isolation part of the nftables table (which task addresses may reach this node's tasks: those that share a network with them). */
+/* netd_nft_core.c: mts-netd's pure network membership — network names and their comma-joined lists, and the isolation part of the nftables table (which task addresses may reach this node's tasks: those that share a network with them), and the element changes that turn one table into the next without rebuilding it. */
+#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,4 +292,185 @@ netd_nft_isolation(const struct netd_member *m, size_t n, const char *bridge)
 	free(s.net);
 	free(known.addr);
 	return (char *)b.data;
+}
+
+/* --- from one table to the next ----------------------------------------------- */
+
+/* A cursor over a text's lines. */
+struct lines {
+	const char *p;
+};
+
+/* The next line (without its newline) in *line and *len; 0 at the end. */
+static int
+line_next(struct lines *l, const char **line, size_t *len)
+{
+	const char *nl;
+
+	if (*l->p == '\0')
+		return 0;
+	*line = l->p;
+	nl = strchr(l->p, '\n');
+	*len = nl ? (size_t)(nl - l->p) : strlen(l->p);
+	l->p = nl ? nl + 1 : l->p + *len;
+	return 1;
+}
+
+static int
+starts(const char *line, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && memcmp(line, prefix, n) == 0;
+}
+
+#define ELEMENTS "\t\telements = { "
+
+/* The addresses of an elements line (host order, ascending as emit_set
+ * writes them) appended to *v; -1 when it is not such a line. */
+static int
+elements_parse(const char *line, size_t len, uint32_t **v, size_t *n,
+    size_t *cap)
+{
+	const char *p = line + strlen(ELEMENTS), *end = line + len;
+	char ip[16];
+	struct in_addr a;
+	size_t k;
+
+	if (len < strlen(ELEMENTS) + 2 || memcmp(end - 2, " }", 2) != 0)
+		return -1;
+	end -= 2;
+	while (p < end) {
+		for (k = 0; p + k < end && p[k] != ','; k++)
+			;
+		if (k == 0 || k >= sizeof(ip))
+			return -1;
+		memcpy(ip, p, k);
+		ip[k] = '\0';
+		if (inet_pton(AF_INET, ip, &a) != 1)
+			return -1;
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			*v = xreallocarray(*v, *cap, sizeof(**v));
+		}
+		(*v)[*n] = ntohl(a.s_addr);
+		if (*n > 0 && (*v)[*n] <= (*v)[*n - 1])
+			return -1;
+		(*n)++;
+		p += k;
+		if (p < end && (p + 2 > end || memcmp(p, ", ", 2) != 0))
+			return -1;
+		if (p < end)
+			p += 2;
+	}
+	return 0;
+}
+
+/* One set's block after its "\tset NAME {" line: the lines other than its
+ * elements (up to and including "\t}") must match between a and b, its
+ * elements go to av/bv. 0, or -1 when the blocks differ otherwise. */
+struct set_elems {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static int
+set_block(struct lines *a, struct lines *b, struct set_elems *ae,
+    struct set_elems *be, int *addrs)
+{
+	const char *la, *lb;
+	size_t na, nb;
+	int ga, gb;
+
+	*addrs = 0;
+	for (;;) {
+		ga = line_next(a, &la, &na);
+		if (ga && starts(la, na, ELEMENTS)) {
+			if (elements_parse(la, na, &ae->v, &ae->n, &ae->cap) <
+			    0)
+				return -1;
+			ga = line_next(a, &la, &na);
+		}
+		gb = line_next(b, &lb, &nb);
+		if (gb && starts(lb, nb, ELEMENTS)) {
+			if (elements_parse(lb, nb, &be->v, &be->n, &be->cap) <
+			    0)
+				return -1;
+			gb = line_next(b, &lb, &nb);
+		}
+		if (!ga || !gb || na != nb || memcmp(la, lb, na) != 0)
+			return -1;
+		if (na == strlen("\t\ttype ipv4_addr") &&
+		    starts(la, na, "\t\ttype ipv4_addr"))
+			*addrs = 1;
+		if (na == 2 && memcmp(la, "\t}", 2) == 0)
+			return 0;
+	}
+}
+
+/* "VERB element TABLE SET { a, b }" for the addresses of x not in y
+ * (both ascending). */
+static void
+elements_emit(struct mts_buf *out, const char *verb, const char *table,
+    const char *set, size_t setlen, const struct set_elems *x,
+    const struct set_elems *y)
+{
+	size_t i, j = 0, k = 0;
+	char ip[16];
+
+	for (i = 0; i < x->n; i++) {
+		while (j < y->n && y->v[j] < x->v[i])
+			j++;
+		if (j < y->n && y->v[j] == x->v[i])
+			continue;
+		if (k++ == 0)
+			bprintf(out, "%s element %s %.*s { ", verb, table,
+			    (int)setlen, set);
+		netd_ip_str(ip, sizeof(ip), x->v[i]);
+		bprintf(out, "%s%s", k > 1 ? ", " : "", ip);
+	}
+	if (k > 0)
+		bprintf(out, " }\n");
+}
+
+char *
+netd_nft_delta(const char *from, const char *to, const char *table)
+{
+	struct lines a = { from }, b = { to };
+	struct set_elems ae = { 0 }, be = { 0 };
+	struct mts_buf out;
+	const char *la, *lb, *name;
+	size_t na, nb, nlen;
+	int ga, gb, addrs, ok = 0;
+
+	mts_buf_init(&out);
+	for (;;) {
+		ga = line_next(&a, &la, &na);
+		gb = line_next(&b, &lb, &nb);
+		if (!ga || !gb) {
+			ok = !ga && !gb;
+			break;
+		}
+		if (na != nb || memcmp(la, lb, na) != 0)
+			break;
+		if (!starts(la, na, "\tset ") || la[na - 1] != '{')
+			continue;
+		/* "\tset NAME {" */
+		name = la + 5;
+		nlen = na - 5 - 2;
+		ae.n = be.n = 0;
+		if (set_block(&a, &b, &ae, &be, &addrs) < 0 ||
+		    (!addrs && (ae.n || be.n)))
+			break;
+		elements_emit(&out, "delete", table, name, nlen, &ae, &be);
+		elements_emit(&out, "add", table, name, nlen, &be, &ae);
+	}
+	free(ae.v);
+	free(be.v);
+	if (!ok) {
+		mts_buf_free(&out);
+		return NULL;
+	}
+	mts_buf_put_u8(&out, 0);
+	return (char *)out.data;
 }

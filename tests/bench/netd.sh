@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netd.sh: mts-netd benchmarks on a 2-node cluster in network namespaces (scripts/cluster MTS_CLUSTER_NETNS=1 MTS_CLUSTER_NETD=1) — TCP throughput task to task over mts0 (wireguard-go) next to the same transfer between the nodes over the bare underlay veth, in one run; attach latency; netd's RSS with 200 attached tasks on 11 networks (table inet mts rebuilt at each attach).
+# netd.sh: mts-netd benchmarks on a 2-node cluster in network namespaces (scripts/cluster MTS_CLUSTER_NETNS=1 MTS_CLUSTER_NETD=1) — TCP throughput task to task over mts0 (wireguard-go) next to the same transfer between the nodes over the bare underlay veth, in one run; attach latency, over the first 200 and at 200 (table inet mts changed by set elements when the networks have tasks already, rebuilt when one is new); netd's RSS with 200 attached tasks on 11 networks.
 . "$(dirname "$0")/../netns/lib.sh"
 for c in wireguard-go busybox; do
 	command -v "$c" >/dev/null || skip_all "needs $c"
@@ -68,12 +68,27 @@ done
 t1=$(date +%s%N)
 full=$(rss "$pid")
 per=$(((t1 - t0) / 1000000 / MANY))
+# the attach at MANY attachments: 20 more on the same networks (each
+# changes the sets only), and as many detached again
+t2=$(date +%s%N)
+for i in $(seq 1 20); do
+	g_ctl 1 overlay attach --network "net$((i % 10))" "u$i" >/dev/null || { echo "attach u$i failed"; break; }
+done
+t3=$(date +%s%N)
+for i in $(seq 1 20); do
+	g_ctl 1 overlay detach "u$i" >/dev/null || { echo "detach u$i failed"; break; }
+done
+t4=$(date +%s%N)
+at_many=$(((t3 - t2) / 1000000 / 20))
+det_many=$(((t4 - t3) / 1000000 / 20))
 
 printf '%-48s %10s\n' "metric" "value"
 printf '%-48s %10s\n' "TCP task->task over mts0 (wireguard-go), MB/s" "$over"
 printf '%-48s %10s\n' "TCP node->node over the bare underlay, MB/s" "$bare"
 printf '%-48s %10s\n' "overlay / underlay" "$(awk -v a="$over" -v b="$bare" 'BEGIN {printf "%.2f", a / b}')"
 printf '%-48s %10s\n' "attach (namespace, veth, address), ms each" "$per"
+printf '%-48s %10s\n' "attach at $((MANY + 1)) attachments, ms each" "$at_many"
+printf '%-48s %10s\n' "detach at $((MANY + 1)) attachments, ms each" "$det_many"
 printf '%-48s %10s\n' "netd RSS idle, KiB" "$idle"
 printf '%-48s %10s\n' "netd RSS with $((MANY + 1)) attachments, KiB" "$full"
 printf '%-48s %10s\n' "table inet mts with them: sets, bytes listed" \

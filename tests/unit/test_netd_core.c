@@ -1,4 +1,4 @@
-/* test_netd_core.c: unit tests of mts-netd's core (agents/netd/netd_core.c, netd_nft_core.c) — the cluster CIDR, /24 claims converging to distinct subnets from forced collisions (seeded, printed), task host numbers and their persisted form with their networks, network names, the isolation table (read back by a small evaluator: a packet to a local task is accepted exactly when both share a network, 200 seeded cases), the WireGuard peer set, its UAPI diff and the UAPI answers read back. */
+/* test_netd_core.c: unit tests of mts-netd's core (agents/netd/netd_core.c, netd_nft_core.c) — the cluster CIDR, /24 claims converging to distinct subnets from forced collisions (seeded, printed), task host numbers and their persisted form with their networks, network names, the isolation table (read back by a small evaluator: a packet to a local task is accepted exactly when both share a network, 200 seeded cases), the element changes from one table to the next (checked against the sets of the next, 200 seeded cases), the WireGuard peer set, its UAPI diff and the UAPI answers read back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -567,6 +567,219 @@ test_uapi(void **state)
 	netd_peers_free(&p);
 }
 
+/* --- table deltas ---------------------------------------------------------- */
+
+#define MAX_SETS 8
+#define MAX_ELEMS 64
+
+/* The sets of a table text, or of one after nft commands: name and
+ * sorted addresses as text. */
+struct tsets {
+	char name[MAX_SETS][16];
+	char elem[MAX_SETS][MAX_ELEMS][16];
+	size_t n, ne[MAX_SETS];
+};
+
+static size_t
+tset_get(struct tsets *t, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (strlen(t->name[i]) == len &&
+		    strncmp(t->name[i], name, len) == 0)
+			return i;
+	assert_true(t->n < MAX_SETS);
+	snprintf(t->name[t->n], sizeof(t->name[0]), "%.*s", (int)len, name);
+	t->ne[t->n] = 0;
+	return t->n++;
+}
+
+/* Applies "{ a, b }" to set i: added or removed. */
+static void
+tset_elems(struct tsets *t, size_t i, const char *p, int add)
+{
+	char ip[16];
+	size_t k, j;
+
+	p = strchr(p, '{') + 2;
+	while (*p != '}') {
+		k = strcspn(p, ", }");
+		snprintf(ip, sizeof(ip), "%.*s", (int)k, p);
+		for (j = 0; j < t->ne[i] && strcmp(t->elem[i][j], ip) != 0; j++)
+			;
+		if (add) {
+			assert_int_equal(j, t->ne[i]); /* not there yet */
+			snprintf(t->elem[i][t->ne[i]++], 16, "%s", ip);
+		} else {
+			if (j >= t->ne[i])
+				fail_msg("%s not in %s (%zu)", ip, t->name[i],
+				    t->ne[i]);
+			memmove(t->elem[i][j], t->elem[i][j + 1],
+			    (t->ne[i] - j - 1) * 16);
+			t->ne[i]--;
+		}
+		p += k;
+		p += *p == ',' ? 2 : 1;
+	}
+}
+
+static void
+tsets_parse(struct tsets *t, const char *text)
+{
+	const char *p;
+	size_t i = 0;
+
+	t->n = 0;
+	for (p = text; p != NULL && *p;
+	     p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, "\tset ", 5) == 0)
+			i = tset_get(t, p + 5, strcspn(p + 5, " "));
+		else if (strncmp(p, "\t\telements = {", 14) == 0)
+			tset_elems(t, i, p, 1);
+	}
+}
+
+static void
+tsets_apply(struct tsets *t, const char *delta)
+{
+	const char *p, *set;
+	int add;
+
+	for (p = delta; *p; p = strchr(p, '\n') + 1) {
+		add = strncmp(p, "add element inet mts ", 21) == 0;
+		assert_true(
+		    add || strncmp(p, "delete element inet mts ", 24) == 0);
+		set = p + (add ? 21 : 24);
+		tset_elems(t, tset_get(t, set, strcspn(set, " ")), set, add);
+	}
+}
+
+static int
+elem_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void
+tsets_equal(struct tsets *a, struct tsets *b)
+{
+	size_t i, j, k;
+
+	assert_int_equal(a->n, b->n);
+	for (i = 0; i < a->n; i++) {
+		j = tset_get(b, a->name[i], strlen(a->name[i]));
+		assert_int_equal(a->ne[i], b->ne[j]);
+		qsort(a->elem[i], a->ne[i], 16, elem_cmp);
+		qsort(b->elem[j], b->ne[j], 16, elem_cmp);
+		for (k = 0; k < a->ne[i]; k++)
+			assert_string_equal(a->elem[i][k], b->elem[j][k]);
+	}
+}
+
+static void
+test_nft_delta_cases(void **state)
+{
+	const uint32_t net = 0x0ad20700; /* 10.210.7.0 */
+	struct netd_member m[4] = {
+		{ net | 2, "a", 1 },
+		{ net | 3, "a,b", 1 },
+		{ 0x0ad20805, "a", 0 }, /* a task of another node */
+		{ net | 4, "a", 1 },
+	};
+	char *t3, *t4, *d, *tb;
+
+	(void)state;
+	t3 = netd_nft_isolation(m, 3, "mtsbr0");
+	t4 = netd_nft_isolation(m, 4, "mtsbr0");
+	d = netd_nft_delta(t3, t4, "inet mts");
+	assert_non_null(d);
+	assert_string_equal(d,
+	    "add element inet mts net0 { 10.210.7.4 }\n"
+	    "add element inet mts known { 10.210.7.4 }\n");
+	free(d);
+	d = netd_nft_delta(t4, t3, "inet mts");
+	assert_string_equal(d,
+	    "delete element inet mts net0 { 10.210.7.4 }\n"
+	    "delete element inet mts known { 10.210.7.4 }\n");
+	free(d);
+	d = netd_nft_delta(t4, t4, "inet mts");
+	assert_string_equal(d, "");
+	free(d);
+	/* the last local task on b goes: its set and rule go, a rebuild */
+	m[1].nets = "a";
+	tb = netd_nft_isolation(m, 4, "mtsbr0");
+	assert_null(netd_nft_delta(t4, tb, "inet mts"));
+	assert_null(netd_nft_delta(tb, t4, "inet mts"));
+	free(tb);
+	/* text that is not in emit_set's form: unsorted, not an address,
+	 * cut short, another line changed */
+	assert_null(netd_nft_delta(
+	    "\tset s {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.2, 10.0.0.1 }\n\t}\n",
+	    "\tset s {\n\t\ttype ipv4_addr\n\t}\n", "inet mts"));
+	assert_null(netd_nft_delta(
+	    "\tset s {\n\t\ttype ipv4_addr\n\t\telements = { x }\n\t}\n",
+	    "\tset s {\n\t\ttype ipv4_addr\n\t}\n", "inet mts"));
+	assert_null(netd_nft_delta("\tset s {\n\t\ttype ipv4_addr\n",
+	    "\tset s {\n\t\ttype ipv4_addr\n", "inet mts"));
+	assert_null(netd_nft_delta(t3, "", "inet mts"));
+	assert_null(netd_nft_delta("\tchain c {\n\t\taccept\n\t}\n",
+	    "\tchain c {\n\t\tdrop\n\t}\n", "inet mts"));
+	/* a map's elements are not a set's: a rebuild */
+	assert_null(netd_nft_delta(
+	    "\tset m {\n\t\ttype ipv4_addr : ipv4_addr\n\t\telements = { 10.0.0.1 }\n\t}\n",
+	    "\tset m {\n\t\ttype ipv4_addr : ipv4_addr\n\t}\n", "inet mts"));
+	free(t3);
+	free(t4);
+}
+
+/* Random tables over three networks that always have a local task: the
+ * delta exists, and applied to the first table's sets gives the second's
+ * (every add new, every delete there). */
+static void
+test_nft_delta_random(void **state)
+{
+	static const char *const nets[] = { "a", "b", "c", "a,b", "b,c", "",
+		"a,b,c" };
+	struct netd_member m[2][24];
+	struct tsets from, to;
+	char *t[2], *d;
+	unsigned seed;
+	size_t n[2], i, k;
+
+	(void)state;
+	for (seed = 1; seed <= 200; seed++) {
+		srand(seed);
+		for (k = 0; k < 2; k++) {
+			m[k][0] =
+			    (struct netd_member){ 0x0ad20702, "a,b,c", 1 };
+			n[k] = 1 + (size_t)rand() % 23;
+			for (i = 1; i < n[k]; i++) {
+				m[k][i].local = rand() % 2;
+				m[k][i].addr =
+				    (m[k][i].local ? 0x0ad20700 : 0x0ad20800) |
+				    (3 + (unsigned)(rand() % 40));
+				m[k][i].nets = nets[rand() % 7];
+			}
+			/* one address, one task */
+			for (i = 1; i < n[k]; i++)
+				if (m[k][i].addr == (m[k][i - 1].addr))
+					m[k][i].addr ^= 0x80;
+			t[k] = netd_nft_isolation(m[k], n[k], "mtsbr0");
+		}
+		d = netd_nft_delta(t[0], t[1], "inet mts");
+		if (d == NULL)
+			fail_msg("seed %u: no delta", seed);
+		tsets_parse(&from, t[0]);
+		tsets_parse(&to, t[1]);
+		tsets_apply(&from, d);
+		tsets_equal(&from, &to);
+		free(d);
+		free(t[0]);
+		free(t[1]);
+	}
+}
+
 int
 main(void)
 {
@@ -577,6 +790,8 @@ main(void)
 		cmocka_unit_test(test_attachments),
 		cmocka_unit_test(test_networks),
 		cmocka_unit_test(test_isolation),
+		cmocka_unit_test(test_nft_delta_cases),
+		cmocka_unit_test(test_nft_delta_random),
 		cmocka_unit_test(test_peers),
 		cmocka_unit_test(test_uapi),
 	};
