@@ -319,22 +319,6 @@ struct assign {
 	void *arg;
 };
 
-static int
-valid_task_id(const char *id)
-{
-	size_t i, n = id ? strlen(id) : 0;
-
-	if (n == 0 || n > RC_ID_MAX)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((id[i] >= 'a' && id[i] <= 'z') ||
-		        (id[i] >= '0' && id[i] <= '9') ||
-		        (i > 0 &&
-		            (id[i] == '-' || id[i] == '_' || id[i] == '.'))))
-			return 0;
-	return 1;
-}
-
 static void
 reservation(struct recond *r, struct rc_local *l)
 {
@@ -381,7 +365,7 @@ rc_local_assign(struct recond *r, const Mts__Reconciled__AssignReq *q,
 	uint8_t id[MTS_NODE_ID_LEN];
 	struct assign *a;
 
-	if (!valid_task_id(q->task) || q->service == NULL ||
+	if (!mts_task_id_valid(q->task) || q->service == NULL ||
 	    *q->service == '\0' || strlen(q->service) >= RC_NAME_MAX ||
 	    q->lease == NULL || *q->lease == '\0' || q->owner == NULL ||
 	    strlen(q->owner) != MTS_NODE_HEX_LEN ||

@@ -21,11 +21,12 @@
 #include "shim.pb-c.h"
 #include "statestore.pb-c.h"
 #include "svcrec.h"
+#include "taskid.h"
 #include "update_core.h"
 
 #define RC_SECTION "reconciled"
-#define RC_ID_MAX 64       /* a task id, as the shim takes it */
-#define RC_NAME_MAX 128    /* a service name */
+#define RC_ID_MAX MTS_TASK_ID_LEN /* a task id, as the shim takes it */
+#define RC_NAME_MAX 128           /* a service name */
 #define RC_KICK_MIN_MS 100 /* a change triggers a refresh at most this often */
 
 struct rc_conf {

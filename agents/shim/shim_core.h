@@ -6,8 +6,9 @@
 #include <stdint.h>
 
 #include "mtstime.h"
+#include "taskid.h"
 
-#define MTS_TASK_ID_MAX 64
+#define MTS_TASK_ID_MAX MTS_TASK_ID_LEN
 
 enum mts_task_state {
 	MTS_TASK_CREATED, /* start asked, not yet running */

@@ -27,6 +27,7 @@
 #include "mtstime.h"
 #include "shim.h"
 #include "statestore.pb-c.h"
+#include "taskid.h"
 #include "xmalloc.h"
 
 extern char **environ;
@@ -124,22 +125,6 @@ policy_from_spec(const struct shim *s, const Mts__Shim__TaskSpec *sp,
 }
 
 /* --- bundle ----------------------------------------------------------- */
-
-static int
-valid_id(const char *id)
-{
-	size_t i, n = strlen(id);
-
-	if (n == 0 || n > MTS_TASK_ID_MAX)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((id[i] >= 'a' && id[i] <= 'z') ||
-		        (id[i] >= '0' && id[i] <= '9') ||
-		        (i > 0 &&
-		            (id[i] == '-' || id[i] == '_' || id[i] == '.'))))
-			return 0;
-	return 1;
-}
 
 static void
 new_id(char *out, size_t outlen)
@@ -388,7 +373,8 @@ shim_task_create(struct shim *s, const Mts__Shim__TaskSpec *sp,
 		snprintf(id, sizeof(id), "%s", sp->id);
 	else
 		new_id(id, sizeof(id));
-	if (!valid_id(id) || strlen(sp->id ? sp->id : "") > MTS_TASK_ID_MAX) {
+	if (!mts_task_id_valid(id) ||
+	    strlen(sp->id ? sp->id : "") > MTS_TASK_ID_MAX) {
 		snprintf(err, errlen, "task id \"%s\": 1-64 of [a-z0-9._-]",
 		    sp->id);
 		return -MTS_ERR_INVAL;
@@ -1236,7 +1222,7 @@ shim_tasks_recover(struct shim *s)
 	if ((d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || !valid_id(de->d_name))
+		if (de->d_name[0] == '.' || !mts_task_id_valid(de->d_name))
 			continue;
 		if (load_task(s, de->d_name, &t) != 0) {
 			/* A task whose creation never finished. */

@@ -1,4 +1,4 @@
-/* test_common.c: unit tests of common/ — buffers, hex, HLC, config parsing and printing. */
+/* test_common.c: unit tests of common/ — buffers, hex, HLC, config parsing and printing, task ids. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 #include "hlc.h"
 #include "rendezvous.h"
 #include "mtserr.h"
+#include "taskid.h"
 
 static void
 test_buf_roundtrip(void **state)
@@ -359,6 +360,32 @@ test_rendezvous(void **state)
 	}
 }
 
+/* Task ids: what the shim names directories after and reconciled checks
+ * before it assigns. */
+static void
+test_task_id(void **state)
+{
+	char longest[MTS_TASK_ID_LEN + 2];
+
+	assert_true(mts_task_id_valid("web.1.0a1b2c3d"));
+	assert_true(mts_task_id_valid("a"));
+	assert_true(mts_task_id_valid("shop_db-2"));
+	assert_false(mts_task_id_valid(NULL));
+	assert_false(mts_task_id_valid(""));
+	assert_false(mts_task_id_valid("."));
+	assert_false(mts_task_id_valid(".."));
+	assert_false(mts_task_id_valid("-a"));
+	assert_false(mts_task_id_valid("Web"));
+	assert_false(mts_task_id_valid("a/b"));
+	assert_false(mts_task_id_valid("a b"));
+	memset(longest, 'a', MTS_TASK_ID_LEN);
+	longest[MTS_TASK_ID_LEN] = '\0';
+	assert_true(mts_task_id_valid(longest));
+	longest[MTS_TASK_ID_LEN] = 'a';
+	longest[MTS_TASK_ID_LEN + 1] = '\0';
+	assert_false(mts_task_id_valid(longest));
+}
+
 int
 main(void)
 {
@@ -373,6 +400,7 @@ main(void)
 		cmocka_unit_test(test_parse_units),
 		cmocka_unit_test(test_acl),
 		cmocka_unit_test(test_rendezvous),
+		cmocka_unit_test(test_task_id),
 		cmocka_unit_test(test_real_schema_defaults_parse),
 	};
 
