@@ -25,25 +25,10 @@ check "scale to 0 and back to 3: two versions" bash -c \
 # spec digest) are told old or current by their version, not all "old"
 # put_task ID VERSION: a failed t/ record of my-app2_web-1 without a digest
 put_task() {
-	python3 - "$1" "$2" <<'PY' | $CTL state put "t/00000000000000000000000000000001/$1" - >/dev/null
-import sys
-def varint(n):
-    b = b""
-    while True:
-        c, n = n & 0x7f, n >> 7
-        b += bytes([c | (0x80 if n else 0)])
-        if not n:
-            return b
-def fld(num, val):
-    if isinstance(val, int):
-        return varint(num << 3) + varint(val)
-    val = val.encode() if isinstance(val, str) else val
-    return varint(num << 3 | 2) + varint(len(val)) + val
-spec = fld(18, "my-app2_web-1") + fld(21, int(sys.argv[2]))
-sys.stdout.buffer.write(fld(1, sys.argv[1]) + fld(2, "failed") +
-    fld(11, "image busybox:latest: not in any registry") + fld(13, spec) +
-    fld(15, "running") + fld(18, 1))
-PY
+	"$TOP/tests/integration/taskrec.py" id="$1" state=failed \
+	    "error=image busybox:latest: not in any registry" \
+	    service=my-app2_web-1 version="$2" desired=running slot=1 |
+		$CTL state put "t/00000000000000000000000000000001/$1" - >/dev/null
 }
 put_task my-app2_web-1.1.cafe0004 4
 put_task my-app2_web-1.1.cafe0003 3

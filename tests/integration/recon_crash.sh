@@ -79,27 +79,12 @@ g_ctl 1 service rm c_loop >/dev/null
 # clock runs 2 h behind; only n2 writes its t/ records) still keeps a
 # deploy of 3 replicas off n2
 skew_key=t/$(g_id 2)/c_skew.1.5eed0001
-python3 - "$(($(date +%s%3N) - 7200000))" <<'PY' | g_ctl 2 state put "$skew_key" - >/dev/null
-import sys
-def varint(n):
-    b = b""
-    while True:
-        c, n = n & 0x7f, n >> 7
-        b += bytes([c | (0x80 if n else 0)])
-        if not n:
-            return b
-def fld(num, val):
-    if isinstance(val, int):
-        return varint(num << 3) + varint(val)
-    val = val.encode() if isinstance(val, str) else val
-    return varint(num << 3 | 2) + varint(len(val)) + val
-t = int(sys.argv[1])
-spec = fld(18, "c_skew") + fld(21, 1)
-sys.stdout.buffer.write(fld(1, "c_skew.1.5eed0001") + fld(2, "failed") +
-    fld(3, 3) + fld(9, t - 5000) + fld(10, t) +
-    fld(11, "restart policy gave up after 2 restarts (exit code 3)") +
-    fld(13, spec) + fld(15, "running") + fld(18, 1) + fld(19, t - 6000))
-PY
+t=$(($(date +%s%3N) - 7200000))
+"$TOP/tests/integration/taskrec.py" id=c_skew.1.5eed0001 state=failed \
+    exit_code=3 started_at=$((t - 5000)) finished_at=$t \
+    "error=restart policy gave up after 2 restarts (exit code 3)" \
+    service=c_skew version=1 desired=running slot=1 assigned_at=$((t - 6000)) |
+	g_ctl 2 state put "$skew_key" - >/dev/null
 has_skew() { local i; for i in 1 2 3; do g_ctl "$i" state get "$skew_key" >/dev/null 2>&1 || return 1; done; }
 check "a failed task record of c_skew on n2, ended 2 h ago by n2's clock, on every node" wait_for 20 has_skew
 s_stack skew 'services:
