@@ -151,16 +151,17 @@ else
 	check "short set: under 1 MiB a node (peak RSS ${rss:-?} MiB)" \
 	    awk -v r="${rss:-1e9}" 'BEGIN { exit !(r < 100) }'
 fi
-# the same set with SWIM's updates riding only on probes, as before: seed 5
-# ends with a live node held dead (seed 1 failed so, on the count, while
-# push reached 96% and walks ran every 2 s; seed 5 holds with the gossip)
-"$SIM" --nodes 100 --seed 5 --scenario short >"$dir/short.s5" 2>&1
-rc5=$?
-if held "$dir/short.s5" $rc5; then
-	pass "short set seed 5: every invariant held"
+# the same set with SWIM's updates riding only on probes, as before: seed 14
+# ends with a live node held dead (1 of 22 seeds now that push reaches
+# nearly every node, walks run every second and a stale death is probed;
+# seed 1 failed so while push reached 96%); it holds with the gossip
+"$SIM" --nodes 100 --seed 14 --scenario short >"$dir/short.s14" 2>&1
+rc14=$?
+if held "$dir/short.s14" $rc14; then
+	pass "short set seed 14: every invariant held"
 else
-	fail "short set seed 5: exit $rc5: $(grep -m1 '^FAIL' "$dir/short.s5")"
+	fail "short set seed 14: exit $rc14: $(grep -m1 '^FAIL' "$dir/short.s14")"
 fi
 fails_same -1 "short --gossip-interval 0" 'membership: ' \
-    "$SIM" --nodes 100 --seed 5 --gossip-interval 0 --scenario short
+    "$SIM" --nodes 100 --seed 14 --gossip-interval 0 --scenario short
 exit $T_FAILED

@@ -795,6 +795,75 @@ test_piggyback_looks_at_owed_only(void **state)
 	mts_swim_free(s);
 }
 
+/* Two probes from now: the member pinged by each (-1: none). */
+static int
+next_pinged(struct mts_swim *s, struct mts_swim_out *out, mts_time_t *t)
+{
+	size_t i;
+	int who = -1;
+
+	for (; who < 0 && *t < 100000; *t += 100) {
+		mts_swim_out_reset(out);
+		mts_swim_tick(s, *t, out);
+		for (i = 0; i < out->n; i++)
+			if (out->e[i].type == MTS_SWIM_SEND_PING)
+				who = idx(out->e[i].to);
+	}
+	return who;
+}
+
+/* A death declared at an older incarnation than ours (the declarer knew
+ * the member only from the member list, at 0) is ignored, but the member
+ * is probed next, once for the incarnation we hold: before, only our
+ * round-robin found it, at 1,000 nodes up to 70 s later. */
+static void
+test_stale_death_probes_member(void **state)
+{
+	struct mts_swim_out out = { 0 };
+	struct mts_swim *s = lone(200, &out);
+	struct mts_swim_update u;
+	mts_time_t t = 0;
+	int a, b;
+
+	mts_swim_tick(s, 0, &out); /* the round begins: 200 members */
+	memset(&u, 0, sizeof(u));
+	mkid(u.id, 77);
+	u.inc = 5; /* its own alive, heard here */
+	mts_swim_apply(s, &u, 10, &out);
+	u.inc = 0;
+	u.state = MTS_SWIM_DEAD; /* another's detection, at 0 */
+	mts_swim_out_reset(&out);
+	mts_swim_apply(s, &u, 20, &out);
+	assert_int_equal(out.n, 0); /* stale: no event, nothing gossiped */
+	assert_int_equal(mts_swim_find(s, u.id)->u.state, MTS_SWIM_ALIVE);
+	t = 1000;
+	assert_int_equal(next_pinged(s, &out, &t), 77);
+	/* once for incarnation 5: the same rumour again is not a hint */
+	mts_swim_on_ack(s, u.id, 0, t, &out); /* not the probe's: no effect */
+	mts_swim_apply(s, &u, t, &out);
+	t += 1000;
+	a = next_pinged(s, &out, &t);
+	assert_int_not_equal(a, 77);
+	/* two members hinted: one probe of the round-robin between */
+	for (a = 80; a <= 81; a++) {
+		mkid(u.id, a);
+		u.state = MTS_SWIM_ALIVE;
+		u.inc = 5;
+		mts_swim_apply(s, &u, t, &out);
+		u.state = MTS_SWIM_SUSPECT;
+		u.inc = 0;
+		mts_swim_apply(s, &u, t,
+		    &out); /* 81: one is pending, not taken */
+	}
+	t += 1000;
+	assert_int_equal(next_pinged(s, &out, &t), 80);
+	t += 1000;
+	b = next_pinged(s, &out, &t);
+	assert_true(b != 80 && b != 81);
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
 int
 main(void)
 {
@@ -815,6 +884,7 @@ main(void)
 		cmocka_unit_test(test_new_member_probed_this_round),
 		cmocka_unit_test(test_relay_unreachable_not_urgent),
 		cmocka_unit_test(test_piggyback_looks_at_owed_only),
+		cmocka_unit_test(test_stale_death_probes_member),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
