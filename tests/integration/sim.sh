@@ -4,7 +4,8 @@
 SIM=$BUILD/tests/mts-sim
 NOCAP=$BUILD/tests/mts-sim-nocap
 [ -x "$SIM" ] || skip_all "mts-sim not built"
-dir=$(t_tmpdir)
+t_tmpdir
+dir=$T_DIR
 N=50
 
 run() { # scenario seed out [options]

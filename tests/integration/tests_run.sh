@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests_run.sh: tests/run's verdicts — cmocka and script suites with passes, failures and skips are counted once each (a skip is not a pass), and the last line is "N passed, N failed, N skipped".
+# tests_run.sh: tests/run's verdicts — cmocka and script suites with passes, failures and skips are counted once each (a skip is not a pass), and the last line is "N passed, N failed, N skipped"; suites run two at a time, one marked "alone" beside no other; no suite writes outside its own directory.
 . "$(dirname "$0")/../lib.sh"
 t_tmpdir
 U=$T_DIR/build/tests/unit
@@ -70,4 +70,60 @@ pat='PASS: skip|pass "skip'
 hits=$(grep -rnE "$pat" "$TOP/tests" --include='*.sh' --include='*.bash' --include='*.c' --include='*.py' |
 	grep -v "^$TOP/tests/integration/tests_run.sh:")
 check "no suite prints PASS for a skip${hits:+ (${hits:0:400})}" test -z "$hits"
+# Lanes: suites run MTS_TEST_JOBS at a time (2 by default), and one whose
+# head says "tests/run: alone" runs beside no other. Each fake suite logs
+# its start and end (ns) to a shared file; intervals tell the overlap.
+P=$T_DIR/lanes/tests/unit
+mkdir -p "$P"
+for n in a b c; do
+	printf '#!/bin/sh
+echo "s %s $(date +%%s%%N)" >>%s/spans
+sleep 2
+echo "e %s $(date +%%s%%N)" >>%s/spans
+echo PASS: slept
+' \
+	    "$n" "$T_DIR" "$n" "$T_DIR" >"$P/lane_$n"
+done
+printf '#!/bin/sh
+# tests/run: alone
+echo "s z $(date +%%s%%N)" >>%s/spans
+sleep 1
+echo "e z $(date +%%s%%N)" >>%s/spans
+echo PASS: alone
+' \
+    "$T_DIR" "$T_DIR" >"$P/lane_z"
+chmod +x "$P"/*
+t0=$(date +%s%N)
+out=$(env -u MTS_TEST_JOBS BUILD=$T_DIR/lanes TESTS=^unit/lane_ "$TOP/tests/run")
+rc=$?
+wall=$((($(date +%s%N) - t0) / 1000000))
+echo "$out" | sed 's/^/  /'
+check "lanes: every suite counted once (4 passed, exit 0)" \
+    test $rc -eq 0 -a "$(tail -1 <<<"$out")" = "4 passed, 0 failed, 0 skipped"
+# overlap A B: whether the runs of suites A and B overlapped in time
+overlap() {
+	awk -v a="$1" -v b="$2" '$1 == "s" { s[$2] = $3 } $1 == "e" { e[$2] = $3 }
+	    END { exit !(s[a] < e[b] && s[b] < e[a]) }' "$T_DIR/spans"
+}
+pairs=0
+for x in a:b a:c b:c; do overlap "${x%:*}" "${x#*:}" && pairs=$((pairs + 1)); done
+check "lanes: two of the three 2 s suites ran side by side ($pairs pairs overlapped, $wall ms in all)" \
+    test $pairs -ge 1 -a $wall -lt 6500
+check "lanes: never three at once with MTS_TEST_JOBS=2" test $pairs -lt 3
+check "lanes: the 'alone' suite overlapped no other" \
+    bash -c "! { $(declare -f overlap); T_DIR=$T_DIR; overlap z a || overlap z b || overlap z c; }"
+rm -f "$T_DIR/spans"
+out=$(BUILD=$T_DIR/lanes MTS_TEST_JOBS=1 TESTS="^unit/lane_[ab]$" "$TOP/tests/run")
+check "lanes: MTS_TEST_JOBS=1 runs one at a time" \
+    bash -c "! { $(declare -f overlap); T_DIR=$T_DIR; overlap a b; }"
+out=$(BUILD=$T_DIR/lanes TESTS=^unit/lane_ MTS_TEST_JOBS=0 "$TOP/tests/run" 2>&1)
+check "lanes: MTS_TEST_JOBS=0 is refused, saying why" \
+    test $? -eq 2 -a -n "$(grep "MTS_TEST_JOBS='0' is not a positive count" <<<"$out")"
+
+# t_tmpdir sets T_DIR and prints nothing: "dir=$(t_tmpdir)" leaves dir empty
+# and the suite writes into /, where two runs at once read each other's
+# files (sim.sh did: "another seed, another trace hash" failed at random).
+hits=$(grep -rn '$(t_tmpdir)' "$TOP/tests" --include='*.sh' --include='*.bash' |
+	grep -v "^$TOP/tests/integration/tests_run.sh:")
+check "no suite takes t_tmpdir's output for its directory${hits:+ (${hits:0:400})}" test -z "$hits"
 t_done
