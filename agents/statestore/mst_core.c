@@ -273,7 +273,7 @@ page_new(struct mts_mst *t, int level, size_t cap)
 	struct mst_page *p = xcalloc(1, sizeof(*p));
 
 	p->level = level;
-	p->cap = cap < 4 ? 4 : cap;
+	p->cap = cap < 1 ? 1 : cap;
 	p->items = xreallocarray(NULL, p->cap, sizeof(*p->items));
 	p->kids = xcalloc(p->cap + 1, sizeof(*p->kids));
 	t->npages++;
@@ -314,10 +314,21 @@ page_reserve(struct mst_page *p, size_t need)
 	if (need <= cap)
 		return;
 	while (cap < need)
-		cap *= 2;
+		cap += cap / 2 + 1;
 	p->items = xreallocarray(p->items, cap, sizeof(*p->items));
 	p->kids = xreallocarray(p->kids, cap + 1, sizeof(*p->kids));
 	p->cap = cap;
+}
+
+/* Gives back the room of a page that lost most of its items (a split). */
+static void
+page_fit(struct mst_page *p)
+{
+	if (p->cap <= 2 * p->n)
+		return;
+	p->cap = p->n;
+	p->items = xreallocarray(p->items, p->cap, sizeof(*p->items));
+	p->kids = xreallocarray(p->kids, p->cap + 1, sizeof(*p->kids));
 }
 
 /* Opens a hole for one item at i; kids[i] and kids[i+1] are the caller's. */
@@ -380,6 +391,7 @@ mst_split(struct mts_mst *t, struct mst_page *p, const uint8_t *key,
 		r->n = p->n - i;
 		p->n = i;
 		p->kids[i] = cl;
+		page_fit(p);
 		*lo = p;
 		*hi = r;
 	}
