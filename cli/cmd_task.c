@@ -56,6 +56,8 @@ task_json(const Mts__Shim__TaskStatus *t)
 
 	json_object_set_new(o, "health_output",
 	    json_string(t->last_health_output));
+	/* ended while the node was down, waiting for reconciled's word */
+	json_object_set_new(o, "held", json_boolean(t->held));
 	/* the tables' EXIT: "-" while the task has none (exit_code -1) */
 	json_object_set_new(o, "exit",
 	    t->exit_code < 0 ? json_string("-")

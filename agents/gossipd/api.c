@@ -472,6 +472,7 @@ h_stats(void *ctx, const ProtobufCMessage *m, struct mts_ipc_call *call)
 	sr.rx_bytes = g->stats.rx_bytes;
 	sr.tx_bytes = g->stats.tx_bytes;
 	sr.ae_rounds = g->stats.ae_rounds;
+	sr.ae_done = g->stats.ae_done;
 	sr.ae_records = g->stats.ae_records;
 	sr.ae_bytes = g->stats.ae_bytes;
 	sr.push_sent = g->stats.push_sent;

@@ -148,7 +148,7 @@ struct relay_done {
 
 struct gd_stats {
 	uint64_t rx_bytes, tx_bytes;
-	uint64_t ae_rounds, ae_records, ae_bytes;
+	uint64_t ae_rounds, ae_done, ae_records, ae_bytes;
 	uint64_t push_sent, push_recv;
 };
 

@@ -495,6 +495,7 @@ walk_end(struct gossipd *g, const char *why, mts_time_t now)
 	g->walk.local_wait = 0;
 	g->walk.gen++;
 	g->stats.ae_rounds++;
+	g->stats.ae_done += why == NULL;
 }
 
 static int

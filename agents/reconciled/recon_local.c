@@ -672,6 +672,51 @@ shim_remove(struct recond *r, struct rc_local *l)
 	    REMOVE_TIMEOUT_MS, op_done, op_new(r, l, 'x'));
 }
 
+/* A run of a held task's id releases it: the shim restarts it from its
+ * own spec. */
+static void
+shim_release(struct recond *r, struct rc_local *l)
+{
+	Mts__Shim__Request req = MTS__SHIM__REQUEST__INIT;
+	Mts__Shim__TaskRunReq run = MTS__SHIM__TASK_RUN_REQ__INIT;
+	Mts__Shim__TaskSpec sp = MTS__SHIM__TASK_SPEC__INIT;
+
+	sp.id = l->id;
+	sp.service = l->service;
+	sp.managed = 1;
+	run.spec = &sp;
+	req.body_case = MTS__SHIM__REQUEST__BODY_RUN;
+	req.run = &run;
+	rc_call(r, NULL, "shim", &req.base, &mts__shim__reply__descriptor,
+	    RUN_TIMEOUT_MS, op_done, op_new(r, l, 'r'));
+}
+
+/* A task the shim holds since the node came back (its container ended
+ * while the node was down) runs again only once a converged view still
+ * has it here; superseded or stopped meanwhile, it is stopped instead
+ * and never runs. */
+static void
+decide_held(struct recond *r, struct rc_local *l)
+{
+	char why[96];
+
+	if (!r->adopted)
+		return;
+	switch (rc_hold_verdict(r, l, why, sizeof(why))) {
+	case RC_HOLD_START:
+		log_info("task %s: still assigned here after the node's "
+		         "return: restarting it",
+		    l->id);
+		shim_release(r, l);
+		break;
+	case RC_HOLD_STOP:
+		rc_local_stop(r, l->id, why);
+		break;
+	case RC_HOLD_WAIT:
+		break;
+	}
+}
+
 /* A task the shim runs for reconciled that has no record any more
  * (stopped and its record removed while reconciled was away). */
 static void
@@ -777,7 +822,9 @@ converge_one(struct recond *r, struct rc_local *l)
 
 	if (l->busy)
 		return;
-	if (l->want_run) {
+	if (l->want_run && l->st != NULL && l->st->held && l->started) {
+		decide_held(r, l);
+	} else if (l->want_run) {
 		if (l->started || strcmp(l->state, "failed") == 0 ||
 		    !r->shim_listed)
 			return;

@@ -264,7 +264,8 @@ main(int argc, char **argv)
 	    serve(&r, &a) < 0)
 		goto out;
 	mts_agent_ready(&a);
-	mts_timer_arm(r.loop, &r.tick_timer, mts_now());
+	r.started = mts_now();
+	mts_timer_arm(r.loop, &r.tick_timer, r.started);
 	if (mts_loop_run(r.loop) == 0)
 		rc = MTS_EXIT_OK;
 	log_info("stopping");

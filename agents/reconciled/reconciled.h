@@ -10,6 +10,7 @@
 #include "event.h"
 #include "failseen_core.h"
 #include "hash.h"
+#include "hold_core.h"
 #include "ipc.h"
 #include "loop.h"
 #include "nodeinfo.h"
@@ -37,6 +38,8 @@ struct rc_conf {
 	int64_t backoff_ms, backoff_max_ms; /* a refusing node */
 	int64_t settle_ms;       /* the view settles this long after a member
 			      came back (recon_view.c's note_returns) */
+	int64_t return_hold_ms;  /* the longest a task held since this node
+				   came back waits for a synced view */
 	uint32_t history;        /* ended tasks kept per service on a node */
 	int64_t failed_avoid_ms; /* a node where a task of a service failed
 				    takes no replacement of it this long */
@@ -244,6 +247,11 @@ struct recond {
 	struct mts_failseen failseen; /* failed_avoid's failures */
 	struct rc_ownerseen *owners;
 	struct mts_event_log *events; /* NULL: events go to the log only */
+	/* tasks the shim holds since the node came back (recon_hold.c) */
+	mts_time_t started;   /* when this reconciled started */
+	uint64_t hold_synced; /* 0, or the refresh from which the view
+				 follows a completed anti-entropy round */
+	int hold_asking;      /* gossipd's stats asked */
 };
 
 extern const struct mts_ipc_service reconciled_service;
@@ -291,6 +299,12 @@ void rc_local_adopt(struct recond *, const char *id,
     const Mts__Shim__TaskStatus *);
 void rc_local_shim_list(struct recond *, const Mts__Shim__TaskListRep *);
 void rc_local_converge(struct recond *);
+
+/* recon_hold.c: the verdict on a task the shim holds (its container
+ * ended while the node was down); why (whylen bytes) says why to stop. */
+enum mts_rc_hold rc_hold_verdict(struct recond *, const struct rc_local *,
+    char *why, size_t whylen);
+void rc_hold_poll(struct recond *);
 struct rc_local *rc_local_find(struct recond *, const char *id);
 void rc_local_free_all(struct recond *);
 const char *rc_local_state(const struct rc_local *);

@@ -1,4 +1,4 @@
-/* reconciled_conf.c: the keys of mts.conf's [reconciled] section — how often the view is read, the owner's lease ttl, how long an assigned task counts before its record arrives, the backoff of a refusing node, the ended tasks kept, how long a node where a task failed is avoided, whether tasks get their network from netd, who may call — and their loading. */
+/* reconciled_conf.c: the keys of mts.conf's [reconciled] section — how often the view is read, the owner's lease ttl, how long an assigned task counts before its record arrives, how long a returning node's held tasks wait for a synced view, the backoff of a refusing node, the ended tasks kept, how long a node where a task failed is avoided, whether tasks get their network from netd, who may call — and their loading. */
 #include <stddef.h>
 
 #include "cfg.h"
@@ -24,6 +24,12 @@ static const struct mts_cfg_schema keys[] = {
 	    "restart) and at start, owners place nothing and stop only the "
 	    "stale tasks of the nodes that came back this long, so that the "
 	    "records of both sides and the membership have met" },
+	{ "reconciled", "return_hold", MTS_CFG_DURATION, "5s",
+	    "after this node (re)starts, a task whose container ended while "
+	    "it was down runs again only once its record is checked against "
+	    "a synced view (gossipd completed an anti-entropy round with a "
+	    "peer; at once without peers), and at most this long after the "
+	    "start: one replaced meanwhile is stopped instead" },
 	{ "reconciled", "history", MTS_CFG_UINT, "3",
 	    "ended tasks (failed, or exited and replaced) a node keeps per "
 	    "service for service ps" },
@@ -59,16 +65,19 @@ rc_conf_load(struct rc_conf *c, const struct mts_cfg *cfg)
 	c->backoff_ms = mts_cfg_int(cfg, RC_SECTION, "backoff");
 	c->backoff_max_ms = mts_cfg_int(cfg, RC_SECTION, "backoff_max");
 	c->settle_ms = mts_cfg_int(cfg, RC_SECTION, "settle");
+	c->return_hold_ms = mts_cfg_int(cfg, RC_SECTION, "return_hold");
 	c->history = (uint32_t)mts_cfg_int(cfg, RC_SECTION, "history");
 	c->failed_avoid_ms = mts_cfg_int(cfg, RC_SECTION, "failed_avoid");
 	c->netd = mts_cfg_bool(cfg, RC_SECTION, "netd");
 	if (c->tick_ms <= 0 || c->lease_ttl_ms <= 0 ||
 	    c->lease_ttl_ms > 3600000 || c->assign_wait_ms <= 0 ||
 	    c->backoff_ms <= 0 || c->backoff_max_ms < c->backoff_ms ||
-	    c->settle_ms < 0 || c->settle_ms > 600000) {
+	    c->settle_ms < 0 || c->settle_ms > 600000 ||
+	    c->return_hold_ms < 0 || c->return_hold_ms > 600000) {
 		log_warnx("[reconciled] tick, lease_ttl (at most 1h), "
 		          "assign_wait and backoff must be more than 0, "
-		          "backoff_max at least backoff, settle 0 to 10m");
+		          "backoff_max at least backoff, settle and "
+		          "return_hold 0 to 10m");
 		return -1;
 	}
 	return 0;

@@ -154,6 +154,8 @@ void shim_task_event(struct shim *, struct shim_task *,
 void shim_task_tick(struct shim *, struct shim_task *, mts_time_t now);
 void shim_task_monitor_status(struct shim *, struct shim_task *);
 void shim_task_monitor_exit(struct shim *, struct shim_task *);
+/* A held task (its container ended while the node was down) restarts. */
+void shim_task_release(struct shim *, struct shim_task *);
 int shim_task_remove(struct shim *, struct shim_task *, char *err,
     size_t errlen);
 void shim_task_status(const struct shim_task *, Mts__Shim__TaskStatus *);

@@ -89,6 +89,12 @@ shim_run(struct shim *s, const Mts__Shim__TaskSpec *spec,
 	char err[512];
 	int rc;
 
+	if (spec->id != NULL && (t = shim_task_find(s, spec->id)) != NULL &&
+	    t->core.held) {
+		shim_task_release(s, t);
+		shim_reply_task(s, call, t, MTS__SHIM__REPLY__BODY_RUN);
+		return;
+	}
 	if ((rc = shim_task_create(s, spec, &t, err, sizeof(err))) != 0) {
 		mts_ipc_reply_error(call, -rc, "%s", err);
 		return;

@@ -164,6 +164,8 @@ on_stop_restarting(struct mts_task *t, const struct mts_task_ev *ev,
     mts_time_t now, struct mts_effects *fx)
 {
 	t->want_stop = 1;
+	t->held = 0;
+	t->lost = 0;
 	finish(t, MTS_TASK_EXITED, fx);
 	return 0;
 }
@@ -200,13 +202,69 @@ on_tick_stopping(struct mts_task *t, const struct mts_task_ev *ev,
 	return 0;
 }
 
+/* When a lost task restarts: at once unless it was crash-looping (a
+ * streak it had built before the loss keeps its backoff). */
+static mts_time_t
+lost_deadline(const struct mts_task *t, mts_time_t now)
+{
+	return t->streak == 0 ? now
+	                      : now + mts_task_backoff(&t->pol, t->streak);
+}
+
+/* The container ended while the shim was away (the node went down or
+ * restarted): not a crash, so neither the streak nor max_attempts count
+ * it; a task that was meant to stop, or that has no restart policy, is
+ * done; a held one waits for MTS_EV_RELEASE. */
+static int
+on_lost(struct mts_task *t, const struct mts_task_ev *ev, mts_time_t now,
+    struct mts_effects *fx)
+{
+	int was_restarting = t->state == MTS_TASK_RESTARTING;
+
+	t->exit_code = -1;
+	t->signal = 0;
+	t->oom = 0;
+	if (t->want_stop || t->pol.restart == MTS_RESTART_NONE) {
+		finish(t, MTS_TASK_EXITED, fx);
+		return 0;
+	}
+	t->state = MTS_TASK_RESTARTING;
+	t->pid = 0;
+	t->probing = 0;
+	if (t->health != MTS_HEALTH_NONE)
+		t->health = MTS_HEALTH_STARTING;
+	/* a crash's pending restart stays the crash's */
+	t->lost = t->lost || !was_restarting;
+	t->held = ev->hold;
+	t->deadline = t->held ? MTS_TIME_NEVER
+	    : was_restarting && !t->lost
+	    ? now + mts_task_backoff(&t->pol, t->streak)
+	    : lost_deadline(t, now);
+	emit(fx, MTS_FX_SAVE, 0);
+	return 0;
+}
+
+static int
+on_release(struct mts_task *t, const struct mts_task_ev *ev, mts_time_t now,
+    struct mts_effects *fx)
+{
+	if (!t->held)
+		return 0;
+	t->held = 0;
+	t->deadline = t->lost ? lost_deadline(t, now)
+	                      : now + mts_task_backoff(&t->pol, t->streak);
+	emit(fx, MTS_FX_SAVE, 0);
+	return 0;
+}
+
 static int
 on_tick_restarting(struct mts_task *t, const struct mts_task_ev *ev,
     mts_time_t now, struct mts_effects *fx)
 {
 	if (now >= t->deadline) {
 		t->restarts++;
-		t->streak++;
+		t->streak += !t->lost;
+		t->lost = 0;
 		t->state = MTS_TASK_CREATED;
 		t->deadline = MTS_TIME_NEVER;
 		emit(fx, MTS_FX_START, 0);
@@ -256,17 +314,18 @@ on_probe_late(struct mts_task *t, const struct mts_task_ev *ev, mts_time_t now,
 /* state x event; NULL cells are impossible and refused. */
 static const step_fn table[MTS_TASK_NSTATES][MTS_EV_NEVENTS] = {
 	[MTS_TASK_CREATED] = { on_started, on_start_failed, on_exit,
-	    on_stop_pending, on_tick_idle, on_probe_late },
+	    on_stop_pending, on_tick_idle, on_probe_late, on_lost,
+	    on_tick_idle },
 	[MTS_TASK_RUNNING] = { NULL, NULL, on_exit, on_stop_running,
-	    on_tick_running, on_probe },
+	    on_tick_running, on_probe, on_lost, on_tick_idle },
 	[MTS_TASK_STOPPING] = { NULL, NULL, on_exit, on_stop_pending,
-	    on_tick_stopping, on_probe_late },
+	    on_tick_stopping, on_probe_late, on_lost, on_tick_idle },
 	[MTS_TASK_RESTARTING] = { NULL, NULL, NULL, on_stop_restarting,
-	    on_tick_restarting, on_probe_late },
+	    on_tick_restarting, on_probe_late, on_lost, on_release },
 	[MTS_TASK_EXITED] = { NULL, NULL, NULL, on_stop_done, on_tick_idle,
-	    on_probe_late },
+	    on_probe_late, NULL, on_tick_idle },
 	[MTS_TASK_FAILED] = { NULL, NULL, NULL, on_stop_done, on_tick_idle,
-	    on_probe_late },
+	    on_probe_late, NULL, on_tick_idle },
 };
 
 int

@@ -27,6 +27,9 @@ enum mts_task_event {
 	MTS_EV_STOP,
 	MTS_EV_TICK,
 	MTS_EV_PROBE,
+	MTS_EV_LOST,    /* the container ended while the shim was away (the
+			   node went down): not a crash */
+	MTS_EV_RELEASE, /* a held task may start again */
 	MTS_EV_NEVENTS,
 };
 
@@ -68,6 +71,9 @@ struct mts_task {
 	uint32_t streak; /* restarts since the last run that lasted the
 			    policy's window: what max_attempts and the
 			    backoff count */
+	int held; /* lost: restarting only once released (MTS_EV_RELEASE) */
+	int lost; /* the pending restart follows a loss: it is not counted
+		     in the streak */
 	int pid;
 	enum mts_health health;
 	uint32_t health_failures;
@@ -102,6 +108,7 @@ struct mts_task_ev {
 	int has_grace;      /* STOP */
 	mts_time_t grace;   /* STOP */
 	int ok;             /* PROBE */
+	int hold;           /* LOST: wait for MTS_EV_RELEASE to restart */
 };
 
 /* A new task in state CREATED; emits START. */

@@ -830,7 +830,8 @@ shim_task_event(struct shim *s, struct shim_task *t,
 		    t->core.id, ev->type, mts_task_state_name(t->core.state));
 		return;
 	}
-	if (t->core.state == MTS_TASK_RESTARTING && was != MTS_TASK_RESTARTING)
+	if (t->core.state == MTS_TASK_RESTARTING && !t->core.held &&
+	    (was != MTS_TASK_RESTARTING || ev->type == MTS_EV_RELEASE))
 		log_info("task %s: restart %u in %lld ms", t->core.id,
 		    t->core.restarts + 1, (long long)(t->core.deadline - now));
 	else if (t->core.state == MTS_TASK_FAILED && was != MTS_TASK_FAILED) {
@@ -911,6 +912,8 @@ shim_task_status(const struct shim_task *t, Mts__Shim__TaskStatus *st)
 	st->oom_killed = t->core.oom;
 	st->health = (char *)mts_health_name(t->core.health);
 	st->restarts = t->core.restarts;
+	st->held = t->core.held;
+	st->streak = t->core.streak;
 	st->pid = t->core.pid;
 	st->started_at = t->started_wall;
 	st->finished_at = t->finished_wall;
@@ -1121,9 +1124,11 @@ load_task(struct shim *s, const char *id, struct shim_task **out)
 	t->core.signal = st->signal;
 	t->core.oom = st->oom_killed;
 	t->core.restarts = st->restarts;
-	/* the streak is not saved: after a shim restart every restart
-	 * counts again, the safe side of max_attempts */
-	t->core.streak = st->restarts;
+	/* the streak as it was: a task that crash-looped before the node
+	 * went down keeps its backoff, one that ran long starts fresh */
+	t->core.streak = st->streak;
+	t->core.held = st->held;
+	t->core.lost = st->held;
 	t->core.pid = st->pid;
 	t->core.health_failures = st->health_failures;
 	t->core.health = !strcmp(st->health, "healthy") ? MTS_HEALTH_HEALTHY
@@ -1142,6 +1147,45 @@ load_task(struct shim *s, const char *id, struct shim_task **out)
 	return 0;
 }
 
+static int
+exit_recorded(struct shim_task *t)
+{
+	struct mts_task_ev ev;
+	uint64_t ms;
+
+	return read_exit(t, &ev, &ms) == 0;
+}
+
+/* A task whose container ended while the shim was away: a task of
+ * reconciled is held until reconciled, having checked that the node
+ * still holds its assignment, releases it with a run of its id (a task
+ * replaced elsewhere meanwhile must not run again, even briefly);
+ * another restarts under its policy, at once unless it crash-looped. */
+static void
+task_lost(struct shim *s, struct shim_task *t)
+{
+	struct mts_task_ev ev = { .type = MTS_EV_LOST };
+
+	ev.hold = t->spec != NULL && t->spec->managed;
+	if (!t->core.want_stop && t->error[0] == '\0')
+		snprintf(t->error, sizeof(t->error),
+		    "ended while the node was down");
+	shim_task_event(s, t, &ev);
+	if (t->core.held)
+		log_info("task %s: ended while the node was down; held until "
+		         "reconciled confirms its assignment",
+		    t->core.id);
+}
+
+void
+shim_task_release(struct shim *s, struct shim_task *t)
+{
+	struct mts_task_ev ev = { .type = MTS_EV_RELEASE };
+
+	log_info("task %s: released, restarting it", t->core.id);
+	shim_task_event(s, t, &ev);
+}
+
 /* Re-attaches a loaded task to its monitor, or settles what happened
  * while the shim was away. */
 static void
@@ -1153,9 +1197,8 @@ reattach(struct shim *s, struct shim_task *t)
 
 	switch (t->core.state) {
 	case MTS_TASK_RESTARTING:
-		t->core.deadline =
-		    now + mts_task_backoff(&t->core.pol, t->core.streak);
-		/* FALLTHROUGH */
+		task_lost(s, t);
+		return;
 	case MTS_TASK_EXITED:
 	case MTS_TASK_FAILED:
 		shim_task_watch(t);
@@ -1176,7 +1219,13 @@ reattach(struct shim *s, struct shim_task *t)
 		t->core.next_probe = now + t->core.pol.hc_interval;
 		t->core.probe_grace_end = now;
 	}
-	if (t->pidfd < 0) {
+	if (t->pidfd < 0 && !exit_recorded(t)) {
+		/* Killed with its monitor while we were away (the node went
+		 * down): lost, not crashed. */
+		t->monitor = 0;
+		runtime_delete(s, t->core.id);
+		task_lost(s, t);
+	} else if (t->pidfd < 0) {
 		/* Gone while we were away: its exit file says how. */
 		if (t->core.state == MTS_TASK_CREATED)
 			t->core.state = MTS_TASK_RUNNING;

@@ -1,4 +1,4 @@
-/* test_recon.c: reconciled's core — ownership, missing and extra replicas, the deterministic extras rule (the same stops from two owners after a partition, whatever the order of the records), dead and draining nodes, global services, jobs, orphans. */
+/* test_recon.c: reconciled's core — ownership, missing and extra replicas, the deterministic extras rule (the same stops from two owners after a partition, whatever the order of the records), dead and draining nodes, global services, jobs, orphans, the verdict on a returning node's held tasks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "agents/reconciled/failseen_core.h"
+#include "agents/reconciled/hold_core.h"
 #include "agents/reconciled/recon_core.h"
 #include "rendezvous.h"
 
@@ -657,6 +658,119 @@ test_failed_avoid_clock(void **state)
 	mts_failseen_free(NULL);
 }
 
+/* A task a returning node held before it went down: nothing is decided
+ * before the view converged (a first anti-entropy round, or the bound; at
+ * once without peers); then it runs again only while no newer live task
+ * holds its slot, its service exists and its slot is within the count. */
+static void
+test_hold_verdict(void **state)
+{
+	struct mts_rc_service svc = { .name = "s_web",
+		.mode = RC_REPLICATED,
+		.replicas = 3 };
+	struct mts_rc_task held = { .id = "web.2.aaaa",
+		.node = "n3",
+		.service = "s_web",
+		.state = RC_TASK_PENDING,
+		.desired_running = 1,
+		.created = 100,
+		.slot = 2 };
+	struct mts_rc_task tasks[] = {
+		{ .id = "web.1.bbbb",
+		    .node = "n1",
+		    .service = "s_web",
+		    .state = RC_TASK_RUNNING,
+		    .desired_running = 1,
+		    .created = 90,
+		    .slot = 1 },
+		{ .id = "web.2.cccc",
+		    .node = "n1",
+		    .service = "s_web",
+		    .state = RC_TASK_RUNNING,
+		    .desired_running = 1,
+		    .created = 200,
+		    .slot = 2 },
+		{ .id = "db.2.dddd",
+		    .node = "n2",
+		    .service = "s_db",
+		    .state = RC_TASK_RUNNING,
+		    .desired_running = 1,
+		    .created = 300,
+		    .slot = 2 },
+	};
+	struct mts_rc_hold_clock c = { .now = 1000,
+		.since = 0,
+		.bound = 5000,
+		.npeers = 2 };
+	char why[96] = "";
+
+	/* not converged: wait, whatever the view says */
+	assert_false(mts_rc_hold_converged(&c));
+	assert_int_equal(mts_rc_hold_decide(&c, &held, &svc, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_WAIT);
+	/* a single node waits for no one; the bound ends the wait */
+	c.npeers = 0;
+	assert_true(mts_rc_hold_converged(&c));
+	c.npeers = 2;
+	c.now = 5000;
+	assert_true(mts_rc_hold_converged(&c));
+	c.now = 1000;
+	c.synced = 1;
+	assert_true(mts_rc_hold_converged(&c));
+	/* its slot runs a newer task elsewhere: stopped */
+	assert_int_equal(mts_rc_hold_decide(&c, &held, &svc, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_STOP);
+	assert_non_null(strstr(why, "superseded: slot 2"));
+	assert_non_null(strstr(why, "web.2.cccc"));
+	/* the replacement stopped or failed since: this one runs */
+	tasks[1].desired_running = 0;
+	assert_int_equal(mts_rc_hold_decide(&c, &held, &svc, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_START);
+	tasks[1].desired_running = 1;
+	tasks[1].state = RC_TASK_FAILED;
+	assert_int_equal(mts_rc_hold_decide(&c, &held, &svc, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_START);
+	/* an older task in its slot does not supersede it */
+	tasks[1].state = RC_TASK_RUNNING;
+	tasks[1].created = 50;
+	assert_int_equal(mts_rc_hold_decide(&c, &held, &svc, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_START);
+	/* scaled down below its slot, its service removed, its intent
+	 * stopped: stopped */
+	svc.replicas = 1;
+	assert_int_equal(mts_rc_hold_decide(&c, &held, &svc, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_STOP);
+	assert_non_null(strstr(why, "scaled down"));
+	svc.replicas = 3;
+	assert_int_equal(mts_rc_hold_decide(&c, &held, NULL, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_STOP);
+	held.desired_running = 0;
+	assert_int_equal(mts_rc_hold_decide(&c, &held, &svc, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_STOP);
+	held.desired_running = 1;
+	/* a global task (slot 0): superseded only by a newer one on its
+	 * own node */
+	svc.mode = RC_GLOBAL;
+	held.slot = 0;
+	tasks[1].slot = 0;
+	tasks[1].created = 200;
+	assert_int_equal(mts_rc_hold_decide(&c, &held, &svc, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_START);
+	tasks[1].node = "n3";
+	assert_int_equal(mts_rc_hold_decide(&c, &held, &svc, tasks, 3, why,
+	                     sizeof(why)),
+	    RC_HOLD_STOP);
+}
+
 int
 main(void)
 {
@@ -673,6 +787,7 @@ main(void)
 		cmocka_unit_test(test_orphans_and_drain),
 		cmocka_unit_test(test_drain_start_first_and_pause),
 		cmocka_unit_test(test_failed_avoid_clock),
+		cmocka_unit_test(test_hold_verdict),
 	};
 
 	mts_crypto_init();

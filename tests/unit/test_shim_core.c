@@ -1,4 +1,4 @@
-/* test_shim_core.c: the shim's task state machine — starts, exits, stop grace, restart policies with backoff, health checks, impossible events. */
+/* test_shim_core.c: the shim's task state machine — starts, exits, stop grace, restart policies with backoff, health checks, a container lost while the node was down (held, released, crash-loop backoff kept), impossible events. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -313,6 +313,114 @@ test_health(void **st)
 	assert_int_equal(t.health_failures, 0);
 }
 
+/* A container that ended while the node was down is not a crash: held
+ * (a task of reconciled) it never restarts until released, and then
+ * restarts at once with the streak untouched; not held, it restarts at
+ * once. */
+static void
+test_lost_held_until_released(void **st)
+{
+	struct mts_task_policy p = { .restart = MTS_RESTART_ANY,
+		.max_attempts = 2,
+		.delay = 15000,
+		.max_delay = 30000,
+		.window = 10000 };
+	struct mts_effects fx;
+	struct mts_task t;
+
+	start(&t, &p, 0);
+	assert_int_equal(step(&t,
+	                     (struct mts_task_ev){ .type = MTS_EV_LOST,
+	                         .hold = 1 },
+	                     100, &fx),
+	    0);
+	assert_int_equal(t.state, MTS_TASK_RESTARTING);
+	assert_true(t.held);
+	assert_int_equal(mts_task_next(&t), MTS_TIME_NEVER);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 1000000, &fx);
+	assert_false(has(&fx, MTS_FX_START, 0));
+	assert_int_equal(t.state, MTS_TASK_RESTARTING);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_RELEASE }, 2000000, &fx);
+	assert_false(t.held);
+	assert_int_equal(mts_task_next(&t), 2000000); /* no backoff */
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, 2000000, &fx);
+	assert_true(has(&fx, MTS_FX_START, 0));
+	assert_int_equal(t.restarts, 1);
+	assert_int_equal(t.streak, 0); /* not counted against max_attempts */
+	/* a second release changes nothing */
+	assert_int_equal(step(&t,
+	                     (struct mts_task_ev){ .type = MTS_EV_RELEASE },
+	                     2000001, &fx),
+	    0);
+	assert_int_equal(fx.n, 0);
+	/* not held: restarts at once */
+	start(&t, &p, 0);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_LOST }, 500, &fx);
+	assert_false(t.held);
+	assert_int_equal(mts_task_next(&t), 500);
+	/* held, then stopped: done, never started */
+	start(&t, &p, 0);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_LOST, .hold = 1 }, 500,
+	    &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_STOP }, 600, &fx);
+	assert_int_equal(t.state, MTS_TASK_EXITED);
+	assert_false(t.held);
+	assert_int_equal(step(&t, (struct mts_task_ev){ .type = MTS_EV_LOST },
+	                     700, &fx),
+	    -MTS_ERR_STATE);
+	/* no restart policy, or stopping when lost: done */
+	p.restart = MTS_RESTART_NONE;
+	start(&t, &p, 0);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_LOST, .hold = 1 }, 500,
+	    &fx);
+	assert_int_equal(t.state, MTS_TASK_EXITED);
+}
+
+/* A task that crash-looped before the node went down keeps its backoff
+ * (and its streak toward max_attempts) when it comes back. */
+static void
+test_lost_keeps_crash_loop(void **st)
+{
+	struct mts_task_policy p = { .restart = MTS_RESTART_ON_FAILURE,
+		.max_attempts = 5,
+		.delay = 100,
+		.max_delay = 10000 };
+	mts_time_t now = 0;
+	struct mts_effects fx;
+	struct mts_task t;
+	int i;
+
+	start(&t, &p, now);
+	for (i = 0; i < 3; i++) { /* three crashes, three restarts */
+		step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT, .code = 1 },
+		    now, &fx);
+		now = mts_task_next(&t);
+		step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, now, &fx);
+		step(&t,
+		    (struct mts_task_ev){ .type = MTS_EV_STARTED, .pid = 7 },
+		    now, &fx);
+	}
+	assert_int_equal(t.streak, 3);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_LOST, .hold = 1 }, now,
+	    &fx);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_RELEASE }, now, &fx);
+	assert_int_equal(mts_task_next(&t) - now, 800); /* delay * 2^3 */
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, now + 800, &fx);
+	assert_true(has(&fx, MTS_FX_START, 0));
+	assert_int_equal(t.streak, 3);
+	/* lost between two crash restarts: the crash's backoff stands */
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_STARTED, .pid = 8 },
+	    now + 800, &fx);
+	now += 800;
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_EXIT, .code = 1 }, now,
+	    &fx);
+	assert_int_equal(mts_task_next(&t) - now, 800);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_LOST }, now + 10, &fx);
+	assert_int_equal(mts_task_next(&t) - (now + 10), 800);
+	step(&t, (struct mts_task_ev){ .type = MTS_EV_TICK }, now + 810, &fx);
+	assert_int_equal(t.streak, 4); /* that restart was a crash's */
+}
+
 static void
 test_impossible_cells(void **st)
 {
@@ -367,6 +475,8 @@ main(void)
 		cmocka_unit_test(test_stop_while_restarting),
 		cmocka_unit_test(test_restart_window),
 		cmocka_unit_test(test_health),
+		cmocka_unit_test(test_lost_held_until_released),
+		cmocka_unit_test(test_lost_keeps_crash_loop),
 		cmocka_unit_test(test_impossible_cells),
 		cmocka_unit_test(test_names),
 	};
