@@ -59,6 +59,10 @@ sim_trace(struct sim *s, int type, int a, int b, uint64_t c)
  * an eighth of a 1,000-node run in cache misses. */
 
 #define CAL_MS 4096
+/* A passed bucket keeps its array up to this many events: the 4,096
+ * buckets kept the room of their busiest millisecond for good, 154 MiB
+ * of `scale`'s 261 MiB heap at 200 nodes. */
+#define CAL_KEEP 256
 
 struct sim_bucket {
 	struct sim_ev *v;
@@ -150,6 +154,12 @@ cal_first(struct sim *s)
 		if (b->head < b->n)
 			return b;
 		b->head = b->n = 0;
+		if (b->cap >
+		    CAL_KEEP) { /* not the busiest ms's room for good */
+			free(b->v);
+			b->v = NULL;
+			b->cap = 0;
+		}
 		s->cal_at++;
 	}
 	return NULL;
