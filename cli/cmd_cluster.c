@@ -160,6 +160,7 @@ cmd_stats(struct mtsctl *ctx, int argc, char **argv)
 	static const struct mtsctl_col cols[] = { { "rx_bytes", "rx bytes:" },
 		{ "tx_bytes", "tx bytes:" },
 		{ "ae_rounds", "anti-entropy rounds:" },
+		{ "ae_done", "... completed:" },
 		{ "ae_records", "anti-entropy records:" },
 		{ "ae_bytes", "anti-entropy bytes:" },
 		{ "push_sent", "pushes sent:" },
@@ -179,12 +180,13 @@ cmd_stats(struct mtsctl *ctx, int argc, char **argv)
 		return rc;
 	s = rep->stats;
 	mtsctl_print_obj(ctx,
-	    json_pack("{sI sI sI sI sI sI sI sI}", "rx_bytes",
+	    json_pack("{sI sI sI sI sI sI sI sI sI}", "rx_bytes",
 	        (json_int_t)s->rx_bytes, "tx_bytes", (json_int_t)s->tx_bytes,
-	        "ae_rounds", (json_int_t)s->ae_rounds, "ae_records",
-	        (json_int_t)s->ae_records, "ae_bytes", (json_int_t)s->ae_bytes,
-	        "push_sent", (json_int_t)s->push_sent, "push_recv",
-	        (json_int_t)s->push_recv, "conns", (json_int_t)s->conns),
+	        "ae_rounds", (json_int_t)s->ae_rounds, "ae_done",
+	        (json_int_t)s->ae_done, "ae_records", (json_int_t)s->ae_records,
+	        "ae_bytes", (json_int_t)s->ae_bytes, "push_sent",
+	        (json_int_t)s->push_sent, "push_recv", (json_int_t)s->push_recv,
+	        "conns", (json_int_t)s->conns),
 	    cols);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return MTSCTL_OK;

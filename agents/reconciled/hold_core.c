@@ -54,8 +54,7 @@ successor(const struct mts_rc_task *held, const struct mts_rc_task *tasks,
 enum mts_rc_hold
 mts_rc_hold_decide(const struct mts_rc_hold_clock *c,
     const struct mts_rc_task *held, const struct mts_rc_service *svc,
-    const struct mts_rc_task *tasks, size_t ntasks, char *why,
-    size_t whylen)
+    const struct mts_rc_task *tasks, size_t ntasks, char *why, size_t whylen)
 {
 	const struct mts_rc_task *s;
 
@@ -70,8 +69,9 @@ mts_rc_hold_decide(const struct mts_rc_hold_clock *c,
 		return RC_HOLD_STOP;
 	}
 	if ((s = successor(held, tasks, ntasks)) != NULL) {
-		snprintf(why, whylen, "superseded: slot %u runs a newer task %s",
-		    held->slot, s->id);
+		snprintf(why, whylen,
+		    "superseded: slot %u runs a newer task %s", held->slot,
+		    s->id);
 		return RC_HOLD_STOP;
 	}
 	if (svc->mode == RC_REPLICATED && held->slot > svc->replicas) {

@@ -33,7 +33,6 @@ enum mts_rc_hold {
  * RC_HOLD_STOP. */
 enum mts_rc_hold mts_rc_hold_decide(const struct mts_rc_hold_clock *,
     const struct mts_rc_task *held, const struct mts_rc_service *svc,
-    const struct mts_rc_task *tasks, size_t ntasks, char *why,
-    size_t whylen);
+    const struct mts_rc_task *tasks, size_t ntasks, char *why, size_t whylen);
 
 #endif

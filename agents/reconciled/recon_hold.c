@@ -41,8 +41,7 @@ rc_hold_poll(struct recond *r)
 	req.body_case = MTS__GOSSIPD__REQUEST__BODY_STATS;
 	req.stats = &sr;
 	if (mts_ipc_async_call(r->gossipd, &req.base,
-	        &mts__gossipd__reply__descriptor, 2000, stats_done,
-	        r) != NULL)
+	        &mts__gossipd__reply__descriptor, 2000, stats_done, r) != NULL)
 		r->hold_asking = 1;
 }
 
