@@ -131,12 +131,18 @@ with open(out, "w") as f:
             j = json.loads(p.stdout)
             live = [t for t in j if t["desired_state"] == "running" and t["state"] == "running"]
             h = sum(1 for t in live if t["health"] in ("healthy", ""))
-            f.write("%d %d %d\n" % (t0 * 1000, h, len(live)))
+            # then what each task of the service is, for the reader of a
+            # dip: task@node:state/desired/health
+            f.write("%d %d %d %s\n" % (t0 * 1000, h, len(live), ",".join(
+                "%s@%s:%s/%s/%s" % (t["task"], t["node"], t["state"], t["desired_state"], t["health"] or "-")
+                for t in sorted(j, key=lambda t: t["task"]))))
             f.flush()
         time.sleep(max(0, 0.2 - (time.time() - t0)))
 PY
 	S_SAMPLER=$!
 }
+# (each line of OUT: ms, healthy, running, then every task as
+# task@node:state/desired/health)
 # s_sampler_stop OUT: ends the sampler; prints "<samples> <lowest healthy>
 # <lowest running>".
 s_sampler_stop() {
