@@ -10,18 +10,6 @@ mts_rc_hold_converged(const struct mts_rc_hold_clock *c)
 	return c->npeers == 0 || c->synced || c->now - c->since >= c->bound;
 }
 
-/* > 0 when x was placed after y (as the stop rule orders "newest"). */
-static int
-newer(const struct mts_rc_task *x, const struct mts_rc_task *y)
-{
-	int c;
-
-	if (x->created != y->created)
-		return x->created > y->created ? 1 : -1;
-	c = strcmp(x->id, y->id);
-	return c > 0 ? 1 : c < 0 ? -1 : 0;
-}
-
 static int
 live(const struct mts_rc_task *t)
 {
@@ -43,7 +31,7 @@ successor(const struct mts_rc_task *held, const struct mts_rc_task *tasks,
 		t = &tasks[i];
 		if (strcmp(t->id, held->id) == 0 ||
 		    strcmp(t->service, held->service) != 0 || !live(t) ||
-		    t->slot != held->slot || newer(t, held) <= 0)
+		    t->slot != held->slot || mts_rc_newer(t, held) <= 0)
 			continue;
 		if (held->slot != 0 || strcmp(t->node, held->node) == 0)
 			return t;

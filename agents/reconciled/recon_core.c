@@ -141,9 +141,8 @@ tasks_on(const struct mts_rc_view *v, const size_t *idx, size_t n,
 	return c;
 }
 
-/* > 0 when task x was placed after task y. */
-static int
-newer(const struct mts_rc_task *x, const struct mts_rc_task *y)
+int
+mts_rc_newer(const struct mts_rc_task *x, const struct mts_rc_task *y)
 {
 	int c;
 
@@ -166,7 +165,7 @@ stale(const struct mts_rc_view *v, const size_t *idx, size_t n, size_t k)
 	for (i = 0; i < n; i++)
 		if (i != k && idx[i] != SIZE_MAX &&
 		    v->tasks[idx[i]].slot == x->slot &&
-		    newer(&v->tasks[idx[i]], x) > 0)
+		    mts_rc_newer(&v->tasks[idx[i]], x) > 0)
 			return 1;
 	return 0;
 }
@@ -183,7 +182,7 @@ stop_first(const struct mts_rc_view *v, size_t a, size_t b, int sa, int sb,
 		return sa ? 1 : -1;
 	if (ca != cb)
 		return ca > cb ? 1 : -1;
-	return newer(x, y);
+	return mts_rc_newer(x, y);
 }
 
 static int
@@ -209,7 +208,7 @@ settled_stale(const struct mts_rc_view *v, const size_t *idx, size_t n,
 	for (i = 0; i < n; i++)
 		if (i != k && idx[i] != SIZE_MAX &&
 		    v->tasks[idx[i]].slot == x->slot && !returning(v, idx[i]) &&
-		    newer(&v->tasks[idx[i]], x) > 0)
+		    mts_rc_newer(&v->tasks[idx[i]], x) > 0)
 			return 1;
 	return 0;
 }

@@ -109,6 +109,11 @@ struct mts_rc_actions {
  * draining, -1 when there is none. Every node computes the same one from
  * the same membership. */
 long mts_rc_owner(const struct mts_rc_view *, const char *service);
+
+/* > 0 when task x was placed after task y (created, then id: the order
+ * in which the stale rule and a returning node's hold call one "newer"),
+ * < 0 when before, 0 for the same task. */
+int mts_rc_newer(const struct mts_rc_task *x, const struct mts_rc_task *y);
 /* Appends to out what view.self must do now. Deterministic: the same view
  * gives the same actions in the same order, whatever the order of its
  * tasks. Extras are chosen by the rule both sides of a healed partition
