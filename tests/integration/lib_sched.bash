@@ -73,6 +73,26 @@ s_running() {
 }
 # s_running_is I SERVICE N: for wait_for.
 s_running_is() { [ "$(s_running "$1" "$2")" = "$3" ]; }
+# s_stays I SERVICE N K: K samples a second apart, each exactly N of
+# SERVICE running in node I's view (a count that holds, not one that passed)
+s_stays() {
+	local _
+	for _ in $(seq 1 "$4"); do
+		[ "$(s_running "$1" "$2")" = "$3" ] || return 1
+		sleep 1
+	done
+}
+# s_records_gone I ID...: none of the task IDs has a record under t/ in
+# node I's view any more (for wait_for; an ID may carry a ":slot" tail)
+s_records_gone() {
+	local i=$1 id ls
+	shift
+	ls=$(g_ctl "$i" state ls t/) || return 1
+	for id; do
+		grep -q "/${id%%:*}\$" <<<"$ls" && return 1
+	done
+	return 0
+}
 
 # s_per_node I SERVICE: "name=count ..." of the running tasks, by node name.
 s_per_node() {

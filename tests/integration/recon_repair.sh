@@ -64,23 +64,9 @@ exact() {
 }
 check "the stale tasks stop: exactly 12 running within 30 s of the restart" wait_for 30 exact 1
 echo "    exact after $((SECONDS - t1)) s"
-stale_gone() {
-	local id
-	for id in $old; do
-		g_ctl 1 state ls t/ | grep -q "/${id%%:*}\$" && return 1
-	done
-	return 0
-}
-check "... and their records are removed" wait_for 20 stale_gone
-# still I N: N samples a second apart, each exactly 12 running on node I
-still() {
-	local k
-	for k in $(seq 1 "$2"); do
-		[ "$(s_running "$1" rep_web)" = 12 ] || return 1
-		sleep 1
-	done
-}
-check "... and it stays 12 (sampled 4 times over 4 s)" still 1 4
+# shellcheck disable=SC2086 # $old is a list of ID:slot words
+check "... and their records are removed" wait_for 20 s_records_gone 1 $old
+check "... and it stays 12 (sampled 4 times over 4 s)" s_stays 1 rep_web 12 4
 check "... the 12 that ran after the repair (no replacement was stopped)" test "$(running_ids)" = "$after_repair"
 for i in 1 2 3; do
 	check "node $i's view agrees: 12 running" wait_for 10 s_running_is "$i" rep_web 12

@@ -98,22 +98,9 @@ ev = [e for e in map(json.loads, filter(str.strip, sys.stdin)) if e["type"] == "
 sys.exit(0 if all(any(e.get("task") == t and ("superseded" in e.get("message", "") or "stale" in e.get("message", "")) for e in ev) for t in old) else 1)' "$old" "$t0"
 }
 check "... node 3 stopped each of them (superseded, or stale by the owner)" wait_for 10 superseded
-gone() {
-	local id
-	for id in $old; do
-		g_ctl 1 state ls t/ | grep -q "/$id\$" && return 1
-	done
-	return 0
-}
-check "... and their records are removed" wait_for 20 gone
-still() {
-	local k
-	for k in 1 2 3 4; do
-		[ "$(s_running 1 ret_web)" = 6 ] || return 1
-		sleep 1
-	done
-}
-check "web stays at exactly 6 (sampled 4 times over 4 s)" still
+# shellcheck disable=SC2086 # $old is a list of IDs
+check "... and their records are removed" wait_for 20 s_records_gone 1 $old
+check "web stays at exactly 6 (sampled 4 times over 4 s)" s_stays 1 ret_web 6 4
 check "... the 6 that ran after the repair" test "$(s_ps 1 ret_web | jp '" ".join(sorted(t["task"] for t in j if t["state"] == "running"))')" = "$after"
 check "agent runs on each node again" wait_for 10 bash -c "[ \"\$($(declare -f s_per_node s_ps g_ctl jp); GOSSIP_CLUSTER=$GOSSIP_CLUSTER s_per_node 1 ret_agent)\" = 'n1=1 n2=1 n3=1' ]"
 check "... node 3's is the same task as before the crash" \
