@@ -18,21 +18,23 @@ enum mts_swim_state {
 	MTS_SWIM_LEFT = 3,
 };
 
-/* What is known of one member; also the unit of gossip. */
+/* What is known of one member; also the unit of gossip. The id, state
+ * and incarnation come first, with the member's times: most look-ups
+ * read only those, and a member's first cache line holds them. */
 struct mts_swim_update {
 	uint8_t id[MTS_NODE_ID_LEN];
-	char addr[MTS_SWIM_ADDR_MAX];
-	char name[MTS_SWIM_NAME_MAX];
 	enum mts_swim_state state;
 	uint64_t inc;
+	char addr[MTS_SWIM_ADDR_MAX];
+	char name[MTS_SWIM_NAME_MAX];
 };
 
 struct mts_swim_member {
-	struct mts_swim_update u;
 	mts_time_t since;         /* when the state last changed */
 	mts_time_t last_seen;     /* last ack or message from it */
 	mts_time_t suspect_until; /* when a suspect is declared dead */
 	int is_self;
+	struct mts_swim_update u;
 };
 
 struct mts_swim_cfg {

@@ -92,9 +92,20 @@ struct sim_page {
 	size_t len;
 };
 
+/* What every copy of one push carries: its records (a ref each) and the
+ * ids sent along, once for all the copies (refs: the copies). */
+struct sim_body {
+	int refs;
+	size_t nrecs, nsent;
+	uint8_t (*sent)[MTS_NODE_ID_LEN]; /* after recs, in the same block */
+	struct irec *recs[];
+};
+
 /* A message in flight; shared by its duplicates (refs). */
 struct sim_msg {
 	int refs;
+	struct sim_msg *free_next; /* the pool's list, once unreferenced */
+	struct sim_body *body;     /* PUSH: recs and sent point into it */
 	enum sim_kind kind;
 	int from, to;
 	uint64_t seq, walk;
@@ -121,6 +132,14 @@ struct sim_msg {
 
 struct sim_msg *sim_msg_new(enum sim_kind, int from, int to);
 void sim_msg_unref(struct sim_msg *);
+/* A body for nrecs records (a ref taken on each) and nsent ids. */
+struct sim_body *sim_body_new(struct irec **recs, size_t nrecs,
+    const uint8_t (*sent)[MTS_NODE_ID_LEN], size_t nsent);
+/* m carries body (takes a ref on it). */
+void sim_msg_set_body(struct sim_msg *m, struct sim_body *body);
+void sim_body_unref(struct sim_body *);
+/* Frees the pool of unreferenced messages. */
+void sim_msg_pool_free(void);
 enum sim_class sim_kind_class(enum sim_kind);
 const char *sim_kind_name(enum sim_kind);
 

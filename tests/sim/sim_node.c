@@ -201,26 +201,31 @@ sim_push(struct sim *s, struct sim_node *n, struct irec **recs, size_t nrecs,
     struct mts_delta_sent *sent)
 {
 	uint8_t cand[64][MTS_NODE_ID_LEN], ids[16][MTS_NODE_ID_LEN];
-	size_t c, k, i, j, first;
+	size_t c, k, i, first, bytes;
 	int fanout = mts_delta_fanout(s->cfg.fanout, mts_swim_count(n->swim));
 	struct sim_msg *m;
+	struct sim_body *b;
 
 	c = mts_swim_random_alive(n->swim, NULL, cand,
 	    mts_delta_ncand(sent, fanout));
 	k = mts_delta_targets(sent, n->id,
 	    (const uint8_t(*)[MTS_NODE_ID_LEN])cand, c, fanout, ids);
+	if (k == 0)
+		return;
 	first = mts_delta_wire_first(sent);
+	/* one body for all the copies, as one encoding is sent to each */
+	b = sim_body_new(recs, nrecs,
+	    (const uint8_t(*)[MTS_NODE_ID_LEN])(sent->id + first),
+	    sent->n - first);
+	b->refs++; /* ours, until the last copy is sent */
+	bytes = recs_bytes(recs, nrecs) + b->nsent * 18;
 	for (i = 0; i < k; i++) {
 		m = sim_msg_new(K_PUSH, n->idx, idx_of(ids[i]));
-		m->recs = xreallocarray(NULL, nrecs, sizeof(*m->recs));
-		for (j = 0; j < nrecs; j++)
-			m->recs[j] = sim_iref(recs[j]);
-		m->nrecs = nrecs;
-		m->nsent = sent->n - first;
-		m->sent = xmemdup(sent->id[first], m->nsent * sizeof(*m->sent));
-		m->bytes = recs_bytes(recs, nrecs) + m->nsent * 18;
+		sim_msg_set_body(m, b);
+		m->bytes = bytes;
 		sim_node_send(s, n, m);
 	}
+	sim_body_unref(b);
 }
 
 /* --- SWIM ---------------------------------------------------------------- */
@@ -486,7 +491,10 @@ static void
 on_push(struct sim *s, struct sim_node *n, const struct sim_msg *m,
     struct mts_swim_out *out)
 {
-	struct irec **fresh = xcalloc(m->nrecs ? m->nrecs : 1, sizeof(*fresh));
+	struct irec *buf[16],
+	    **fresh = m->nrecs <= 16
+	    ? buf
+	    : xreallocarray(NULL, m->nrecs, sizeof(*fresh));
 	struct mts_delta_sent sent = { .n = 0 };
 	size_t i, k = 0;
 
@@ -506,7 +514,8 @@ on_push(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 				s->writes[fresh[i]->track - 1].by_push++;
 			learn_member(s, n, fresh[i], out);
 		}
-	free(fresh);
+	if (fresh != buf)
+		free(fresh);
 }
 
 /* --- the node's loop ----------------------------------------------------- */
