@@ -46,6 +46,9 @@ struct mts_swim {
 	uint32_t *bq;
 	size_t nbq, capbq;
 	size_t nsuspect; /* members held suspect */
+	size_t ndead;    /* members held dead: while none is suspect or
+			    dead a message's piggyback need not look its
+			    destination up */
 	uint64_t rng;
 	uint64_t seq;
 	/* the probe in flight */
@@ -223,13 +226,15 @@ emit_event(struct member *m, int news, struct mts_swim_out *out)
 	e->news = news;
 }
 
-/* Keeps the count of suspects (expire and the next deadline skip the
- * scan when there is none). */
+/* Keeps the counts of suspects (expire and the next deadline skip the
+ * scan when there is none) and of the dead. */
 static void
 put_state(struct mts_swim *s, struct member *m, enum mts_swim_state st)
 {
 	s->nsuspect -= m->pub.u.state == MTS_SWIM_SUSPECT;
 	s->nsuspect += st == MTS_SWIM_SUSPECT;
+	s->ndead -= m->pub.u.state == MTS_SWIM_DEAD;
+	s->ndead += st == MTS_SWIM_DEAD;
 	m->pub.u.state = st;
 }
 
@@ -311,6 +316,7 @@ add_member(struct mts_swim *s, const struct mts_swim_update *u, mts_time_t now)
 	m->pub.since = now;
 	m->pub.last_seen = now;
 	s->nsuspect += u->state == MTS_SWIM_SUSPECT;
+	s->ndead += u->state == MTS_SWIM_DEAD;
 	slot_set(s, id_slot(s, u->id), s->n - 1);
 	if (s->n > 1)
 		order_insert(s, u->id);
@@ -327,7 +333,7 @@ mts_swim_new(const struct mts_swim_cfg *cfg, const struct mts_swim_update *self,
 	s->cfg = *cfg;
 	s->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
 	me = add_member(s, self, now);
-	me->pub.u.state = MTS_SWIM_ALIVE;
+	put_state(s, me, MTS_SWIM_ALIVE);
 	me->pub.is_self = 1;
 	queue_bcast(s, me);
 	s->next_probe = now;
@@ -874,6 +880,7 @@ mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 		return;
 	s->nbcast -= m->bcast_left > 0;
 	s->nsuspect -= m->pub.u.state == MTS_SWIM_SUSPECT;
+	s->ndead -= m->pub.u.state == MTS_SWIM_DEAD;
 	*m = s->m[--s->n];
 	reindex(s);
 	bq_rebuild(s);
@@ -933,7 +940,7 @@ mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
 
 	if (max == 0 || (s->nbq == 0 && to == NULL))
 		return 0;
-	dst = to ? find(s, to) : NULL;
+	dst = to && (s->nsuspect > 0 || s->ndead > 0) ? find(s, to) : NULL;
 	/* a member held suspect or dead gets its own state first, and ours
 	 * next: it may hold us dead just the same (the two sides of a
 	 * partition) */
