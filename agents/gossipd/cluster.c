@@ -104,7 +104,7 @@ member_removed(struct gossipd *g, const uint8_t id[MTS_NODE_ID_LEN],
 	log_info("node %s removed from the cluster", hex);
 	memset(&u, 0, sizeof(u));
 	if (m)
-		u = m->u;
+		mts_swim_member_update(m, &u);
 	memcpy(u.id, id, MTS_NODE_ID_LEN);
 	gd_publish(g, &u, "removed");
 	mts_swim_remove(g->swim, id);

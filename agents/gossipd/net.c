@@ -418,10 +418,11 @@ pack_hello(struct gossipd *g, size_t *len)
 {
 	Mts__Gossip__Hello h = MTS__GOSSIP__HELLO__INIT;
 	Mts__Gossip__Member m;
-	const struct mts_swim_member *me = mts_swim_member_at(g->swim, 0);
+	struct mts_swim_update me;
 	uint8_t *buf;
 
-	gd_member_to_pb(&me->u, &m);
+	mts_swim_member_update(mts_swim_member_at(g->swim, 0), &me);
+	gd_member_to_pb(&me, &m);
 	h.version = 1;
 	h.self = &m;
 	h.cluster_id.data = g->cluster_id;
@@ -569,6 +570,7 @@ gd_dial_join(struct gossipd *g, const struct mts_token *t,
 {
 	Mts__Gossip__JoinHello jh = MTS__GOSSIP__JOIN_HELLO__INIT;
 	Mts__Gossip__Member m;
+	struct mts_swim_update me;
 	struct mts_conn_cfg cc = { 0 };
 	struct link *l;
 	uint8_t *hello;
@@ -579,7 +581,8 @@ gd_dial_join(struct gossipd *g, const struct mts_token *t,
 		return rc;
 	l = link_new(g, fd, LINK_JOIN_OUT, t->addr, now);
 	l->connecting = 1;
-	gd_member_to_pb(&mts_swim_member_at(g->swim, 0)->u, &m);
+	mts_swim_member_update(mts_swim_member_at(g->swim, 0), &me);
+	gd_member_to_pb(&me, &m);
 	jh.version = 1;
 	jh.self = &m;
 	hlen = mts__gossip__join_hello__get_packed_size(&jh);

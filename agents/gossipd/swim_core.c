@@ -128,6 +128,47 @@ id_hash(const uint8_t id[MTS_NODE_ID_LEN])
 	return h ^ (h >> 29);
 }
 
+/*
+ * A member's address and name, kept in one block sized to fit
+ * ("addr\0name\0"); each truncated as a 64-byte buffer would hold it.
+ * Either may be the one held.
+ */
+static void
+set_info(struct member *m, const char *addr, const char *name)
+{
+	size_t la, ln;
+	char *b;
+
+	la = strnlen(addr, MTS_SWIM_ADDR_MAX - 1);
+	ln = strnlen(name, MTS_SWIM_NAME_MAX - 1);
+	if (m->pub.u.addr != NULL && strncmp(m->pub.u.addr, addr, la) == 0 &&
+	    m->pub.u.addr[la] == '\0' &&
+	    strncmp(m->pub.u.name, name, ln) == 0 && m->pub.u.name[ln] == '\0')
+		return;
+	b = xmalloc(la + ln + 2);
+	memcpy(b, addr, la);
+	b[la] = '\0';
+	memcpy(b + la + 1, name, ln);
+	b[la + 1 + ln] = '\0';
+	free((char *)m->pub.u.addr);
+	m->pub.u.addr = b;
+	m->pub.u.name = b + la + 1;
+}
+
+void
+mts_swim_member_update(const struct mts_swim_member *m,
+    struct mts_swim_update *u)
+{
+	/* both are at most 63 bytes (set_info): no check, no scan for the
+	 * format (a gossip message copies 8 members) */
+	memset(u, 0, sizeof(*u));
+	memcpy(u->id, m->u.id, MTS_NODE_ID_LEN);
+	memcpy(u->addr, m->u.addr, strlen(m->u.addr) + 1);
+	memcpy(u->name, m->u.name, strlen(m->u.name) + 1);
+	u->state = m->u.state;
+	u->inc = m->u.inc;
+}
+
 /* The slot of id in the index: where it is, or the empty slot ending
  * its probe sequence. */
 static size_t
@@ -222,7 +263,7 @@ emit_event(struct member *m, int news, struct mts_swim_out *out)
 {
 	struct mts_swim_effect *e = push(out, MTS_SWIM_EVENT);
 
-	e->update = m->pub.u;
+	mts_swim_member_update(&m->pub, &e->update);
 	e->news = news;
 }
 
@@ -310,9 +351,10 @@ add_member(struct mts_swim *s, const struct mts_swim_update *u, mts_time_t now)
 	}
 	m = &s->m[s->n++];
 	memset(m, 0, sizeof(*m));
-	m->pub.u = *u;
-	m->pub.u.addr[MTS_SWIM_ADDR_MAX - 1] = '\0';
-	m->pub.u.name[MTS_SWIM_NAME_MAX - 1] = '\0';
+	memcpy(m->pub.u.id, u->id, MTS_NODE_ID_LEN);
+	m->pub.u.state = u->state;
+	m->pub.u.inc = u->inc;
+	set_info(m, u->addr, u->name);
 	m->pub.since = now;
 	m->pub.last_seen = now;
 	s->nsuspect += u->state == MTS_SWIM_SUSPECT;
@@ -345,8 +387,12 @@ mts_swim_new(const struct mts_swim_cfg *cfg, const struct mts_swim_update *self,
 void
 mts_swim_free(struct mts_swim *s)
 {
+	size_t i;
+
 	if (s == NULL)
 		return;
+	for (i = 0; i < s->n; i++)
+		free((char *)s->m[i].pub.u.addr);
 	free(s->m);
 	free(s->slot);
 	free(s->order);
@@ -752,12 +798,8 @@ refute(struct mts_swim *s, const struct mts_swim_update *u)
 static void
 copy_info(struct member *m, const struct mts_swim_update *u)
 {
-	if (u->addr[0])
-		memcpy(m->pub.u.addr, u->addr, MTS_SWIM_ADDR_MAX);
-	if (u->name[0])
-		memcpy(m->pub.u.name, u->name, MTS_SWIM_NAME_MAX);
-	m->pub.u.addr[MTS_SWIM_ADDR_MAX - 1] = '\0';
-	m->pub.u.name[MTS_SWIM_NAME_MAX - 1] = '\0';
+	set_info(m, u->addr[0] ? u->addr : m->pub.u.addr,
+	    u->name[0] ? u->name : m->pub.u.name);
 }
 
 /*
@@ -863,10 +905,8 @@ mts_swim_set_self(struct mts_swim *s, const char *addr, const char *name)
 {
 	struct member *me = &s->m[0];
 
-	if (addr)
-		snprintf(me->pub.u.addr, sizeof(me->pub.u.addr), "%s", addr);
-	if (name)
-		snprintf(me->pub.u.name, sizeof(me->pub.u.name), "%s", name);
+	set_info(me, addr ? addr : me->pub.u.addr,
+	    name ? name : me->pub.u.name);
 	me->pub.u.inc++;
 	queue_bcast(s, me);
 }
@@ -881,6 +921,7 @@ mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 	s->nbcast -= m->bcast_left > 0;
 	s->nsuspect -= m->pub.u.state == MTS_SWIM_SUSPECT;
 	s->ndead -= m->pub.u.state == MTS_SWIM_DEAD;
+	free((char *)m->pub.u.addr);
 	*m = s->m[--s->n];
 	reindex(s);
 	bq_rebuild(s);
@@ -947,9 +988,9 @@ mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
 	if (dst && !dst->pub.is_self &&
 	    (dst->pub.u.state == MTS_SWIM_SUSPECT ||
 	        dst->pub.u.state == MTS_SWIM_DEAD)) {
-		out[first++] = dst->pub.u;
+		mts_swim_member_update(&dst->pub, &out[first++]);
 		if (max > 1)
-			out[first++] = s->m[0].pub.u;
+			mts_swim_member_update(&s->m[0].pub, &out[first++]);
 	} else
 		dst = NULL;
 	if (max == first || s->nbq == 0)
@@ -959,7 +1000,7 @@ mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
 	                      : xreallocarray(NULL, max - first, sizeof(*c));
 	k = pick_bcast(s, dst, c, max - first);
 	for (i = 0; i < k; i++) {
-		out[first + i] = c[i]->pub.u;
+		mts_swim_member_update(&c[i]->pub, &out[first + i]);
 		if (--c[i]->bcast_left == 0)
 			s->nbcast--;
 	}

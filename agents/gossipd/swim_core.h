@@ -29,12 +29,24 @@ struct mts_swim_update {
 	char name[MTS_SWIM_NAME_MAX];
 };
 
+/* A member as held: the same fields, its address and name stored once
+ * and sized to fit ("addr\0name\0", owned by the member). Fixed 64-byte
+ * buffers made a member 216 bytes and a table of N members N x 216 (all N
+ * members of each of 5,000 simulated nodes: 5.4 GB). */
+struct mts_swim_entry {
+	uint8_t id[MTS_NODE_ID_LEN];
+	enum mts_swim_state state;
+	uint64_t inc;
+	const char *addr;
+	const char *name;
+};
+
 struct mts_swim_member {
 	mts_time_t since;         /* when the state last changed */
 	mts_time_t last_seen;     /* last ack or message from it */
 	mts_time_t suspect_until; /* when a suspect is declared dead */
 	int is_self;
-	struct mts_swim_update u;
+	struct mts_swim_entry u;
 };
 
 struct mts_swim_cfg {
@@ -146,6 +158,9 @@ size_t mts_swim_gossip(struct mts_swim *, const uint8_t *to,
 size_t mts_swim_count(const struct mts_swim *);
 const struct mts_swim_member *mts_swim_member_at(const struct mts_swim *,
     size_t i);
+/* The member as an update (what gossip would send of it). */
+void mts_swim_member_update(const struct mts_swim_member *,
+    struct mts_swim_update *);
 const struct mts_swim_member *mts_swim_find(const struct mts_swim *,
     const uint8_t id[MTS_NODE_ID_LEN]);
 /* Picks up to max random alive members other than self and `except` (may be
