@@ -979,7 +979,7 @@ mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
 	struct member *cbuf[16], **c, *dst;
 	size_t i, k, first = 0;
 
-	if (max == 0 || (s->nbq == 0 && to == NULL))
+	if (max == 0)
 		return 0;
 	dst = to && (s->nsuspect > 0 || s->ndead > 0) ? find(s, to) : NULL;
 	/* a member held suspect or dead gets its own state first, and ours
