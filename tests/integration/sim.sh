@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/sim.sh: mts-sim at 50 nodes — every scenario's invariants (the reconciler's deploy, repair, drain and rolling update among them), the same seed giving the same trace hash, different seeds differing, failures reproduced by their seed (gossipd without its pings to dead members, or without its gossip interval), the injected capacity bug caught; and the short set at 100 nodes, every invariant strict to the end.
+# tests/integration/sim.sh: mts-sim at 50 nodes — every scenario's invariants (the reconciler's deploy, repair, drain and rolling update among them), the same seed giving the same trace hash, different seeds differing, failures reproduced by their seed (gossipd without its pings to dead members, or without its gossip interval), the injected capacity bug caught; bad arguments named (exit 2, not the whole help); and the short set at 100 nodes, every invariant strict to the end.
 . "$(dirname "$0")/../lib.sh"
 SIM=$BUILD/tests/mts-sim
 NOCAP=$BUILD/tests/mts-sim-nocap
@@ -26,6 +26,34 @@ for sc in join writes restart kill partition chaos reserve deploy repair \
     heal drain update short scale; do
 	check "--help lists $sc" grep -q "^  $sc " "$dir/help"
 done
+
+# a bad argument: exit 2 and a line naming the option and the value, not
+# the whole help
+bad_arg() { # name expected-line-regex args...
+	local name=$1 re=$2 rc
+	shift 2
+	"$SIM" "$@" >"$dir/bad.out" 2>"$dir/bad.err"
+	rc=$?
+	if [ $rc -eq 2 ] && head -1 "$dir/bad.err" | grep -q -- "$re" &&
+	    ! grep -q '^Scenarios:' "$dir/bad.err" && [ ! -s "$dir/bad.out" ]; then
+		pass "bad argument: $name"
+	else
+		fail "bad argument: $name (rc $rc: $(head -1 "$dir/bad.err"))"
+	fi
+}
+bad_arg "no --scenario" '^mts-sim: --scenario NAME is required$'
+bad_arg "unknown scenario" "^mts-sim: --scenario: no scenario 'nope'$" \
+    --scenario nope
+bad_arg "--nodes 1" "^mts-sim: --nodes: '1' is not a number from 2 to" \
+    --nodes 1 --scenario join
+bad_arg "--nodes abc" "^mts-sim: --nodes: 'abc' is not a number" \
+    --nodes abc --scenario join
+bad_arg "--seed 12x" "^mts-sim: --seed: '12x' is not a number" \
+    --seed 12x --scenario join
+bad_arg "--fanout 17" "^mts-sim: --fanout: '17' is not a number from 0 to 16" \
+    --fanout 17 --scenario join
+bad_arg "stray argument" "^mts-sim: unexpected argument 'extra'" \
+    --scenario join extra
 
 # every scenario's invariants must hold (seed 1; seed 2 too for those with
 # partitions, crashes and the reconciler's races)

@@ -1,5 +1,7 @@
 /* mts_sim.c: mts-sim, the deterministic simulator's command line and its table of scenarios (join, writes, kill, partition, chaos, reserve; deploy, repair, heal, drain with the reconciler; short and scale, the test's and the bench's sets), run second by second against the invariants. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -509,15 +511,57 @@ sim_free(struct sim *s)
 	free(s->whave);
 }
 
+#define USAGE \
+	"usage: mts-sim [--nodes N] [--seed S] [--plot FILE]" \
+	"\n       [--dead-probe MS] [--gossip-interval MS] [--fanout F]" \
+	"\n       [--ae-interval MS] [--progress] --scenario NAME\n"
+
+/* A bad argument: what and where, the usage line, exit status 2 (the full
+ * help goes to stdout on --help only). */
+static int bad_arg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+bad_arg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "mts-sim: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr,
+	    "\n" USAGE "mts-sim --help lists the scenarios and "
+	    "what each option does.\n");
+	return 2;
+}
+
+/* opt's argument as a whole decimal (or 0x) number in [min, max]. */
+static int
+num_arg(const char *opt, const char *arg, long long min, long long max,
+    long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(arg, &end, 0);
+	if (errno != 0 || end == arg || *end != '\0' || *out < min ||
+	    *out > max) {
+		fprintf(stderr,
+		    "mts-sim: %s: '%s' is not a number from %lld "
+		    "to %lld\n" USAGE,
+		    opt, arg, min, max);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 usage(FILE *fp)
 {
 	size_t i;
 
 	fprintf(fp,
-	    "usage: mts-sim [--nodes N] [--seed S] [--plot FILE]"
-	    "\n       [--dead-probe MS] [--gossip-interval MS] [--fanout F]"
-	    "\n       [--ae-interval MS] [--progress] --scenario NAME\n"
+	    USAGE
 	    "Runs N simulated nodes (gossipd's SWIM, delta-push and "
 	    "anti-entropy cores, the\nstatestore's verdict and MST) on "
 	    "a virtual clock and network; prints the\nmeasurements, "
@@ -560,6 +604,8 @@ main(int argc, char **argv)
 	size_t i;
 	int c, rc, fanout = 0;
 	mts_time_t ae = 1000;
+	long long v;
+	char *end;
 
 	memset(&s, 0, sizeof(s));
 	s.n = 50;
@@ -570,10 +616,18 @@ main(int argc, char **argv)
 	            NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			s.n = atoi(optarg);
+			if (num_arg("--nodes", optarg, 2, 100000, &v) < 0)
+				return 2;
+			s.n = (int)v;
 			break;
 		case 's':
-			s.cfg.seed = strtoull(optarg, NULL, 0);
+			errno = 0;
+			s.cfg.seed = strtoull(optarg, &end, 0);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    optarg[0] == '-')
+				return bad_arg("--seed: '%s' is not a number from 0 "
+				               "to 2^64 - 1",
+				    optarg);
 			break;
 		case 'c':
 			name = optarg;
@@ -582,16 +636,26 @@ main(int argc, char **argv)
 			plot = optarg;
 			break;
 		case 'd':
-			s.cfg.dead_probe = strtoll(optarg, NULL, 0);
+			if (num_arg("--dead-probe", optarg, 0, 3600000, &v) < 0)
+				return 2;
+			s.cfg.dead_probe = v;
 			break;
 		case 'g':
-			s.cfg.gossip_interval = strtoll(optarg, NULL, 0);
+			if (num_arg("--gossip-interval", optarg, 0, 3600000,
+			        &v) < 0)
+				return 2;
+			s.cfg.gossip_interval = v;
 			break;
 		case 'f':
-			fanout = atoi(optarg);
+			if (num_arg("--fanout", optarg, 0, 16, &v) < 0)
+				return 2;
+			fanout = (int)v;
 			break;
 		case 'a':
-			ae = strtoll(optarg, NULL, 0);
+			if (num_arg("--ae-interval", optarg, 1, 3600000, &v) <
+			    0)
+				return 2;
+			ae = v;
 			break;
 		case 'v':
 			s.cfg.verbose = 1;
@@ -599,18 +663,24 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
+		default: /* getopt has said which option */
+			fprintf(stderr,
+			    USAGE "mts-sim --help lists the scenarios "
+			          "and what each option does.\n");
 			return 2;
 		}
 	}
-	for (i = 0; name && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+	if (optind < argc)
+		return bad_arg("unexpected argument '%s': mts-sim takes "
+		               "options only",
+		    argv[optind]);
+	if (name == NULL)
+		return bad_arg("--scenario NAME is required");
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		if (strcmp(scenarios[i].name, name) == 0)
 			sc = &scenarios[i];
-	if (sc == NULL || s.n < 2 || s.n > 100000 || fanout < 0 || ae <= 0) {
-		usage(stderr);
-		return 2;
-	}
+	if (sc == NULL)
+		return bad_arg("--scenario: no scenario '%s'", name);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	log_init("mts-sim", 0);
 	if (mts_crypto_init() < 0)
