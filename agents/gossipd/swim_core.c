@@ -13,7 +13,7 @@ struct member {
 	struct mts_swim_member pub;
 	int bcast_left;    /* transmissions of its current update still owed */
 	int own_suspicion; /* suspected by this node's own probe */
-	int in_bq;         /* listed in bq */
+	uint32_t bpos;     /* 1 + its place in bh; 0: owes nothing */
 	int hinted;        /* probed for a stale rumour at hint_inc */
 	uint64_t hint_inc;
 };
@@ -38,13 +38,14 @@ struct mts_swim {
 	 * member, a fifth of mts-sim's time at 1,000 nodes in cache misses) */
 	uint64_t *slot;
 	size_t nslots;
-	size_t nbcast; /* members with bcast_left > 0 */
-	/* indices of the members owing transmissions, and of some that no
-	 * longer do (dropped at the next pick): a message's piggyback looks
-	 * at these, not at every member (a pass over 1,000 members for every
-	 * message sent was a fifth of mts-sim's time at 1,000 nodes) */
-	uint32_t *bq;
-	size_t nbq, capbq;
+	/* the members owing transmissions (bcast_left > 0), a binary heap
+	 * in the piggyback's order (bkey): a message's updates are the
+	 * first few popped, O(log owed) each. A list of them, passed whole
+	 * for every message, cost O(owed) a message: up to N after a
+	 * whole-cluster restart; a pass over every member before that was a
+	 * fifth of mts-sim's time at 1,000 nodes. */
+	uint64_t *bh;
+	size_t nbh, capbh;
 	size_t nsuspect; /* members held suspect */
 	size_t ndead;    /* members held dead: while none is suspect or
 			    dead a message's piggyback need not look its
@@ -222,40 +223,94 @@ retransmits(const struct mts_swim *s)
 	return s->cfg.retransmit_mult * (int)ceil(log10((double)s->n + 1));
 }
 
-static void
-bq_add(struct mts_swim *s, struct member *m)
+/*
+ * The piggyback's order, least sent first: more transmissions owed
+ * first, then the member table's order, which puts this node's own
+ * update (m[0]) first among equals: a refutation is the news that
+ * matters most to the one who hears it. As a heap key, smallest first:
+ * the owed count inverted above the member's index.
+ */
+static uint64_t
+bkey(const struct mts_swim *s, const struct member *m)
 {
-	if (m->in_bq)
-		return;
-	if (s->nbq == s->capbq) {
-		s->capbq = s->capbq ? 2 * s->capbq : 64;
-		s->bq = xreallocarray(s->bq, s->capbq, sizeof(*s->bq));
-	}
-	s->bq[s->nbq++] = (uint32_t)(m - s->m);
-	m->in_bq = 1;
+	return (uint64_t)(UINT32_MAX - (uint32_t)m->bcast_left) << 32 |
+	    (uint32_t)(m - s->m);
 }
 
-/* The list again from the table (after members moved). */
 static void
-bq_rebuild(struct mts_swim *s)
+bh_put(struct mts_swim *s, size_t pos, uint64_t key)
+{
+	s->bh[pos] = key;
+	s->m[(uint32_t)key].bpos = (uint32_t)pos + 1;
+}
+
+/* Restores the heap around pos, whose key changed. */
+static void
+bh_fix(struct mts_swim *s, size_t pos)
+{
+	uint64_t key = s->bh[pos];
+	size_t c;
+
+	for (; pos > 0 && key < s->bh[(pos - 1) / 2]; pos = (pos - 1) / 2)
+		bh_put(s, pos, s->bh[(pos - 1) / 2]);
+	for (; (c = 2 * pos + 1) < s->nbh; pos = c) {
+		if (c + 1 < s->nbh && s->bh[c + 1] < s->bh[c])
+			c++;
+		if (key < s->bh[c])
+			break;
+		bh_put(s, pos, s->bh[c]);
+	}
+	bh_put(s, pos, key);
+}
+
+/* m owes transmissions: into the heap, or moved within it. */
+static void
+bh_set(struct mts_swim *s, struct member *m)
+{
+	if (m->bpos == 0) {
+		if (s->nbh == s->capbh) {
+			s->capbh = s->capbh ? 2 * s->capbh : 64;
+			s->bh = xreallocarray(s->bh, s->capbh, sizeof(*s->bh));
+		}
+		m->bpos = (uint32_t)++s->nbh;
+	}
+	s->bh[m->bpos - 1] = bkey(s, m);
+	bh_fix(s, m->bpos - 1);
+}
+
+/* Takes the first member out of the heap (there is one). */
+static struct member *
+bh_pop(struct mts_swim *s)
+{
+	struct member *m = &s->m[(uint32_t)s->bh[0]];
+
+	m->bpos = 0;
+	if (--s->nbh > 0) {
+		s->bh[0] = s->bh[s->nbh];
+		bh_fix(s, 0);
+	}
+	return m;
+}
+
+/* The heap again from the table (after members moved). */
+static void
+bh_rebuild(struct mts_swim *s)
 {
 	size_t i;
 
-	s->nbq = 0;
+	s->nbh = 0;
 	for (i = 0; i < s->n; i++) {
-		s->m[i].in_bq = 0;
+		s->m[i].bpos = 0;
 		if (s->m[i].bcast_left > 0)
-			bq_add(s, &s->m[i]);
+			bh_set(s, &s->m[i]);
 	}
 }
 
 static void
 queue_bcast(struct mts_swim *s, struct member *m)
 {
-	if (m->bcast_left == 0)
-		s->nbcast++;
 	m->bcast_left = retransmits(s);
-	bq_add(s, m);
+	bh_set(s, m);
 }
 
 static void
@@ -396,7 +451,7 @@ mts_swim_free(struct mts_swim *s)
 	free(s->m);
 	free(s->slot);
 	free(s->order);
-	free(s->bq);
+	free(s->bh);
 	free(s);
 }
 
@@ -608,7 +663,7 @@ gossip_round(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 	k = 0;
 	if (s->nsuspect > 0)
 		k = random_members(s, 1u << MTS_SWIM_SUSPECT, NULL, ids, 1);
-	if (s->nbcast > 0)
+	if (s->nbh > 0)
 		k += random_members(s,
 		    1u << MTS_SWIM_ALIVE | 1u << MTS_SWIM_SUSPECT,
 		    k ? ids[0] : NULL, ids + k, max > 15 ? 15 : max);
@@ -656,7 +711,7 @@ mts_swim_next_deadline(const struct mts_swim *s)
 	if (s->cfg.dead_probe_interval > 0 && s->next_dead_probe < d)
 		d = s->next_dead_probe;
 	if (s->cfg.gossip_interval > 0 && s->cfg.gossip_fanout > 0 &&
-	    (s->nbcast > 0 || s->nsuspect > 0) && s->next_gossip < d)
+	    (s->nbh > 0 || s->nsuspect > 0) && s->next_gossip < d)
 		d = s->next_gossip;
 	return d;
 }
@@ -918,57 +973,37 @@ mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 
 	if (m == NULL || m->pub.is_self)
 		return;
-	s->nbcast -= m->bcast_left > 0;
 	s->nsuspect -= m->pub.u.state == MTS_SWIM_SUSPECT;
 	s->ndead -= m->pub.u.state == MTS_SWIM_DEAD;
 	free((char *)m->pub.u.addr);
 	*m = s->m[--s->n];
 	reindex(s);
-	bq_rebuild(s);
+	bh_rebuild(s);
 	if (s->active && memcmp(s->target, id, MTS_NODE_ID_LEN) == 0)
 		s->active = 0;
 }
 
-/* Least sent first; between equals this node's own update (a refutation
- * is the news that matters most to the one who hears it), then the
- * member table's order. */
-static int
-before(const struct member *x, const struct member *y)
-{
-	if (y->bcast_left != x->bcast_left)
-		return x->bcast_left > y->bcast_left;
-	if (x->pub.is_self != y->pub.is_self)
-		return x->pub.is_self > y->pub.is_self;
-	return x < y;
-}
-
-/* The first max of the members owing transmissions, in before()'s order,
- * into c (max entries): one pass over bq, no sort (this runs for every
- * message sent); bq drops who owes nothing any more. */
+/* The first max members owing transmissions, in the heap's order
+ * (bkey), taken out of it into c (max entries): the caller puts them back
+ * with what they still owe, after the pick, so that none comes twice.
+ * Skipped and put back at once: the destination, whose own state the
+ * message already carries, and with it this node's own. */
 static size_t
 pick_bcast(struct mts_swim *s, const struct member *dst, struct member **c,
     size_t max)
 {
-	size_t i, j, k = 0;
-	struct member *m;
+	struct member *m, *skip[2];
+	size_t k = 0, nskip = 0;
 
-	for (i = 0; i < s->nbq;) {
-		m = &s->m[s->bq[i]];
-		if (m->bcast_left == 0) {
-			m->in_bq = 0;
-			s->bq[i] = s->bq[--s->nbq];
-			continue;
-		}
-		i++;
+	while (k < max && s->nbh > 0) {
+		m = bh_pop(s);
 		if (m == dst || (dst && m->pub.is_self))
-			continue;
-		if (k == max && !before(m, c[k - 1]))
-			continue;
-		j = k < max ? k++ : k - 1;
-		for (; j > 0 && before(m, c[j - 1]); j--)
-			c[j] = c[j - 1];
-		c[j] = m;
+			skip[nskip++] = m;
+		else
+			c[k++] = m;
 	}
+	while (nskip > 0)
+		bh_set(s, skip[--nskip]);
 	return k;
 }
 
@@ -993,7 +1028,7 @@ mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
 			mts_swim_member_update(&s->m[0].pub, &out[first++]);
 	} else
 		dst = NULL;
-	if (max == first || s->nbq == 0)
+	if (max == first || s->nbh == 0)
 		return first;
 	/* a message's few updates need no allocation (every message asks) */
 	c = max - first <= 16 ? cbuf
@@ -1001,8 +1036,8 @@ mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
 	k = pick_bcast(s, dst, c, max - first);
 	for (i = 0; i < k; i++) {
 		mts_swim_member_update(&c[i]->pub, &out[first + i]);
-		if (--c[i]->bcast_left == 0)
-			s->nbcast--;
+		if (--c[i]->bcast_left > 0)
+			bh_set(s, c[i]);
 	}
 	if (c != cbuf)
 		free(c);

@@ -147,8 +147,10 @@ void mts_swim_set_self(struct mts_swim *, const char *addr, const char *name);
 /* Forgets a member entirely (removed from the cluster). */
 void mts_swim_remove(struct mts_swim *, const uint8_t id[MTS_NODE_ID_LEN]);
 
-/* Up to max updates to piggyback on the next message, least-sent first;
- * each update is sent retransmit_mult * ceil(log10(n+1)) times. to (NULL:
+/* Up to max updates to piggyback on the next message, least-sent first
+ * (then the member table's order, this node's own first), O(log owed)
+ * each; each update is sent retransmit_mult * ceil(log10(n+1)) times,
+ * n the member count when it was queued. to (NULL:
  * unknown) is the message's destination: when this node holds it suspect
  * or dead, that update comes first, unasked, so that the member learns it
  * and refutes, and this node's own next. */

@@ -795,6 +795,171 @@ test_piggyback_looks_at_owed_only(void **state)
 	mts_swim_free(s);
 }
 
+/* 4 x ceil(log10(n + 1)): an update's transmissions at n members. */
+static int
+retransmits_at(size_t n)
+{
+	size_t p;
+	int r = 0;
+
+	for (p = 1; p < n + 1; p *= 10)
+		r += 4;
+	return r;
+}
+
+/* The member's place in s's table. */
+static size_t
+place_of(struct mts_swim *s, const uint8_t id[16])
+{
+	size_t i;
+
+	for (i = 0; i < mts_swim_count(s); i++)
+		if (memcmp(mts_swim_member_at(s, i)->u.id, id, 16) == 0)
+			return i;
+	fail();
+	return 0;
+}
+
+/* What the piggyback should pick, by sorting every member owing
+ * transmissions: most owed first, then the table's order (this node's
+ * own first). skip: members not to pick (-1: none). */
+static size_t
+reference_pick(struct mts_swim *s, const int *owed, int n, int skip1, int skip2,
+    int *pick, size_t max)
+{
+	size_t k = 0, j;
+	int i, t;
+
+	for (i = 0; i < n; i++) {
+		if (owed[i] == 0 || i == skip1 || i == skip2)
+			continue;
+		pick[k++] = i;
+		for (j = k - 1; j > 0; j--) {
+			uint8_t a[16], b[16];
+
+			mkid(a, pick[j]);
+			mkid(b, pick[j - 1]);
+			if (owed[pick[j]] < owed[pick[j - 1]] ||
+			    (owed[pick[j]] == owed[pick[j - 1]] &&
+			        place_of(s, a) > place_of(s, b)))
+				break;
+			t = pick[j];
+			pick[j] = pick[j - 1];
+			pick[j - 1] = t;
+		}
+	}
+	return k < max ? k : max;
+}
+
+/* The piggyback picks what a sort of every member owing transmissions
+ * would (a heap since the owed list, passed whole for every message,
+ * cost O(owed) a message): 3,000 steps of members added, refuted,
+ * suspected and removed (the others move in the table), this node
+ * refuting a rumour of itself, and messages of
+ * 1 to 8 updates, some to a suspect, which gets its own state and ours
+ * first and neither among the picks. */
+static void
+test_piggyback_order(void **state)
+{
+	struct mts_swim_cfg cfg;
+	struct mts_swim_out out = { 0 };
+	struct mts_swim_update u, g[8];
+	struct mts_swim *s;
+	int owed[200] = { 0 }, known[200] = { 0 }, suspect[200] = { 0 };
+	uint64_t inc[200] = { 0 }, r = 12345;
+	int pick[200], n = 1, step, i, to, first, op;
+	size_t k, max, j;
+
+	mts_swim_cfg_defaults(&cfg);
+	cfg.gossip_interval = 0;
+	s = solo(&cfg, 3);
+	owed[0] = retransmits_at(1);
+	known[0] = 1;
+	for (step = 0; step < 3000; step++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		i = (int)((r >> 33) % (uint64_t)n);
+		memset(&u, 0, sizeof(u));
+		op = (int)((r >> 20) % 10);
+		if (op < 2 && n < 200)
+			i = n++; /* a member never heard of */
+		if (op < 4 && i > 0) {
+			mkid(u.id, i);
+			u.inc = ++inc[i];
+			u.state = (r >> 40) % 3 == 0 ? MTS_SWIM_SUSPECT
+			                             : MTS_SWIM_ALIVE;
+			mts_swim_apply(s, &u, 0, &out);
+			known[i] = 1;
+			suspect[i] = u.state == MTS_SWIM_SUSPECT;
+			owed[i] = retransmits_at(mts_swim_count(s));
+		} else if (op == 4 && i == 0) {
+			mkid(u.id, 0); /* held suspect: this node refutes */
+			u.state = MTS_SWIM_SUSPECT;
+			mts_swim_apply(s, &u, 0, &out);
+			owed[0] = retransmits_at(mts_swim_count(s));
+		} else if (op == 4 && known[i]) {
+			mkid(u.id, i);
+			mts_swim_remove(s, u.id);
+			known[i] = suspect[i] = owed[i] = 0;
+			inc[i] = 0;
+		} else if (op > 4) {
+			to = (r >> 44) % 2 ? i : -1;
+			mkid(u.id, to);
+			max = 1 + (r >> 50) % 8;
+			k = mts_swim_gossip(s, to >= 0 ? u.id : NULL, g, max);
+			first = to > 0 && known[to] && suspect[to];
+			if (first) {
+				assert_int_equal(idx(g[0].id), to);
+				if (max > 1)
+					assert_int_equal(idx(g[1].id), 0);
+			}
+			first = first ? (max > 1 ? 2 : 1) : 0;
+			assert_int_equal(k,
+			    first +
+			        reference_pick(s, owed, n, first ? to : -1,
+			            first ? 0 : -1, pick, max - (size_t)first));
+			for (j = (size_t)first; j < k; j++) {
+				assert_int_equal(idx(g[j].id), pick[j - first]);
+				owed[pick[j - first]]--;
+			}
+		}
+		mts_swim_out_reset(&out);
+	}
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
+/* A message's piggyback costs what it picks, not what is owed: 10,000
+ * members each owing its transmissions (a whole-cluster restart leaves
+ * every node owing about two updates a member), spent 8 a message. A
+ * pass over the owed list for each message was 10,000 members looked at
+ * for each of some 19,000 messages. */
+static void
+test_piggyback_costs_what_it_picks(void **state)
+{
+	struct mts_swim_out out = { 0 };
+	struct mts_swim_update g[8];
+	struct mts_swim *s = lone(10000, &out);
+	size_t k, sent = 0, msgs = 0, expect = 4;
+	clock_t t0;
+	double cpu;
+	int i;
+
+	for (i = 1; i <= 10000; i++)
+		expect += (size_t)retransmits_at((size_t)i + 1);
+	t0 = clock();
+	while ((k = mts_swim_gossip(s, NULL, g, 8)) > 0) {
+		sent += k;
+		msgs++;
+	}
+	cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	print_message("%zu updates in %zu messages among 10,000 owed: %.3f s\n",
+	    sent, msgs, cpu);
+	assert_int_equal(sent, expect);
+	assert_true(cpu < 0.2);
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
 /* Two probes from now: the member pinged by each (-1: none). */
 static int
 next_pinged(struct mts_swim *s, struct mts_swim_out *out, mts_time_t *t)
@@ -884,6 +1049,8 @@ main(void)
 		cmocka_unit_test(test_new_member_probed_this_round),
 		cmocka_unit_test(test_relay_unreachable_not_urgent),
 		cmocka_unit_test(test_piggyback_looks_at_owed_only),
+		cmocka_unit_test(test_piggyback_order),
+		cmocka_unit_test(test_piggyback_costs_what_it_picks),
 		cmocka_unit_test(test_stale_death_probes_member),
 	};
 
