@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# tests/bench/sim.sh: mts-sim at 1,000 nodes (SIM_NODES) — the issue's set (scale: join, 10,000 replicas deployed by racing owners, 50 kills, a 50/50 partition and its heal), write propagation (writes) and failure detection under 1% loss (loss) — each scenario's table, and SVG and PNG plots of the nodes holding the final root over time and, for the reconciler's scenarios, the replicas running against desired (gnuplot, when installed).
+# tests/bench/sim.sh: mts-sim at 1,000 nodes (SIM_NODES, on nproc threads: SIM_THREADS) — the issue's set (scale: join, 10,000 replicas deployed by racing owners, 50 kills, a 50/50 partition and its heal), write propagation (writes) and failure detection under 1% loss (loss) — each scenario's table, and SVG and PNG plots of the nodes holding the final root over time and, for the reconciler's scenarios, the replicas running against desired (gnuplot, when installed).
 set -u
 BUILD=${BUILD:-$(pwd)/build}
 SIM=$BUILD/tests/mts-sim
 N=${SIM_NODES:-1000}
 SEED=${SIM_SEED:-1}
+# the nodes' events on every core (the same trace as one thread)
+THREADS=${SIM_THREADS:-$(nproc 2>/dev/null || echo 1)}
+[ "$THREADS" -le 64 ] || THREADS=64
 out=$BUILD/bench-sim
 mkdir -p "$out"
 [ -x "$SIM" ] || { echo "mts-sim not built"; exit 1; }
@@ -34,9 +37,10 @@ plot() { # scenario nodes
 # GiB). scale is the acceptance set; writes gives the propagation to all
 # nodes; loss the detection and the false suspicions at 1% loss.
 for sc in ${SIM_SCENARIOS:-scale writes loss}; do
-	echo "-- $sc, $N nodes, seed $SEED"
+	echo "-- $sc, $N nodes, seed $SEED, $THREADS threads"
 	"$SIM" --nodes "$N" --seed "$SEED" --scenario "$sc" \
-	    --plot "$out/$sc.dat" --progress | tee "$out/$sc.txt"
+	    --threads "$THREADS" --plot "$out/$sc.dat" --progress |
+	    tee "$out/$sc.txt"
 	# a violated invariant is a finding printed in the table (exit 1);
 	# anything else is the simulator failing
 	[ "${PIPESTATUS[0]}" -le 1 ] || rc=1

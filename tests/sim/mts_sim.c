@@ -461,8 +461,7 @@ run(struct sim *s, const struct scenario *sc, const char *plot)
 	for (i = 0; i < s->n; i++)
 		sim_node_init(s, &s->node[i], i);
 	for (sec = 0; sec <= sc->duration && !s->failed; sec++) {
-		while (sim_next(s, (mts_time_t)sec * 1000))
-			;
+		sim_run_until(s, (mts_time_t)sec * 1000);
 		s->now = (mts_time_t)sec * 1000;
 		if (sec > 0)
 			s->st.node_ms += (uint64_t)s->nup * 1000;
@@ -471,8 +470,10 @@ run(struct sim *s, const struct scenario *sc, const char *plot)
 		sim_check(s);
 		sim_sched_check(s);
 		sim_recon_check(s);
-		if (s->cfg.verbose && sec % 10 == 0)
+		if (s->cfg.verbose && sec % 10 == 0) {
+			sim_stats_fold(s);
 			progress(s, sec, t0);
+		}
 	}
 	if (!s->failed)
 		sim_check_quiet(s);
@@ -480,8 +481,12 @@ run(struct sim *s, const struct scenario *sc, const char *plot)
 		sim_sched_check_quiet(s);
 	if (!s->failed)
 		sim_recon_check_quiet(s);
+	sim_stats_fold(s);
+	for (i = 0; s->cfg.verbose && i < s->threads; i++)
+		fprintf(stderr, "mts-sim: worker %d ran %llu events\n", i,
+		    (unsigned long long)s->w[i].ran);
 	sim_report(s, sc->name, sc->quiet_from, wall_now() - t0, heap0, plot);
-	mts_hash_final(&s->trace, h);
+	sim_trace_final(s, h);
 	mts_hex(hex, h, MTS_HASH_LEN);
 	printf("trace %s\n", hex);
 	return s->failed ? 1 : 0;
@@ -493,6 +498,7 @@ sim_free(struct sim *s)
 	size_t i;
 	int j;
 
+	sim_workers_stop(s);
 	sim_queue_free(s);
 	for (i = 0; i < s->nwrites; i++)
 		sim_iunref(s->writes[i].r);
@@ -509,12 +515,15 @@ sim_free(struct sim *s)
 	free(s->running);
 	free(s->wcache);
 	free(s->whave);
+	free(s->w);
+	sim_recon_thread_free();
 }
 
 #define USAGE \
 	"usage: mts-sim [--nodes N] [--seed S] [--plot FILE]" \
 	"\n       [--dead-probe MS] [--gossip-interval MS] [--fanout F]" \
-	"\n       [--ae-interval MS] [--progress] --scenario NAME\n"
+	"\n       [--ae-interval MS] [--threads T] [--progress] " \
+	"--scenario NAME\n"
 
 /* A bad argument: what and where, the usage line, exit status 2 (the full
  * help goes to stdout on --help only). */
@@ -575,6 +584,9 @@ usage(FILE *fp)
 	    "--fanout F sets gossipd's fanout (0, the default: ceil(ln N) - 1; "
 	    "3: as before).\n--ae-interval MS sets gossipd's ae_interval "
 	    "(1000;\n2000 as before).\n"
+	    "--threads T runs the nodes' events on T threads (1; the same "
+	    "trace whatever T:\none millisecond at a time, nothing reaching "
+	    "another node within it).\n"
 	    "--progress prints a line on stderr every 10 virtual seconds.\n"
 	    "Scenarios:\n");
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
@@ -595,6 +607,7 @@ main(int argc, char **argv)
 		{ "fanout", required_argument, NULL, 'f' },
 		{ "ae-interval", required_argument, NULL, 'a' },
 		{ "progress", no_argument, NULL, 'v' },
+		{ "threads", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -610,9 +623,10 @@ main(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	s.n = 50;
 	s.cfg.seed = 1;
+	s.threads = 1;
 	s.cfg.dead_probe = -1;
 	s.cfg.gossip_interval = -1;
-	while ((c = getopt_long(argc, argv, "n:s:c:p:d:g:f:a:vh", opts,
+	while ((c = getopt_long(argc, argv, "n:s:c:p:d:g:f:a:t:vh", opts,
 	            NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -660,6 +674,11 @@ main(int argc, char **argv)
 		case 'v':
 			s.cfg.verbose = 1;
 			break;
+		case 't':
+			if (num_arg("--threads", optarg, 1, 64, &v) < 0)
+				return 2;
+			s.threads = (int)v;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -687,7 +706,7 @@ main(int argc, char **argv)
 		fatalx("libsodium");
 	sim_intern_init();
 	s.cfg.nodes = s.n;
-	s.cfg.lat_base = 1;
+	s.cfg.lat_base = 1; /* at least 1: sim_at's window depends on it */
 	s.cfg.lat_mean = 2;
 	s.cfg.lat_max = 100;
 	s.cfg.bw_bytes = 125000000; /* 1 Gbit/s */
@@ -697,6 +716,7 @@ main(int argc, char **argv)
 	s.last_unhealthy = -1000000;
 	mts_hash_init(&s.trace);
 	printf("seed %llu\n", (unsigned long long)s.cfg.seed);
+	sim_workers_start(&s);
 	rc = run(&s, sc, plot);
 	sim_free(&s);
 	return rc;

@@ -28,18 +28,20 @@
 #define SIM_TICK_MS 100
 #define SIM_WALL_BASE 1764547200000ull /* wall clock at virtual time 0 */
 
+struct sim;
+
 /* --- interned records ---------------------------------------------------- */
 
 /* One (key, record) shared by every node holding it. */
 struct irec {
 	struct irec *next; /* hash chain */
-	uint32_t refs;
-	uint32_t track; /* 1 + index of the acknowledged write, or 0 */
+	uint32_t refs;     /* atomic; the chain is behind its stripe's lock */
+	uint32_t track;    /* 1 + index of the acknowledged write, or 0 */
 	uint8_t rh[MTS_HASH_LEN];
 	uint64_t fp;           /* mts_seen_fingerprint of it */
 	struct mts_record rec; /* value points into enc */
-	void *parsed;          /* the reconciler's decoding, shared; freed
-				  with the record */
+	void *parsed;          /* the reconciler's decoding, shared (set
+				  once, atomically); freed with the record */
 	uint8_t *key, *enc;
 	size_t klen, elen;
 };
@@ -95,13 +97,14 @@ struct sim_page {
 /* What every copy of one push carries: its records (a ref each) and the
  * ids sent along, once for all the copies (refs: the copies). */
 struct sim_body {
-	int refs;
+	int refs; /* atomic: the copies are freed on the receivers' workers */
 	size_t nrecs, nsent;
 	uint8_t (*sent)[MTS_NODE_ID_LEN]; /* after recs, in the same block */
 	struct irec *recs[];
 };
 
-/* A message in flight; shared by its duplicates (refs). */
+/* A message in flight; shared by its duplicates (refs: only the
+ * receiving node's worker touches it once it is sent). */
 struct sim_msg {
 	int refs;
 	struct sim_msg *free_next; /* the pool's list, once unreferenced */
@@ -138,8 +141,8 @@ struct sim_body *sim_body_new(struct irec **recs, size_t nrecs,
 /* m carries body (takes a ref on it). */
 void sim_msg_set_body(struct sim_msg *m, struct sim_body *body);
 void sim_body_unref(struct sim_body *);
-/* Frees the pool of unreferenced messages. */
-void sim_msg_pool_free(void);
+/* Frees the pools of unreferenced messages. */
+void sim_msg_pool_free(struct sim *);
 enum sim_class sim_kind_class(enum sim_kind);
 const char *sim_kind_name(enum sim_kind);
 
@@ -147,6 +150,9 @@ const char *sim_kind_name(enum sim_kind);
 
 struct sim_node {
 	int idx;
+	uint64_t rng;       /* its own stream (sim_nrand) */
+	uint64_t oseq;      /* events it created: their order key */
+	mts_hash_ctx trace; /* the events it processed */
 	uint8_t id[MTS_NODE_ID_LEN];
 	char hex[MTS_NODE_HEX_LEN + 1];
 	int up, ever_started;
@@ -257,12 +263,47 @@ struct sim_stats {
 	uint64_t false_suspect, false_dead;
 	uint64_t merges_applied, merges_ignored, by_push, by_ae;
 	uint64_t node_ms; /* sum over nodes of time up */
-	uint64_t prepares, refused;
+	uint64_t prepares, refused, places, stops;
+};
+
+/* What a worker thread did during one millisecond's window, applied at
+ * the barrier (sim_net.c): the order it did it in does not matter. */
+struct sim_wlog {
+	uint32_t track; /* 1 + index of the write */
+	int by_push;    /* 0: a holder more; 1: one that got it by push */
+};
+struct sim_klog {
+	int victim, observer; /* observer declared the crashed victim dead */
+};
+struct sim_alog {
+	int svc, node; /* node acted as the owner of svc */
+};
+
+/* One worker thread's own (worker 0 is the main thread): its counters,
+ * the events its nodes created in the window (to any node), its logs
+ * and the first failure it saw, and its pool of messages. */
+struct sim_worker {
+	int idx;
+	struct sim *s;
+	struct sim_stats st;
+	struct sim_ev *out;
+	size_t nout, capout;
+	struct sim_wlog *wlog;
+	size_t nwlog, capwlog;
+	struct sim_klog *klog;
+	size_t nklog, capklog;
+	struct sim_alog *alog;
+	size_t nalog, capalog;
+	int cur_node;  /* the node whose event runs */
+	int fail_node; /* -1, or the node of the failure in fail_why */
+	char fail_why[512];
+	struct sim_msg *pool;
+	uint64_t ran; /* events run */
 };
 
 struct sim {
 	struct sim_cfg cfg;
-	uint64_t rng;
+	uint64_t rng; /* the run's stream: the scenario's decisions */
 	mts_time_t now;
 	struct sim_node *node;
 	int n, nup;
@@ -271,9 +312,16 @@ struct sim {
 	struct sim_bucket *cal; /* one bucket per ms from cal_at on */
 	mts_time_t cal_at;
 	size_t ncal;
-	uint64_t evseq;
-	mts_hash_ctx trace;
-	struct sim_stats st;
+	struct sim_ev *batch; /* the millisecond's events, sorted */
+	size_t nbatch, capbatch;
+	size_t *runs; /* where each node's events start in batch */
+	size_t nruns, capruns;
+	int threads;
+	struct sim_worker *w;  /* [threads] */
+	struct sim_pool *pool; /* the helper threads */
+	int window;          /* the workers run: events go to their outboxes */
+	mts_hash_ctx trace;  /* the run's own events (partitions) */
+	struct sim_stats st; /* the workers' counters, summed at barriers */
 	struct sim_write *writes;
 	size_t nwrites, capwrites;
 	struct sim_kill *kills;
@@ -290,12 +338,12 @@ struct sim {
 	struct sim_mark marks[8];
 	size_t nmarks;
 	int stable_prev; /* membership converged at the previous check */
-	uint64_t places, stops, two_owner_checks;
+	uint64_t two_owner_checks;
 	int drains;
-	mts_time_t update_at;  /* the rolling update's s/ writes */
-	uint32_t update_floor; /* fewest live tasks a service had during it */
-	uint64_t *wcache;      /* [svc * n + node]: rendezvous weights, kept */
-	uint8_t *whave;
+	mts_time_t update_at;   /* the rolling update's s/ writes */
+	uint32_t update_floor;  /* fewest live tasks a service had during it */
+	uint64_t *wcache;       /* [svc * n + node]: rendezvous weights, kept */
+	uint8_t *whave;         /* atomic: a fill races with its same value */
 	uint32_t (*running)[2]; /* [sec]: replicas running, desired */
 	/* convergence over time: roots per second */
 	uint8_t (*roots)[MTS_HASH_LEN]; /* [sec * n + node], zero if down */
@@ -303,14 +351,35 @@ struct sim {
 };
 
 /* sim_net.c */
+/* The run's stream: decisions the scenario takes at the barrier. */
 uint64_t sim_rand(struct sim *);
 double sim_unif(struct sim *);
 int sim_rand_int(struct sim *, int n);
+/* A node's stream: what is random on its behalf. */
+void sim_nrand_seed(struct sim_node *, uint64_t seed);
+uint64_t sim_nrand(struct sim_node *);
+double sim_nunif(struct sim_node *);
+int sim_nrand_int(struct sim_node *, int n);
+/* Into the run's trace, or node n's. */
 void sim_trace(struct sim *, int type, int a, int b, uint64_t c);
+void sim_ntrace(struct sim *, struct sim_node *, int type, int a, int b,
+    uint64_t c);
+/* The run's trace: its own and every node's, in node order. */
+void sim_trace_final(struct sim *, uint8_t out[MTS_HASH_LEN]);
 void sim_send(struct sim *, struct sim_msg *);
-void sim_at(struct sim *, mts_time_t when, int type, int node,
-    struct sim_msg *);
-int sim_next(struct sim *, mts_time_t until);
+/* An event for node `node` at `when` (after now), created by src. */
+void sim_at(struct sim *, mts_time_t when, int type, int node, struct sim_msg *,
+    struct sim_node *src);
+/* Runs every event due before `until`, a millisecond at a time. */
+void sim_run_until(struct sim *, mts_time_t until);
+/* Starts the worker threads (s->threads, 1 and more) and ends them. */
+void sim_workers_start(struct sim *);
+void sim_workers_stop(struct sim *);
+/* Sums the workers' counters into s->st. */
+void sim_stats_fold(struct sim *);
+/* The calling thread's worker. */
+extern _Thread_local struct sim_worker *sim_tls_w;
+#define SIM_ST (&sim_tls_w->st)
 void sim_partition(struct sim *, int ngroups);
 void sim_heal(struct sim *);
 void sim_queue_free(struct sim *);
@@ -364,11 +433,20 @@ void sim_recon_mark(struct sim *, const char *what);
 void sim_recon_check(struct sim *);
 void sim_recon_check_quiet(struct sim *);
 void sim_recon_report(const struct sim *);
+void sim_apply_alog(struct sim *, const struct sim_alog *);
+/* Frees the calling thread's scratch view. */
+void sim_recon_thread_free(void);
 int sim_membership_converged(const struct sim *);
 /* A record from a peer through the statestore's verdict; 1 if applied. */
 int sim_node_merge(struct sim *, struct sim_node *, struct irec *);
 
 /* sim_run.c */
+/* During the window, a worker's logs; at the barrier, applied at once. */
+void sim_note_write(struct sim *, const struct irec *, int by_push);
+void sim_apply_wlog(struct sim *, const struct sim_wlog *);
+void sim_apply_klog(struct sim *, const struct sim_klog *);
+/* A worker's first failure of the window (the lowest node's) now. */
+void sim_fail_flush(struct sim *, struct sim_worker *);
 void sim_on_swim_event(struct sim *, struct sim_node *observer,
     const struct mts_swim_update *);
 void sim_on_apply(struct sim *, struct sim_node *, struct irec *);

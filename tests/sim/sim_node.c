@@ -99,10 +99,10 @@ sim_node_merge(struct sim *s, struct sim_node *n, struct irec *in)
 	w.rec = in->rec;
 	if (mts_state_verdict(&me, cur ? &cur->rec : NULL, NULL, &w, &v) !=
 	    MTS_VERDICT_APPLY) {
-		s->st.merges_ignored++;
+		SIM_ST->merges_ignored++;
 		return 0;
 	}
-	s->st.merges_applied++;
+	SIM_ST->merges_applied++;
 	store_put(s, n, sim_iref(in));
 	return 1;
 }
@@ -181,7 +181,7 @@ sim_node_send(struct sim *s, struct sim_node *n, struct sim_msg *m)
 	if (m->nup > 0)
 		m->up = xmemdup(up, m->nup * sizeof(*up));
 	m->bytes += MSG_BYTES + m->nup * UPDATE_BYTES;
-	s->st.piggy[m->kind] += m->nup * UPDATE_BYTES;
+	SIM_ST->piggy[m->kind] += m->nup * UPDATE_BYTES;
 	sim_send(s, m);
 }
 
@@ -478,7 +478,7 @@ on_walk_reply(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 	} else {
 		for (i = 0; i < m->nrecs; i++)
 			if (sim_node_merge(s, n, m->recs[i])) {
-				s->st.by_ae++;
+				SIM_ST->by_ae++;
 				learn_member(s, n, m->recs[i], out);
 			}
 	}
@@ -509,9 +509,9 @@ on_push(struct sim *s, struct sim_node *n, const struct sim_msg *m,
 	}
 	for (i = 0; i < k; i++)
 		if (sim_node_merge(s, n, fresh[i])) {
-			s->st.by_push++;
+			SIM_ST->by_push++;
 			if (fresh[i]->track)
-				s->writes[fresh[i]->track - 1].by_push++;
+				sim_note_write(s, fresh[i], 1);
 			learn_member(s, n, fresh[i], out);
 		}
 	if (fresh != buf)
@@ -588,7 +588,7 @@ static void
 next_tick(struct sim *s, struct sim_node *n, mts_time_t at)
 {
 	n->next_tick = at;
-	sim_at(s, at, EV_TICK, n->idx, NULL);
+	sim_at(s, at, EV_TICK, n->idx, NULL, n);
 }
 
 /* The node's timers; a tick left over from a run before a crash is
@@ -623,6 +623,8 @@ sim_node_init(struct sim *s, struct sim_node *n, int idx)
 
 	memset(n, 0, sizeof(*n));
 	n->idx = idx;
+	sim_nrand_seed(n, s->cfg.seed);
+	mts_hash_init(&n->trace);
 	snprintf(seed, sizeof(seed), "sim node %d", idx);
 	mts_blake2b256(h, seed, strlen(seed));
 	mts_put_u32be(n->id, (uint32_t)idx);
@@ -657,11 +659,11 @@ sim_node_start(struct sim *s, struct sim_node *n, int bootstrap)
 	/* gossipd passes wall-clock seconds: it grows across restarts */
 	n->life_inc = (SIM_WALL_BASE + (uint64_t)s->now) / 1000;
 	self.inc = n->life_inc;
-	n->swim = mts_swim_new(&cfg, &self, sim_rand(s), s->now);
+	n->swim = mts_swim_new(&cfg, &self, sim_nrand(n), s->now);
 	n->seen = mts_seen_new(65536);
 	n->hlc.last = 0;
 	n->up = 1;
-	n->next_ae = s->now + sim_rand_int(s, (int)s->cfg.ae_interval);
+	n->next_ae = s->now + sim_nrand_int(n, (int)s->cfg.ae_interval);
 	n->walk_peer = -1;
 	s->nup++;
 	for (i = 0; i < n->nents; i++)
@@ -683,8 +685,8 @@ sim_node_start(struct sim *s, struct sim_node *n, int bootstrap)
 			    n->idx);
 	}
 	n->ever_started = 1;
-	sim_trace(s, 3, n->idx, 0, n->life_inc);
-	next_tick(s, n, s->now + 1 + sim_rand_int(s, SIM_TICK_MS));
+	sim_ntrace(s, n, 3, n->idx, 0, n->life_inc);
+	next_tick(s, n, s->now + 1 + sim_nrand_int(n, SIM_TICK_MS));
 }
 
 void
@@ -723,7 +725,7 @@ sim_node_crash(struct sim *s, struct sim_node *n)
 	n->seen = NULL;
 	n->up = 0;
 	s->nup--;
-	sim_trace(s, 4, n->idx, 0, 0);
+	sim_ntrace(s, n, 4, n->idx, 0, 0);
 }
 
 void

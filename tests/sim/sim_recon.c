@@ -46,9 +46,10 @@ parse(struct irec *r)
 	struct parsed *p;
 	char buf[128];
 	const char *k = (const char *)r->key;
+	void *cur = __atomic_load_n(&r->parsed, __ATOMIC_ACQUIRE);
 
-	if (r->parsed || r->rec.tombstone)
-		return r->parsed;
+	if (cur || r->rec.tombstone)
+		return cur;
 	if (r->rec.vlen >= sizeof(buf) || r->klen >= sizeof(p->id) + 40)
 		return NULL;
 	p = xcalloc(1, sizeof(*p));
@@ -69,7 +70,12 @@ parse(struct irec *r)
 		free(p);
 		return NULL;
 	}
-	r->parsed = p;
+	/* another worker may decode the same record: the first one kept */
+	if (!__atomic_compare_exchange_n(&r->parsed, &cur, p, 0,
+	        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		free(p);
+		return cur;
+	}
 	return p;
 }
 
@@ -119,7 +125,20 @@ struct view {
 	size_t capmem, capsvc, captask;
 };
 
-static struct view scratch; /* one node reconciles at a time */
+/* One node reconciles at a time on each worker thread. */
+static _Thread_local struct view scratch;
+
+void
+sim_recon_thread_free(void)
+{
+	free(scratch.mem);
+	free(scratch.svc);
+	free(scratch.task);
+	free(scratch.tnode);
+	free(scratch.sver);
+	free(scratch.tver);
+	memset(&scratch, 0, sizeof(scratch));
+}
 
 static int
 draining_in(const struct sim_node *n, const struct sim_node *m)
@@ -290,18 +309,43 @@ send_req(struct sim *s, struct sim_node *o, int to, enum sim_kind kind, int svc,
 	sim_node_send(s, o, m);
 }
 
+/* Node acted as svc's owner: the lowest such node of the second is its
+ * actor, the highest other its actor2 (an order the threads do not
+ * change). Logged during the window. */
+void
+sim_apply_alog(struct sim *s, const struct sim_alog *l)
+{
+	struct sim_rsvc *r = &s->rsvcs[l->svc];
+
+	if (r->actor < 0 || r->actor == l->node) {
+		r->actor = l->node;
+		return;
+	}
+	if (l->node < r->actor) {
+		if (r->actor > r->actor2)
+			r->actor2 = r->actor;
+		r->actor = l->node;
+	} else if (l->node > r->actor2)
+		r->actor2 = l->node;
+}
+
 static void
 act(struct sim *s, int svc, int node)
 {
-	struct sim_rsvc *r;
+	struct sim_alog l = { svc, node };
+	struct sim_worker *w = sim_tls_w;
 
 	if (svc < 0 || (size_t)svc >= s->nrsvcs)
 		return;
-	r = &s->rsvcs[svc];
-	if (r->actor < 0)
-		r->actor = node;
-	else if (r->actor != node)
-		r->actor2 = node;
+	if (!s->window) {
+		sim_apply_alog(s, &l);
+		return;
+	}
+	if (w->nalog == w->capalog) {
+		w->capalog = w->capalog ? 2 * w->capalog : 64;
+		w->alog = xreallocarray(w->alog, w->capalog, sizeof(*w->alog));
+	}
+	w->alog[w->nalog++] = l;
 }
 
 /* RC_PLACE or UP_START: count more tasks of the view's service si (at
@@ -349,7 +393,7 @@ place(struct sim *s, struct sim_node *o, const struct view *w, size_t si,
 
 		infl_add(s, o, g, idx[out[j]], seq);
 		send_req(s, o, idx[out[j]], K_PREPARE, g, seq, w->sver[si]);
-		s->st.prepares++;
+		SIM_ST->prepares++;
 	}
 	free(out);
 out:
@@ -365,7 +409,7 @@ stop(struct sim *s, struct sim_node *o, const struct view *w, size_t ti)
 
 	m->task = xstrdup(w->task[ti].id);
 	m->bytes = 40 + strlen(m->task);
-	s->stops++;
+	SIM_ST->stops++;
 	if (w->tnode[ti] == o->idx) {
 		sim_recon_on_stop(s, o, m);
 		sim_msg_unref(m);
@@ -386,11 +430,13 @@ cached_weight(void *ctx, const char *service, const uint8_t id[MTS_NODE_ID_LEN])
 	if (g < 0 || (size_t)g >= s->nrsvcs || ni < 0 || ni >= s->n)
 		return mts_rendezvous_weight(service, id);
 	k = (size_t)g * (size_t)s->n + (size_t)ni;
-	if (!s->whave[k]) {
-		s->wcache[k] = mts_rendezvous_weight(service, id);
-		s->whave[k] = 1;
+	/* two workers may fill the same weight: with the same value */
+	if (!__atomic_load_n(&s->whave[k], __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&s->wcache[k],
+		    mts_rendezvous_weight(service, id), __ATOMIC_RELAXED);
+		__atomic_store_n(&s->whave[k], 1, __ATOMIC_RELEASE);
 	}
-	return s->wcache[k];
+	return __atomic_load_n(&s->wcache[k], __ATOMIC_RELAXED);
 }
 
 /* --- the rolling update ------------------------------------------------ */
@@ -682,10 +728,10 @@ sim_recon_on_reply(struct sim *s, struct sim_node *o, const struct sim_msg *m)
 	}
 	o->infl[i] = o->infl[--o->ninfl];
 	if (m->why != LEDGER_OK) {
-		s->st.refused++;
+		SIM_ST->refused++;
 		return;
 	}
-	s->places++;
+	SIM_ST->places++;
 	if (m->nrecs == 1)
 		(void)sim_node_merge(s, o, m->recs[0]);
 }
@@ -1001,8 +1047,8 @@ sim_recon_report(const struct sim *s)
 		    (double)want * 1000 / (double)(last - s->rsvcs[0].at),
 		    (unsigned long long)s->st.prepares,
 		    (unsigned long long)s->st.refused,
-		    (unsigned long long)s->places,
-		    (unsigned long long)s->stops);
+		    (unsigned long long)s->st.places,
+		    (unsigned long long)s->st.stops);
 	for (i = 0; i < s->nmarks; i++)
 		if (s->marks[i].exact)
 			printf("%-34s %lld ms\n", s->marks[i].what,

@@ -10,20 +10,39 @@
 #include "tests/sim/sim.h"
 #include "xmalloc.h"
 
+/* The first violation. During a millisecond's window a worker keeps the
+ * first of the lowest node it ran (the barrier reports the lowest of
+ * all): the same line whatever the threads. */
 void
 sim_fail(struct sim *s, const char *fmt, ...)
 {
 	static char why[512];
+	struct sim_worker *w = sim_tls_w;
+	char buf[512];
 	va_list ap;
 
 	if (s->failed)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (s->window) {
+		if (w->fail_node < 0 || w->cur_node < w->fail_node) {
+			w->fail_node = w->cur_node;
+			memcpy(w->fail_why, buf, sizeof(buf));
+		}
+		return;
+	}
+	memcpy(why, buf, sizeof(buf));
 	s->failed = why;
 	printf("FAIL seed %llu at virtual time %.3f s: %s\n",
 	    (unsigned long long)s->cfg.seed, (double)s->now / 1000, why);
+}
+
+void
+sim_fail_flush(struct sim *s, struct sim_worker *w)
+{
+	sim_fail(s, "%s", w->fail_why);
 }
 
 /* The network has been whole and lossless for three suspicion timeouts
@@ -55,17 +74,17 @@ sim_on_swim_event(struct sim *s, struct sim_node *obs,
 {
 	int v = (int)mts_get_u32be(u->id);
 	struct sim_node *t;
-	struct sim_kill *k;
+	struct sim_klog kl;
 
 	if (v < 0 || v >= s->n || v == obs->idx)
 		return;
 	t = &s->node[v];
-	sim_trace(s, 10 + (int)u->state, obs->idx, v, u->inc);
+	sim_ntrace(s, obs, 10 + (int)u->state, obs->idx, v, u->inc);
 	if (t->up && u->inc >= t->life_inc) {
 		if (u->state == MTS_SWIM_SUSPECT)
-			s->st.false_suspect++;
+			SIM_ST->false_suspect++;
 		if (u->state == MTS_SWIM_DEAD) {
-			s->st.false_dead++;
+			SIM_ST->false_dead++;
 			if (healthy(s))
 				sim_fail(s,
 				    "live node %d declared dead by node "
@@ -74,11 +93,34 @@ sim_on_swim_event(struct sim *s, struct sim_node *obs,
 		}
 		return;
 	}
-	if (t->up || u->state != MTS_SWIM_DEAD || (k = open_kill(s, v)) == NULL)
+	if (t->up || u->state != MTS_SWIM_DEAD)
 		return;
-	if (k->marked[obs->idx])
+	kl.victim = v;
+	kl.observer = obs->idx;
+	if (s->window) {
+		struct sim_worker *w = sim_tls_w;
+
+		if (w->nklog == w->capklog) {
+			w->capklog = w->capklog ? 2 * w->capklog : 64;
+			w->klog = xreallocarray(w->klog, w->capklog,
+			    sizeof(*w->klog));
+		}
+		w->klog[w->nklog++] = kl;
+	} else
+		sim_apply_klog(s, &kl);
+}
+
+/* A death of a crashed node declared by an observer, once each: the
+ * first and the last (all live nodes) times. Within the millisecond
+ * every order gives the same times. */
+void
+sim_apply_klog(struct sim *s, const struct sim_klog *kl)
+{
+	struct sim_kill *k = open_kill(s, kl->victim);
+
+	if (k == NULL || k->marked[kl->observer])
 		return;
-	k->marked[obs->idx] = 1;
+	k->marked[kl->observer] = 1;
 	k->seen++;
 	if (k->first == 0)
 		k->first = s->now;
@@ -87,16 +129,44 @@ sim_on_swim_event(struct sim *s, struct sim_node *obs,
 }
 
 void
-sim_on_apply(struct sim *s, struct sim_node *n, struct irec *r)
+sim_apply_wlog(struct sim *s, const struct sim_wlog *l)
 {
-	struct sim_write *w;
+	struct sim_write *w = &s->writes[l->track - 1];
 
-	if (r->track == 0)
+	if (l->by_push) {
+		w->by_push++;
 		return;
-	w = &s->writes[r->track - 1];
+	}
 	w->holders++;
 	if (w->done == 0 && w->holders >= s->nup)
 		w->done = s->now;
+}
+
+/* A tracked write reached a node (by_push: by push); logged during the
+ * window. */
+void
+sim_note_write(struct sim *s, const struct irec *r, int by_push)
+{
+	struct sim_wlog l = { r->track, by_push };
+	struct sim_worker *w = sim_tls_w;
+
+	if (!s->window) {
+		sim_apply_wlog(s, &l);
+		return;
+	}
+	if (w->nwlog == w->capwlog) {
+		w->capwlog = w->capwlog ? 2 * w->capwlog : 256;
+		w->wlog = xreallocarray(w->wlog, w->capwlog, sizeof(*w->wlog));
+	}
+	w->wlog[w->nwlog++] = l;
+}
+
+void
+sim_on_apply(struct sim *s, struct sim_node *n, struct irec *r)
+{
+	(void)n;
+	if (r->track != 0)
+		sim_note_write(s, r, 0);
 }
 
 /* Records an acknowledged write (its reference taken) for the checks. */

@@ -183,7 +183,7 @@ sim_sched_owners(struct sim *s)
 			send_req(s, v->owner, (int)idx[out[j]], K_PREPARE,
 			    (int)i, ++v->seq);
 			v->inflight++;
-			s->st.prepares++;
+			SIM_ST->prepares++;
 		}
 	}
 	free(pn);
@@ -203,11 +203,11 @@ sim_sched_on_reply(struct sim *s, struct sim_node *o, const struct sim_msg *m)
 	}
 	v->inflight--;
 	if (m->kind == K_PREPARE_REP) {
-		s->st.refused++;
+		SIM_ST->refused++;
 		return;
 	}
 	if (m->why != LEDGER_OK) {
-		s->st.refused++;
+		SIM_ST->refused++;
 		return;
 	}
 	v->committed++;

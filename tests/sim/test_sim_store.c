@@ -1,4 +1,5 @@
-/* test_sim_store.c: mts-sim's shared store — interned records and MST keys and page encodings shared between simulated nodes keep every node's view its own, match the statestore's own MST byte for byte, and are freed when the last node lets go. */
+/* test_sim_store.c: mts-sim's shared store — interned records and MST keys and page encodings shared between simulated nodes keep every node's view its own, match the statestore's own MST byte for byte, are freed when the last node lets go, and may be shared by two threads. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -204,12 +205,76 @@ test_records_refcounted(void **state)
 	assert_store_empty();
 }
 
+/* mts-sim's worker threads share the tables: two threads interning the
+ * same records (each dropping its last reference to one while the other
+ * takes it again) and building trees of the same keys end with the trees
+ * of one thread alone, and everything freed. */
+#define TKEYS 64
+#define TROUNDS 2000
+
+struct tshare {
+	uint8_t root[MTS_HASH_LEN];
+};
+
+static void *
+share_run(void *arg)
+{
+	struct tshare *t = arg;
+	struct mts_mst *m = sim_mst_new();
+	struct irec *hold[TKEYS] = { 0 }, *r;
+	struct mts_record rec = { 0 };
+	char key[80], val[16];
+	int round, i;
+
+	rec.origin[0] = 9;
+	for (round = 0; round < TROUNDS; round++)
+		for (i = 0; i < TKEYS; i++) {
+			key_of(i, key, sizeof(key));
+			snprintf(val, sizeof(val), "v%d", round % 3);
+			rec.value = (const uint8_t *)val;
+			rec.vlen = strlen(val);
+			rec.hlc = (uint64_t)(round % 3) + 1;
+			r = sim_intern((const uint8_t *)key, strlen(key), &rec);
+			if (mts_mst_put(m, r->key, r->klen, r->rh) < 0)
+				abort();
+			sim_iunref(hold[i]);
+			hold[i] = r;
+		}
+	mts_mst_root(m, t->root);
+	for (i = 0; i < TKEYS; i++)
+		sim_iunref(hold[i]);
+	mts_mst_free(m);
+	return NULL;
+}
+
+static void
+test_threads_share(void **state)
+{
+	struct tshare one, two[2];
+	pthread_t th[2];
+	int i;
+
+	(void)state;
+	share_run(&one);
+	assert_store_empty();
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, share_run,
+		                     &two[i]),
+		    0);
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		assert_memory_equal(two[i].root, one.root, MTS_HASH_LEN);
+	}
+	assert_store_empty();
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mst_views_independent),
 		cmocka_unit_test(test_records_refcounted),
+		cmocka_unit_test(test_threads_share),
 	};
 
 	if (mts_crypto_init() < 0)
