@@ -587,7 +587,8 @@ usage(FILE *fp)
 	    "--threads T runs the nodes' events on T threads (1; the same "
 	    "trace whatever T:\none millisecond at a time, nothing reaching "
 	    "another node within it).\n"
-	    "--progress prints a line on stderr every 10 virtual seconds.\n"
+	    "--progress prints a line on stderr every 10 virtual seconds, "
+	    "and at the end the\nevents each thread ran.\n"
 	    "Scenarios:\n");
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		fprintf(fp, "  %-10s %s (%d s)\n", scenarios[i].name,
