@@ -151,8 +151,7 @@ member_record(struct gossipd *g, const char *key, const Mts__Record *rec,
 	memcpy(u.id, id, MTS_NODE_ID_LEN);
 	snprintf(u.addr, sizeof(u.addr), "%s", p->addr);
 	snprintf(u.name, sizeof(u.name), "%s", mr->name);
-	if (mts_swim_find(g->swim, id) == NULL)
-		mts_swim_apply(g->swim, &u, now, &g->out);
+	mts_swim_learn(g->swim, &u, now, &g->out);
 out:
 	if (mr)
 		mts__gossip__member_record__free_unpacked(mr, NULL);
@@ -582,7 +581,7 @@ learn_member(struct gossipd *g, const Mts__Gossip__MemberInfo *mi,
 	memcpy(u.id, chk, MTS_NODE_ID_LEN);
 	snprintf(u.addr, sizeof(u.addr), "%s", mi->addr);
 	snprintf(u.name, sizeof(u.name), "%s", mi->name);
-	mts_swim_apply(g->swim, &u, now, &g->out);
+	mts_swim_learn(g->swim, &u, now, &g->out);
 }
 
 void

@@ -135,9 +135,16 @@ void mts_swim_on_unreachable(struct mts_swim *,
 void mts_swim_on_heard(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],
     mts_time_t now);
 
-/* A membership update received (piggybacked, in a hello, or from the
- * replicated member list: state ALIVE, inc 0 adds an unknown member). */
+/* A membership update received (piggybacked, or in a hello: the
+ * member's own news or another's); an unknown member is added and its
+ * update gossiped on. */
 void mts_swim_apply(struct mts_swim *, const struct mts_swim_update *,
+    mts_time_t now, struct mts_swim_out *);
+/* A member named by the replicated member list (its m/ record, read from
+ * this node's store, or the bootstrap's list at a join): an unknown one
+ * is added alive at incarnation 0 (u's state and inc are not read), with
+ * its event, and not queued for gossip; a known one is left as it is. */
+void mts_swim_learn(struct mts_swim *, const struct mts_swim_update *,
     mts_time_t now, struct mts_swim_out *);
 /* This node leaves: announces LEFT with a higher incarnation. */
 void mts_swim_leave(struct mts_swim *, mts_time_t now, struct mts_swim_out *);

@@ -294,7 +294,8 @@ run_effects(struct sim *s, struct sim_node *n, struct mts_swim_out *o)
 }
 
 /* A member record of the replicated list (n/<id>) names a member SWIM
- * may not know yet: it is added alive at incarnation 0. */
+ * may not know yet: it is added alive at incarnation 0, not gossiped
+ * (mts_swim_learn, as cluster.c does). */
 static void
 learn_member(struct sim *s, struct sim_node *n, const struct irec *r,
     struct mts_swim_out *out)
@@ -313,8 +314,7 @@ learn_member(struct sim *s, struct sim_node *n, const struct irec *r,
 	memcpy(u.id, id, MTS_NODE_ID_LEN);
 	snprintf(u.addr, sizeof(u.addr), "sim:%d", idx_of(id));
 	snprintf(u.name, sizeof(u.name), "n%d", idx_of(id));
-	u.state = MTS_SWIM_ALIVE;
-	mts_swim_apply(n->swim, &u, s->now, out);
+	mts_swim_learn(n->swim, &u, s->now, out);
 }
 
 /* --- anti-entropy (sync.c's walk, synchronous local store) --------------- */
@@ -673,7 +673,7 @@ sim_node_start(struct sim *s, struct sim_node *n, int bootstrap)
 		memcpy(u.id, s->node[bootstrap].id, MTS_NODE_ID_LEN);
 		snprintf(u.addr, sizeof(u.addr), "sim:%d", bootstrap);
 		snprintf(u.name, sizeof(u.name), "n%d", bootstrap);
-		mts_swim_apply(n->swim, &u, s->now, &out);
+		mts_swim_learn(n->swim, &u, s->now, &out);
 	}
 	run_effects(s, n, &out);
 	mts_swim_out_free(&out);

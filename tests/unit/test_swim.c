@@ -20,6 +20,7 @@ struct vnet {
 	int cut[MAXN][MAXN]; /* link i->j drops messages */
 	mts_time_t now;
 	int events[MAXN][4]; /* per observer, count of events per state */
+	long updates;        /* piggybacked updates sent */
 };
 
 static void
@@ -49,6 +50,7 @@ piggyback(struct vnet *v, int from, int to)
 
 	mkid(tid, to);
 	k = mts_swim_gossip(v->node[from], tid, u, 8);
+	v->updates += (long)k;
 	for (i = 0; i < k; i++)
 		mts_swim_apply(v->node[to], &u[i], v->now, &out);
 	deliver(v, to, &out);
@@ -112,7 +114,7 @@ learn_all(struct vnet *v, int i)
 	for (j = 0; j < v->n; j++) {
 		memset(&u, 0, sizeof(u));
 		mkid(u.id, j);
-		mts_swim_apply(v->node[i], &u, v->now, &out);
+		mts_swim_learn(v->node[i], &u, v->now, &out);
 	}
 	mts_swim_out_free(&out);
 }
@@ -960,6 +962,151 @@ test_piggyback_costs_what_it_picks(void **state)
 	mts_swim_free(s);
 }
 
+/* A member read from the replicated member list is added (with its
+ * event) and not gossiped: every node reads the same list, and alive at
+ * 0 overrides nothing. Its own news and any news of it still are; so is
+ * a member first heard of in gossip. Before, all 1,000 were owed. */
+static void
+test_list_member_not_gossiped(void **state)
+{
+	struct mts_swim_cfg cfg;
+	struct mts_swim_out out = { 0 };
+	struct mts_swim_update u, g[8];
+	struct mts_swim *s;
+	const struct mts_swim_member *m;
+	size_t i, k;
+
+	mts_swim_cfg_defaults(&cfg);
+	s = solo(&cfg, 5);
+	spend_gossip(s); /* our own alive */
+	for (i = 1; i <= 1000; i++) {
+		u = rumour((int)(i & 255), MTS_SWIM_SUSPECT, 9); /* not read */
+		u.id[1] = (uint8_t)(i >> 8);
+		mts_swim_learn(s, &u, 10, &out);
+	}
+	assert_int_equal(mts_swim_count(s), 1001);
+	assert_int_equal(out.n, 1000);
+	for (i = 0; i < out.n; i++) {
+		assert_int_equal(out.e[i].type, MTS_SWIM_EVENT);
+		assert_int_equal(out.e[i].update.state, MTS_SWIM_ALIVE);
+		assert_int_equal(out.e[i].update.inc, 0);
+	}
+	assert_int_equal(mts_swim_gossip(s, NULL, g, 8), 0);
+	/* nothing owed: no gossip round sends anything */
+	mts_swim_out_reset(&out);
+	mts_swim_tick(s, 1000, &out);
+	for (i = 0; i < out.n; i++)
+		assert_int_not_equal(out.e[i].type, MTS_SWIM_SEND_GOSSIP);
+	/* member 5's own alive, heard: gossiped, at its incarnation */
+	u = rumour(5, MTS_SWIM_ALIVE, 7);
+	snprintf(u.addr, sizeof(u.addr), "10.0.0.5:7000");
+	mts_swim_out_reset(&out);
+	mts_swim_apply(s, &u, 20, &out);
+	k = mts_swim_gossip(s, NULL, g, 8);
+	assert_int_equal(k, 1);
+	assert_int_equal(idx(g[0].id), 5);
+	assert_int_equal(g[0].inc, 7);
+	spend_gossip(s);
+	/* its record read again (another address) changes nothing */
+	u = rumour(5, MTS_SWIM_ALIVE, 0);
+	snprintf(u.addr, sizeof(u.addr), "10.9.9.9:1");
+	mts_swim_out_reset(&out);
+	mts_swim_learn(s, &u, 30, &out);
+	assert_int_equal(out.n, 0);
+	m = mts_swim_find(s, u.id);
+	assert_int_equal(m->u.inc, 7);
+	assert_string_equal(m->u.addr, "10.0.0.5:7000");
+	assert_int_equal(mts_swim_gossip(s, NULL, g, 8), 0);
+	/* a suspicion of a listed member is gossiped */
+	u = rumour(6, MTS_SWIM_SUSPECT, 0);
+	mts_swim_apply(s, &u, 40, &out);
+	k = mts_swim_gossip(s, NULL, g, 8);
+	assert_int_equal(k, 1);
+	assert_int_equal(g[0].state, MTS_SWIM_SUSPECT);
+	spend_gossip(s);
+	/* a member first heard of in gossip is gossiped on */
+	u = rumour(3, MTS_SWIM_ALIVE, 2);
+	u.id[1] = 9; /* 2,307: in no list */
+	mts_swim_apply(s, &u, 50, &out);
+	k = mts_swim_gossip(s, NULL, g, 8);
+	assert_int_equal(k, 1);
+	assert_int_equal(g[0].id[1], 9);
+	spend_gossip(s);
+	/* our own refutation is */
+	u = rumour(0, MTS_SWIM_SUSPECT, 0);
+	mts_swim_apply(s, &u, 60, &out);
+	k = mts_swim_gossip(s, NULL, g, 8);
+	assert_int_equal(k, 1);
+	assert_int_equal(idx(g[0].id), 0);
+	assert_int_equal(g[0].inc, 1);
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
+/* A whole-cluster restart: every node starts again at a new incarnation
+ * and reads every member from the list on its disk. Each node's own
+ * alive news still reaches every other, and the gossip is that news
+ * alone: its own alive 4 times (sent when it knew only itself), each
+ * other's new incarnation 4 x ceil(log10(13)) = 8 times, 92 a node, 1,104
+ * in all. Before, each also gossiped the 11 members it read, until their
+ * news came: 1,341. */
+static void
+test_restart_gossips_news_only(void **state)
+{
+	struct vnet v;
+	const struct mts_swim_member *m;
+	uint8_t id[16];
+	int i, j;
+
+	vnet_init(&v, MAXN);
+	run(&v, 30000); /* the first start's news spent */
+	for (i = 0; i < MAXN; i++)
+		restart(&v, i, 500 + (uint64_t)i, 40 + (uint64_t)i);
+	v.updates = 0;
+	run(&v, 30000);
+	for (i = 0; i < MAXN; i++)
+		for (j = 0; j < MAXN; j++) {
+			mkid(id, j);
+			m = mts_swim_find(v.node[i], id);
+			assert_non_null(m);
+			assert_int_equal(m->u.state, MTS_SWIM_ALIVE);
+			assert_int_equal(m->u.inc, 500 + (uint64_t)j);
+		}
+	print_message("%ld updates sent after the restart\n", v.updates);
+	assert_true(v.updates <= MAXN * ((MAXN - 1) * 8 + 4));
+	vnet_free(&v);
+}
+
+/* A joining member's record reaches some nodes late: those still without
+ * it learn the member from its own alive news, which it gossips itself
+ * and everyone who hears it gossips on. */
+static void
+test_joiner_known_by_its_news(void **state)
+{
+	struct vnet v;
+	const struct mts_swim_member *m;
+	struct mts_swim_cfg cfg;
+	struct mts_swim_update u = rumour(5, MTS_SWIM_ALIVE, 300);
+	uint8_t id[16];
+	int i;
+
+	vnet_init(&v, 5);
+	run(&v, 20000);
+	mts_swim_cfg_defaults(&cfg);
+	v.node[5] = mts_swim_new(&cfg, &u, 77, v.now);
+	v.n = 6;
+	learn_all(&v, 5); /* the joiner has the whole list */
+	run(&v, 10000);
+	mkid(id, 5);
+	for (i = 0; i < 5; i++) {
+		m = mts_swim_find(v.node[i], id);
+		assert_non_null(m);
+		assert_int_equal(m->u.state, MTS_SWIM_ALIVE);
+		assert_int_equal(m->u.inc, 300);
+	}
+	vnet_free(&v);
+}
+
 /* Two probes from now: the member pinged by each (-1: none). */
 static int
 next_pinged(struct mts_swim *s, struct mts_swim_out *out, mts_time_t *t)
@@ -1052,6 +1199,9 @@ main(void)
 		cmocka_unit_test(test_piggyback_order),
 		cmocka_unit_test(test_piggyback_costs_what_it_picks),
 		cmocka_unit_test(test_stale_death_probes_member),
+		cmocka_unit_test(test_list_member_not_gossiped),
+		cmocka_unit_test(test_restart_gossips_news_only),
+		cmocka_unit_test(test_joiner_known_by_its_news),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
