@@ -149,7 +149,7 @@ gd_handle_msg(struct gossipd *g, struct link *l, const uint8_t *data,
 	}
 	if (member) {
 		apply_updates(g, l, m, now);
-		mts_swim_on_heard(g->swim, l->id, now);
+		mts_swim_on_heard(g->swim, l->id, now, &g->out);
 	}
 	if (m->body_case == MTS__GOSSIP__MSG__BODY_PUSH) {
 		if (!member || l->peer == NULL) {

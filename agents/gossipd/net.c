@@ -737,7 +737,7 @@ established(struct gossipd *g, struct link *l, mts_time_t now)
 		p->backoff = 0;
 		p->next_dial = 0;
 		take_hello(g, l, now);
-		mts_swim_on_heard(g->swim, p->id, now);
+		mts_swim_on_heard(g->swim, p->id, now, &g->out);
 		log_debug("link to %s up (%s)", l->raddr, kind_name(l->kind));
 		drain_queue(g, p);
 		break;

@@ -66,6 +66,11 @@ struct mts_swim {
 	 * incarnation (stale_hint): probed next, but not twice in a row */
 	int has_hint, last_hint;
 	uint8_t hint[MTS_NODE_ID_LEN];
+	/* this node refuted a rumour of its own on the message being
+	 * handled (answer_due), and owes its sender, answer, its own state
+	 * on the next message there (has_answer): see mts_swim_on_heard */
+	int answer_due, has_answer;
+	uint8_t answer[MTS_NODE_ID_LEN];
 	/* round-robin probe order (member ids, shuffled each round) */
 	uint8_t (*order)[MTS_NODE_ID_LEN];
 	size_t norder, order_pos;
@@ -720,13 +725,31 @@ mts_swim_next_deadline(const struct mts_swim *s)
 
 void
 mts_swim_on_heard(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
-    mts_time_t now)
+    mts_time_t now, struct mts_swim_out *out)
 {
 	struct member *m = find(s, from);
+	struct mts_swim_effect *e;
+	int due = s->answer_due;
 
+	s->answer_due = 0;
 	if (m == NULL)
 		return;
 	m->pub.last_seen = now;
+	/* The message carried a suspicion or death of this node (refute): its
+	 * sender holds it, and may be the last one who does — the others
+	 * heard the refutation, so the one announced again goes no further
+	 * than this node's own few transmissions to random members. A
+	 * suspecter that missed the refutation told its suspect every few
+	 * hundred ms for the whole suspicion timeout and declared it dead
+	 * (mts-sim short --nodes 100 --seed 34: eleven live nodes 6.1 to
+	 * 8.2 s after the heal, told 4 to 38 times each). So the sender gets
+	 * a message of its own, which carries this node's state first. */
+	if (due) {
+		memcpy(s->answer, from, MTS_NODE_ID_LEN);
+		s->has_answer = 1;
+		e = push(out, MTS_SWIM_SEND_GOSSIP);
+		memcpy(e->to, from, MTS_NODE_ID_LEN);
+	}
 	/* A member we hold suspect or dead that talks to us may not know:
 	 * the news of its fall can be long disseminated, and nobody probes a
 	 * dead member. Our reply tells it (mts_swim_gossip puts a suspect or
@@ -742,11 +765,17 @@ void
 mts_swim_on_ping(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
     uint64_t seq, mts_time_t now, struct mts_swim_out *out)
 {
-	struct mts_swim_effect *e = push(out, MTS_SWIM_SEND_ACK);
+	struct mts_swim_effect *e;
 
+	mts_swim_on_heard(s, from, now, out);
+	/* the ack is the answer on_heard owes, if any: one message */
+	e = out->n > 0 ? &out->e[out->n - 1] : NULL;
+	if (e == NULL || e->type != MTS_SWIM_SEND_GOSSIP ||
+	    memcmp(e->to, from, MTS_NODE_ID_LEN) != 0)
+		e = push(out, MTS_SWIM_SEND_ACK);
+	e->type = MTS_SWIM_SEND_ACK;
 	memcpy(e->to, from, MTS_NODE_ID_LEN);
 	e->seq = seq;
-	mts_swim_on_heard(s, from, now);
 }
 
 void
@@ -756,11 +785,11 @@ mts_swim_on_ack(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
 	struct mts_swim_effect *e;
 	size_t i;
 
-	mts_swim_on_heard(s, from, now);
+	mts_swim_on_heard(s, from, now, out);
 	if (s->active && seq == s->probe_seq) {
 		s->acked = 1;
 		s->active = 0;
-		mts_swim_on_heard(s, s->target, now);
+		mts_swim_on_heard(s, s->target, now, out);
 		return;
 	}
 	for (i = 0; i < s->nrelays; i++) {
@@ -782,7 +811,7 @@ mts_swim_on_pingreq(struct mts_swim *s, const uint8_t from[MTS_NODE_ID_LEN],
 	struct mts_swim_effect *e;
 	struct relay *r;
 
-	mts_swim_on_heard(s, from, now);
+	mts_swim_on_heard(s, from, now, out);
 	if (memcmp(target, s->m[0].pub.u.id, MTS_NODE_ID_LEN) == 0 ||
 	    s->nrelays == MAX_RELAYS)
 		return;
@@ -848,6 +877,7 @@ refute(struct mts_swim *s, const struct mts_swim_update *u)
 	if (u->inc >= me->pub.u.inc)
 		me->pub.u.inc = u->inc + 1;
 	queue_bcast(s, me);
+	s->answer_due = 1;
 }
 
 static void
@@ -1021,17 +1051,18 @@ mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
  * (bkey), taken out of it into c (max entries): the caller puts them back
  * with what they still owe, after the pick, so that none comes twice.
  * Skipped and put back at once: the destination, whose own state the
- * message already carries, and with it this node's own. */
+ * message already carries, and this node's own when it does too
+ * (self_sent). */
 static size_t
-pick_bcast(struct mts_swim *s, const struct member *dst, struct member **c,
-    size_t max)
+pick_bcast(struct mts_swim *s, const struct member *dst, int self_sent,
+    struct member **c, size_t max)
 {
 	struct member *m, *skip[2];
 	size_t k = 0, nskip = 0;
 
 	while (k < max && s->nbh > 0) {
 		m = bh_pop(s);
-		if (m == dst || (dst && m->pub.is_self))
+		if (m == dst || (self_sent && m->pub.is_self))
 			skip[nskip++] = m;
 		else
 			c[k++] = m;
@@ -1047,27 +1078,35 @@ mts_swim_gossip(struct mts_swim *s, const uint8_t *to,
 {
 	struct member *cbuf[16], **c, *dst;
 	size_t i, k, first = 0;
+	int answer;
 
 	if (max == 0)
 		return 0;
+	answer =
+	    s->has_answer && to && memcmp(to, s->answer, MTS_NODE_ID_LEN) == 0;
+	if (answer)
+		s->has_answer = 0;
 	dst = to && (s->nsuspect > 0 || s->ndead > 0) ? find(s, to) : NULL;
 	/* a member held suspect or dead gets its own state first, and ours
 	 * next: it may hold us dead just the same (the two sides of a
-	 * partition) */
+	 * partition); one that told us a rumour of ours gets ours first */
 	if (dst && !dst->pub.is_self &&
 	    (dst->pub.u.state == MTS_SWIM_SUSPECT ||
 	        dst->pub.u.state == MTS_SWIM_DEAD)) {
 		mts_swim_member_update(&dst->pub, &out[first++]);
 		if (max > 1)
 			mts_swim_member_update(&s->m[0].pub, &out[first++]);
-	} else
+	} else {
 		dst = NULL;
+		if (answer)
+			mts_swim_member_update(&s->m[0].pub, &out[first++]);
+	}
 	if (max == first || s->nbh == 0)
 		return first;
 	/* a message's few updates need no allocation (every message asks) */
 	c = max - first <= 16 ? cbuf
 	                      : xreallocarray(NULL, max - first, sizeof(*c));
-	k = pick_bcast(s, dst, c, max - first);
+	k = pick_bcast(s, dst, first > 0, c, max - first);
 	for (i = 0; i < k; i++) {
 		mts_swim_member_update(&c[i]->pub, &out[first + i]);
 		if (--c[i]->bcast_left > 0)

@@ -131,9 +131,12 @@ void mts_swim_on_pingreq(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],
 void mts_swim_on_unreachable(struct mts_swim *,
     const uint8_t to[MTS_NODE_ID_LEN], mts_time_t now, struct mts_swim_out *);
 /* Any traffic from a peer proves it is alive at least at the incarnation we
- * know (it refutes suspicion on its own through updates). */
+ * know (it refutes suspicion on its own through updates). Call it after
+ * applying the message's updates: when they held a suspicion or death of
+ * this node, the peer is sent a message (MTS_SWIM_SEND_GOSSIP; the ack,
+ * for a ping) whose piggyback starts with this node's state. */
 void mts_swim_on_heard(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],
-    mts_time_t now);
+    mts_time_t now, struct mts_swim_out *);
 
 /* A membership update received (piggybacked, or in a hello: the
  * member's own news or another's); an unknown member is added and its
@@ -160,7 +163,8 @@ void mts_swim_remove(struct mts_swim *, const uint8_t id[MTS_NODE_ID_LEN]);
  * n the member count when it was queued. to (NULL:
  * unknown) is the message's destination: when this node holds it suspect
  * or dead, that update comes first, unasked, so that the member learns it
- * and refutes, and this node's own next. */
+ * and refutes, and this node's own next; when it told this node a rumour
+ * of its own (mts_swim_on_heard), this node's own comes first. */
 size_t mts_swim_gossip(struct mts_swim *, const uint8_t *to,
     struct mts_swim_update *out, size_t max);
 

@@ -88,8 +88,9 @@ done
 # A failure is reproduced by its seed. SWIM without its pings to dead
 # members (--dead-probe 0, gossipd before it healed partitions): after the
 # heal scenario's 15 s partition both sides hold members of the other dead
-# for good, and seed 2 fails on membership, twice the same way (seed 1
-# heals now without them: the gossip to suspects finds a way back).
+# for good, and seed 2 fails on membership, twice the same way (13 of
+# seeds 1-20 do; 18 did before a member told a rumour of its own answered
+# its teller: the answer, like the gossip to suspects, is a way back).
 fails_same() { # [-1] name pattern cmd...: fails on pattern, and again alike
 	local once=0 name pat line rc
 	[ "$1" = -1 ] && once=1 && shift
@@ -171,6 +172,19 @@ check "short set: the kills were repaired" \
     grep -q '^  kill to repaired (exact count)  *[0-9]* ms$' "$dir/short.1"
 check "short set: the heal came back to the exact count" \
     grep -q '^  heal to exact count  *[0-9]* ms$' "$dir/short.1"
+# No live node declared dead once the quiet began (4 s after the heal):
+# a member that missed a refutation told its suspect of the suspicion
+# until it ran out, and the suspect's refutation, announced again to
+# random members, did not reach it: in seeds 1-40, 1 to 23 live nodes a
+# seed were declared dead from 1 s to 8.6 s after the heal, and owners
+# placed or stopped for them after the quiet began in 25 (seed 34, before
+# b888c28 changed its run, ended with unequal roots: extras placed and
+# stopped from t=54 to 59 s). A member told a rumour of its own now
+# answers whoever told it: 6 such deaths in 4 seeds, the last 1.3 s after
+# the heal.
+check "short set: no live node declared dead after quiet began" \
+    grep -q '^false (of live nodes) .*deaths (0 after quiet began)$' \
+    "$dir/short.1"
 # What a node costs: the records, the MST's keys and pages are shared
 # between the simulated nodes (sim_store.c) and the seen sets grow with
 # what they hold; 2.1 MiB a node before (213 MiB), 0.7 MiB now. Not under
@@ -182,21 +196,21 @@ else
 	check "short set: under 1 MiB a node (peak RSS ${rss:-?} MiB)" \
 	    awk -v r="${rss:-1e9}" 'BEGIN { exit !(r < 100) }'
 fi
-# the same set with SWIM's updates riding only on probes, as before: seed 2
-# ends with a live node held dead (6 of 40 seeds fail so, 2, 13, 22 and
-# 24 on membership, since the members read from the member list are not
-# gossiped: 7, 2 and 34 on membership, before; 1 of 22 did with the
-# generator shared by all nodes, seed 14 among them); it holds with the
-# gossip (40 of 40 seeds)
-"$SIM" --nodes 100 --seed 2 --scenario short >"$dir/short.s2" 2>&1
+# the same set with SWIM's updates riding only on probes, as before: seed
+# 11 ends with a live node held dead (7 of 40 seeds fail so, 11, 24, 28,
+# 33 and 38 on membership, since a member told a rumour of its own
+# answers its teller; 6 of 40 before, 2, 13, 22 and 24 on membership; 1
+# of 22 did with the generator shared by all nodes, seed 14 among them);
+# it holds with the gossip (80 of 80 seeds)
+"$SIM" --nodes 100 --seed 11 --scenario short >"$dir/short.s11" 2>&1
 rc2=$?
-if held "$dir/short.s2" $rc2; then
-	pass "short set seed 2: every invariant held"
+if held "$dir/short.s11" $rc2; then
+	pass "short set seed 11: every invariant held"
 else
-	fail "short set seed 2: exit $rc2: $(grep -m1 '^FAIL' "$dir/short.s2")"
+	fail "short set seed 11: exit $rc2: $(grep -m1 '^FAIL' "$dir/short.s11")"
 fi
 fails_same -1 "short --gossip-interval 0" 'membership: ' \
-    "$SIM" --nodes 100 --seed 2 --gossip-interval 0 --scenario short
+    "$SIM" --nodes 100 --seed 11 --gossip-interval 0 --scenario short
 
 # Threads: the nodes' events of a millisecond run on T threads (nothing
 # sent reaches another node within the millisecond it was sent in); each

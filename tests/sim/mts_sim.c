@@ -457,6 +457,7 @@ run(struct sim *s, const struct scenario *sc, const char *plot)
 	double t0 = wall_now();
 	int sec, i;
 
+	s->quiet_at = (mts_time_t)sc->quiet_from * 1000;
 	s->node = xcalloc((size_t)s->n, sizeof(*s->node));
 	for (i = 0; i < s->n; i++)
 		sim_node_init(s, &s->node[i], i);

@@ -261,6 +261,7 @@ struct sim_stats {
 	uint64_t piggy[K_MAX]; /* of bytes: the member updates riding along */
 	uint64_t dropped, duplicated, events;
 	uint64_t false_suspect, false_dead;
+	uint64_t false_dead_quiet; /* of false_dead: after the quiet began */
 	uint64_t merges_applied, merges_ignored, by_push, by_ae;
 	uint64_t node_ms; /* sum over nodes of time up */
 	uint64_t prepares, refused, places, stops;
@@ -327,6 +328,7 @@ struct sim {
 	struct sim_kill *kills;
 	size_t nkills, capkills;
 	mts_time_t last_unhealthy; /* last time a partition was in place */
+	mts_time_t quiet_at;       /* the scenario's quiet begins */
 	int partitioned;
 	const char *failed; /* first violated invariant */
 	int sched;          /* nodes run schedd's ledger and publish digests */

@@ -529,7 +529,7 @@ sim_node_deliver(struct sim *s, struct sim_node *n, struct sim_msg *m)
 
 	for (i = 0; i < m->nup; i++)
 		mts_swim_apply(n->swim, &m->up[i], s->now, &out);
-	mts_swim_on_heard(n->swim, s->node[m->from].id, s->now);
+	mts_swim_on_heard(n->swim, s->node[m->from].id, s->now, &out);
 	switch (m->kind) {
 	case K_PING:
 		mts_swim_on_ping(n->swim, s->node[m->from].id, m->seq, s->now,

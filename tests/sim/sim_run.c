@@ -85,6 +85,7 @@ sim_on_swim_event(struct sim *s, struct sim_node *obs,
 			SIM_ST->false_suspect++;
 		if (u->state == MTS_SWIM_DEAD) {
 			SIM_ST->false_dead++;
+			SIM_ST->false_dead_quiet += s->now >= s->quiet_at;
 			if (healthy(s))
 				sim_fail(s,
 				    "live node %d declared dead by node "
@@ -567,9 +568,11 @@ sim_report(const struct sim *s, const char *scenario, int quiet_from,
 	report_kills(s);
 	report_services(s);
 	sim_recon_report(s);
-	printf("%-34s %llu suspicions, %llu deaths\n", "false (of live nodes)",
-	    (unsigned long long)s->st.false_suspect,
-	    (unsigned long long)s->st.false_dead);
+	printf("%-34s %llu suspicions, %llu deaths (%llu after quiet "
+	       "began)\n",
+	    "false (of live nodes)", (unsigned long long)s->st.false_suspect,
+	    (unsigned long long)s->st.false_dead,
+	    (unsigned long long)s->st.false_dead_quiet);
 	printf("%-34s %llu dropped, %llu duplicated\n", "network",
 	    (unsigned long long)s->st.dropped,
 	    (unsigned long long)s->st.duplicated);
