@@ -572,6 +572,10 @@ learn_member(struct gossipd *g, const Mts__Gossip__MemberInfo *mi,
 	if (memcmp(chk, mi->node.data, MTS_NODE_ID_LEN) != 0 ||
 	    memcmp(chk, g->id, MTS_NODE_ID_LEN) == 0)
 		return;
+	/* a tombstone of ours stands until a newer live m/ record comes
+	 * (member_record); mts_swim_learn would take the member back */
+	if ((p = gd_peer_find(g, chk)) != NULL && p->removed)
+		return;
 	p = gd_peer_get(g, chk);
 	memcpy(p->pub, mi->pubkey.data, 32);
 	p->has_pub = 1;

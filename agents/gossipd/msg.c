@@ -121,7 +121,9 @@ apply_updates(struct gossipd *g, struct link *l, const Mts__Gossip__Msg *m,
 			    l->raddr);
 			continue;
 		}
-		/* only admitted members enter the member list */
+		/* only admitted members enter the member list; SWIM refuses
+		 * removed ones (mts_swim_remove), whose peer entries stay
+		 * for their tombstones */
 		if (gd_peer_find(g, u.id) == NULL &&
 		    memcmp(u.id, g->id, MTS_NODE_ID_LEN) != 0)
 			continue;

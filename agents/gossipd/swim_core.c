@@ -76,12 +76,19 @@ struct mts_swim {
 	size_t norder, order_pos;
 	struct relay relays[MAX_RELAYS];
 	size_t nrelays;
+	/* members removed from the cluster (mts_swim_remove), whose updates
+	 * are refused until mts_swim_learn names them again; looked at only
+	 * for an id not in the table (members that dead_reclaim forgot are
+	 * not here: they come back with their news) */
+	uint8_t (*gone)[MTS_NODE_ID_LEN];
+	size_t ngone, capgone;
 };
 
 /* --- helpers ------------------------------------------------------------ */
 
 static size_t random_members(struct mts_swim *, unsigned states,
     const uint8_t *except, uint8_t (*out)[MTS_NODE_ID_LEN], size_t max);
+static void forget(struct mts_swim *, const uint8_t id[MTS_NODE_ID_LEN]);
 
 static uint64_t
 rnd(struct mts_swim *s)
@@ -457,6 +464,7 @@ mts_swim_free(struct mts_swim *s)
 	free(s->slot);
 	free(s->order);
 	free(s->bh);
+	free(s->gone);
 	free(s);
 }
 
@@ -595,7 +603,7 @@ expire(struct mts_swim *s, mts_time_t now, struct mts_swim_out *out)
 		        m->pub.u.state == MTS_SWIM_LEFT) &&
 		    now - m->pub.since >= s->cfg.dead_reclaim &&
 		    m->bcast_left == 0) {
-			mts_swim_remove(s, m->pub.u.id);
+			forget(s, m->pub.u.id);
 			i--;
 		}
 	}
@@ -942,6 +950,18 @@ stale_hint(struct mts_swim *s, struct member *m,
 	s->has_hint = 1;
 }
 
+/* Where id is in the removed list, or s->ngone. */
+static size_t
+gone_at(const struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
+{
+	size_t i;
+
+	for (i = 0; i < s->ngone; i++)
+		if (memcmp(s->gone[i], id, MTS_NODE_ID_LEN) == 0)
+			break;
+	return i;
+}
+
 void
 mts_swim_apply(struct mts_swim *s, const struct mts_swim_update *u,
     mts_time_t now, struct mts_swim_out *out)
@@ -955,6 +975,8 @@ mts_swim_apply(struct mts_swim *s, const struct mts_swim_update *u,
 		return;
 	}
 	if ((m = find(s, u->id)) == NULL) {
+		if (gone_at(s, u->id) < s->ngone)
+			return; /* removed: a node that missed the tombstone */
 		m = add_member(s, u, now);
 		if (u->state == MTS_SWIM_SUSPECT)
 			m->pub.suspect_until =
@@ -997,7 +1019,10 @@ mts_swim_learn(struct mts_swim *s, const struct mts_swim_update *u,
 {
 	struct mts_swim_update a;
 	struct member *m;
+	size_t i;
 
+	if ((i = gone_at(s, u->id)) < s->ngone)
+		memmove(s->gone[i], s->gone[--s->ngone], MTS_NODE_ID_LEN);
 	if (find(s, u->id) != NULL)
 		return;
 	a = *u;
@@ -1030,8 +1055,8 @@ mts_swim_set_self(struct mts_swim *s, const char *addr, const char *name)
 	queue_bcast(s, me);
 }
 
-void
-mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
+static void
+forget(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 {
 	struct member *m = find(s, id);
 
@@ -1045,6 +1070,30 @@ mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
 	bh_rebuild(s);
 	if (s->active && memcmp(s->target, id, MTS_NODE_ID_LEN) == 0)
 		s->active = 0;
+}
+
+/*
+ * A member removed from the cluster (its m/ record is a tombstone) is
+ * forgotten and its id kept: until every node has the tombstone, some
+ * still hold the member alive and gossip it, and an update about an
+ * unknown member adds it — it came back, and was published alive to the
+ * agents, until declared dead again. Only the member list names it again
+ * (mts_swim_learn: a newer live m/ record). A linear list: removals are
+ * few, and it is read only for ids not in the table.
+ */
+void
+mts_swim_remove(struct mts_swim *s, const uint8_t id[MTS_NODE_ID_LEN])
+{
+	if (memcmp(id, s->m[0].pub.u.id, MTS_NODE_ID_LEN) == 0)
+		return;
+	forget(s, id);
+	if (gone_at(s, id) < s->ngone)
+		return;
+	if (s->ngone == s->capgone) {
+		s->capgone = s->capgone ? s->capgone * 2 : 4;
+		s->gone = xreallocarray(s->gone, s->capgone, sizeof(*s->gone));
+	}
+	memcpy(s->gone[s->ngone++], id, MTS_NODE_ID_LEN);
 }
 
 /* The first max members owing transmissions, in the heap's order

@@ -140,13 +140,14 @@ void mts_swim_on_heard(struct mts_swim *, const uint8_t from[MTS_NODE_ID_LEN],
 
 /* A membership update received (piggybacked, or in a hello: the
  * member's own news or another's); an unknown member is added and its
- * update gossiped on. */
+ * update gossiped on, unless it was removed (mts_swim_remove). */
 void mts_swim_apply(struct mts_swim *, const struct mts_swim_update *,
     mts_time_t now, struct mts_swim_out *);
 /* A member named by the replicated member list (its m/ record, read from
  * this node's store, or the bootstrap's list at a join): an unknown one
  * is added alive at incarnation 0 (u's state and inc are not read), with
- * its event, and not queued for gossip; a known one is left as it is. */
+ * its event, and not queued for gossip; a known one is left as it is. A
+ * removed one is taken back. */
 void mts_swim_learn(struct mts_swim *, const struct mts_swim_update *,
     mts_time_t now, struct mts_swim_out *);
 /* This node leaves: announces LEFT with a higher incarnation. */
@@ -154,7 +155,9 @@ void mts_swim_leave(struct mts_swim *, mts_time_t now, struct mts_swim_out *);
 /* Changes this node's advertised address and name (NULL keeps one) and
  * announces them with a higher incarnation. */
 void mts_swim_set_self(struct mts_swim *, const char *addr, const char *name);
-/* Forgets a member entirely (removed from the cluster). */
+/* Forgets a member entirely (removed from the cluster) and refuses
+ * updates about it (mts_swim_apply) until mts_swim_learn names it again;
+ * an id not held is refused as well. */
 void mts_swim_remove(struct mts_swim *, const uint8_t id[MTS_NODE_ID_LEN]);
 
 /* Up to max updates to piggyback on the next message, least-sent first

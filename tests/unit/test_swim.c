@@ -923,7 +923,8 @@ reference_pick(struct mts_swim *s, const int *owed, int n, int skip1, int skip2,
 /* The piggyback picks what a sort of every member owing transmissions
  * would (a heap since the owed list, passed whole for every message,
  * cost O(owed) a message): 3,000 steps of members added, refuted,
- * suspected and removed (the others move in the table), this node
+ * suspected and removed (the others move in the table; a removed one
+ * comes back through the member list), this node
  * refuting a rumour of itself, and messages of
  * 1 to 8 updates, some to a suspect, which gets its own state and ours
  * first and neither among the picks. */
@@ -935,6 +936,7 @@ test_piggyback_order(void **state)
 	struct mts_swim_update u, g[8];
 	struct mts_swim *s;
 	int owed[200] = { 0 }, known[200] = { 0 }, suspect[200] = { 0 };
+	int gone[200] = { 0 };
 	uint64_t inc[200] = { 0 }, r = 12345;
 	int pick[200], n = 1, step, i, to, first, op;
 	size_t k, max, j;
@@ -953,6 +955,9 @@ test_piggyback_order(void **state)
 			i = n++; /* a member never heard of */
 		if (op < 4 && i > 0) {
 			mkid(u.id, i);
+			if (gone[i]) /* named again by the member list */
+				mts_swim_learn(s, &u, 0, &out);
+			gone[i] = 0;
 			u.inc = ++inc[i];
 			u.state = (r >> 40) % 3 == 0 ? MTS_SWIM_SUSPECT
 			                             : MTS_SWIM_ALIVE;
@@ -969,6 +974,7 @@ test_piggyback_order(void **state)
 			mkid(u.id, i);
 			mts_swim_remove(s, u.id);
 			known[i] = suspect[i] = owed[i] = 0;
+			gone[i] = 1;
 			inc[i] = 0;
 		} else if (op > 4) {
 			to = (r >> 44) % 2 ? i : -1;
@@ -1174,6 +1180,62 @@ test_joiner_known_by_its_news(void **state)
 	vnet_free(&v);
 }
 
+/* A removed member stays out: gossip of it from a node that has not
+ * merged its tombstone yet (at a newer incarnation, or of a member never
+ * held: a tombstone read at startup) neither adds it back nor publishes
+ * it, until the member list names it again (a newer live m/ record); one
+ * that dead_reclaim forgot comes back with its news. */
+static void
+test_removed_member_stays_out(void **state)
+{
+	struct mts_swim_cfg cfg;
+	struct mts_swim_out out = { 0 };
+	struct mts_swim_update u = rumour(1, MTS_SWIM_ALIVE, 5), g[8];
+	struct mts_swim *s;
+	const struct mts_swim_member *m;
+
+	mts_swim_cfg_defaults(&cfg);
+	cfg.dead_reclaim = 1000;
+	s = solo(&cfg, 7);
+	mts_swim_apply(s, &u, 0, &out);
+	assert_non_null(mts_swim_find(s, u.id));
+	spend_gossip(s);
+	mts_swim_remove(s, u.id);
+	mts_swim_out_reset(&out);
+	u.inc = 6;
+	mts_swim_apply(s, &u, 10, &out);
+	u.state = MTS_SWIM_SUSPECT;
+	mts_swim_apply(s, &u, 10, &out);
+	assert_null(mts_swim_find(s, u.id));
+	assert_int_equal(out.n, 0); /* no "alive" event */
+	assert_int_equal(mts_swim_gossip(s, NULL, g, 8), 0);
+	u = rumour(2, MTS_SWIM_ALIVE, 1);
+	mts_swim_remove(s, u.id);
+	mts_swim_apply(s, &u, 10, &out);
+	assert_null(mts_swim_find(s, u.id));
+	assert_int_equal(out.n, 0);
+	/* named again by the member list, then its news counts again */
+	u = rumour(1, MTS_SWIM_ALIVE, 7);
+	mts_swim_learn(s, &u, 20, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.e[0].type, MTS_SWIM_EVENT);
+	mts_swim_apply(s, &u, 20, &out);
+	m = mts_swim_find(s, u.id);
+	assert_non_null(m);
+	assert_int_equal(m->u.inc, 7);
+	/* held dead, forgotten by dead_reclaim, back alive with its news */
+	u = rumour(1, MTS_SWIM_DEAD, 7);
+	mts_swim_apply(s, &u, 30, &out);
+	spend_gossip(s);
+	mts_swim_tick(s, 2000, &out);
+	assert_null(mts_swim_find(s, u.id));
+	u = rumour(1, MTS_SWIM_ALIVE, 8);
+	mts_swim_apply(s, &u, 2100, &out);
+	assert_non_null(mts_swim_find(s, u.id));
+	mts_swim_out_free(&out);
+	mts_swim_free(s);
+}
+
 /* Two probes from now: the member pinged by each (-1: none). */
 static int
 next_pinged(struct mts_swim *s, struct mts_swim_out *out, mts_time_t *t)
@@ -1270,6 +1332,7 @@ main(void)
 		cmocka_unit_test(test_list_member_not_gossiped),
 		cmocka_unit_test(test_restart_gossips_news_only),
 		cmocka_unit_test(test_joiner_known_by_its_news),
+		cmocka_unit_test(test_removed_member_stays_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
