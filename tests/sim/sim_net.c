@@ -33,6 +33,20 @@ xorshift(uint64_t *st)
 	return *st * 0x2545f4914f6cdd1dull;
 }
 
+/* Uniform in [0, 1) and in [0, n) from one stream (the run's or a
+ * node's). */
+static double
+unif_of(uint64_t *st)
+{
+	return (double)(xorshift(st) >> 11) / (double)(1ull << 53);
+}
+
+static int
+int_of(uint64_t *st, int n)
+{
+	return n > 0 ? (int)(xorshift(st) % (uint64_t)n) : 0;
+}
+
 uint64_t
 sim_rand(struct sim *s)
 {
@@ -42,13 +56,13 @@ sim_rand(struct sim *s)
 double
 sim_unif(struct sim *s)
 {
-	return (double)(sim_rand(s) >> 11) / (double)(1ull << 53);
+	return unif_of(&s->rng);
 }
 
 int
 sim_rand_int(struct sim *s, int n)
 {
-	return n > 0 ? (int)(sim_rand(s) % (uint64_t)n) : 0;
+	return int_of(&s->rng, n);
 }
 
 static uint64_t
@@ -76,13 +90,13 @@ sim_nrand(struct sim_node *n)
 double
 sim_nunif(struct sim_node *n)
 {
-	return (double)(sim_nrand(n) >> 11) / (double)(1ull << 53);
+	return unif_of(&n->rng);
 }
 
 int
 sim_nrand_int(struct sim_node *n, int k)
 {
-	return k > 0 ? (int)(sim_nrand(n) % (uint64_t)k) : 0;
+	return int_of(&n->rng, k);
 }
 
 /* --- trace --------------------------------------------------------------- */
