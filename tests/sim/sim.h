@@ -279,6 +279,15 @@ struct sim_klog {
 struct sim_alog {
 	int svc, node; /* node acted as the owner of svc */
 };
+enum sim_log_kind { SIM_LOG_WRITE, SIM_LOG_KILL, SIM_LOG_ACT };
+struct sim_log {
+	enum sim_log_kind kind;
+	union {
+		struct sim_wlog write;
+		struct sim_klog kill;
+		struct sim_alog act;
+	} u;
+};
 
 /* One worker thread's own (worker 0 is the main thread): its counters,
  * the events its nodes created in the window (to any node), its logs
@@ -289,12 +298,8 @@ struct sim_worker {
 	struct sim_stats st;
 	struct sim_ev *out;
 	size_t nout, capout;
-	struct sim_wlog *wlog;
-	size_t nwlog, capwlog;
-	struct sim_klog *klog;
-	size_t nklog, capklog;
-	struct sim_alog *alog;
-	size_t nalog, capalog;
+	struct sim_log *log;
+	size_t nlog, caplog;
 	int cur_node;  /* the node whose event runs */
 	int fail_node; /* -1, or the node of the failure in fail_why */
 	char fail_why[512];
@@ -382,6 +387,10 @@ void sim_stats_fold(struct sim *);
 /* The calling thread's worker. */
 extern _Thread_local struct sim_worker *sim_tls_w;
 #define SIM_ST (&sim_tls_w->st)
+/* What a node's event did to the run's shared bookkeeping (a write
+ * reached a node, a crashed node declared dead, an owner acted): applied
+ * now between windows, else logged by the worker for the barrier. */
+void sim_defer(struct sim *, const struct sim_log *);
 void sim_partition(struct sim *, int ngroups);
 void sim_heal(struct sim *);
 void sim_queue_free(struct sim *);
@@ -435,7 +444,7 @@ void sim_recon_mark(struct sim *, const char *what);
 void sim_recon_check(struct sim *);
 void sim_recon_check_quiet(struct sim *);
 void sim_recon_report(const struct sim *);
-void sim_apply_alog(struct sim *, const struct sim_alog *);
+void sim_apply_alog(struct sim *, const struct sim_log *);
 /* Frees the calling thread's scratch view. */
 void sim_recon_thread_free(void);
 int sim_membership_converged(const struct sim *);
@@ -445,8 +454,8 @@ int sim_node_merge(struct sim *, struct sim_node *, struct irec *);
 /* sim_run.c */
 /* During the window, a worker's logs; at the barrier, applied at once. */
 void sim_note_write(struct sim *, const struct irec *, int by_push);
-void sim_apply_wlog(struct sim *, const struct sim_wlog *);
-void sim_apply_klog(struct sim *, const struct sim_klog *);
+void sim_apply_wlog(struct sim *, const struct sim_log *);
+void sim_apply_klog(struct sim *, const struct sim_log *);
 /* A worker's first failure of the window (the lowest node's) now. */
 void sim_fail_flush(struct sim *, struct sim_worker *);
 void sim_on_swim_event(struct sim *, struct sim_node *observer,

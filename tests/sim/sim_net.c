@@ -574,6 +574,29 @@ sim_stats_fold(struct sim *s)
 		stats_add(&s->st, &s->w[i].st);
 }
 
+/* By kind (enum sim_log_kind). */
+static void (*const log_apply[])(struct sim *, const struct sim_log *) = {
+	[SIM_LOG_WRITE] = sim_apply_wlog,
+	[SIM_LOG_KILL] = sim_apply_klog,
+	[SIM_LOG_ACT] = sim_apply_alog,
+};
+
+void
+sim_defer(struct sim *s, const struct sim_log *l)
+{
+	struct sim_worker *w = sim_tls_w;
+
+	if (!s->window) {
+		log_apply[l->kind](s, l);
+		return;
+	}
+	if (w->nlog == w->caplog) {
+		w->caplog = w->caplog ? 2 * w->caplog : 256;
+		w->log = xreallocarray(w->log, w->caplog, sizeof(*w->log));
+	}
+	w->log[w->nlog++] = *l;
+}
+
 /* The barrier after a millisecond: the events the workers' nodes created
  * into the queue, their logs applied (each in an order that does not
  * change the outcome), the lowest node's failure reported. */
@@ -588,13 +611,9 @@ barrier(struct sim *s)
 		w = &s->w[k];
 		for (i = 0; i < w->nout; i++)
 			queue_put(s, &w->out[i]);
-		for (i = 0; i < w->nwlog; i++)
-			sim_apply_wlog(s, &w->wlog[i]);
-		for (i = 0; i < w->nklog; i++)
-			sim_apply_klog(s, &w->klog[i]);
-		for (i = 0; i < w->nalog; i++)
-			sim_apply_alog(s, &w->alog[i]);
-		w->nout = w->nwlog = w->nklog = w->nalog = 0;
+		for (i = 0; i < w->nlog; i++)
+			log_apply[w->log[i].kind](s, &w->log[i]);
+		w->nout = w->nlog = 0;
 		if (w->fail_node >= 0 &&
 		    (f < 0 || w->fail_node < s->w[f].fail_node))
 			f = k;
@@ -641,9 +660,7 @@ sim_queue_free(struct sim *s)
 	free(s->runs);
 	for (j = 0; j < (size_t)s->threads; j++) {
 		free(s->w[j].out);
-		free(s->w[j].wlog);
-		free(s->w[j].klog);
-		free(s->w[j].alog);
+		free(s->w[j].log);
 	}
 	sim_msg_pool_free(s);
 }

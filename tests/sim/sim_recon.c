@@ -313,8 +313,9 @@ send_req(struct sim *s, struct sim_node *o, int to, enum sim_kind kind, int svc,
  * actor, the highest other its actor2 (an order the threads do not
  * change). Logged during the window. */
 void
-sim_apply_alog(struct sim *s, const struct sim_alog *l)
+sim_apply_alog(struct sim *s, const struct sim_log *lg)
 {
+	const struct sim_alog *l = &lg->u.act;
 	struct sim_rsvc *r = &s->rsvcs[l->svc];
 
 	if (r->actor < 0 || r->actor == l->node) {
@@ -332,20 +333,11 @@ sim_apply_alog(struct sim *s, const struct sim_alog *l)
 static void
 act(struct sim *s, int svc, int node)
 {
-	struct sim_alog l = { svc, node };
-	struct sim_worker *w = sim_tls_w;
+	struct sim_log l = { SIM_LOG_ACT, { .act = { svc, node } } };
 
 	if (svc < 0 || (size_t)svc >= s->nrsvcs)
 		return;
-	if (!s->window) {
-		sim_apply_alog(s, &l);
-		return;
-	}
-	if (w->nalog == w->capalog) {
-		w->capalog = w->capalog ? 2 * w->capalog : 64;
-		w->alog = xreallocarray(w->alog, w->capalog, sizeof(*w->alog));
-	}
-	w->alog[w->nalog++] = l;
+	sim_defer(s, &l);
 }
 
 /* RC_PLACE or UP_START: count more tasks of the view's service si (at

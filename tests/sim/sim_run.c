@@ -74,7 +74,7 @@ sim_on_swim_event(struct sim *s, struct sim_node *obs,
 {
 	int v = (int)mts_get_u32be(u->id);
 	struct sim_node *t;
-	struct sim_klog kl;
+	struct sim_log kl = { SIM_LOG_KILL, { .kill = { v, obs->idx } } };
 
 	if (v < 0 || v >= s->n || v == obs->idx)
 		return;
@@ -96,27 +96,16 @@ sim_on_swim_event(struct sim *s, struct sim_node *obs,
 	}
 	if (t->up || u->state != MTS_SWIM_DEAD)
 		return;
-	kl.victim = v;
-	kl.observer = obs->idx;
-	if (s->window) {
-		struct sim_worker *w = sim_tls_w;
-
-		if (w->nklog == w->capklog) {
-			w->capklog = w->capklog ? 2 * w->capklog : 64;
-			w->klog = xreallocarray(w->klog, w->capklog,
-			    sizeof(*w->klog));
-		}
-		w->klog[w->nklog++] = kl;
-	} else
-		sim_apply_klog(s, &kl);
+	sim_defer(s, &kl);
 }
 
 /* A death of a crashed node declared by an observer, once each: the
  * first and the last (all live nodes) times. Within the millisecond
  * every order gives the same times. */
 void
-sim_apply_klog(struct sim *s, const struct sim_klog *kl)
+sim_apply_klog(struct sim *s, const struct sim_log *l)
 {
+	const struct sim_klog *kl = &l->u.kill;
 	struct sim_kill *k = open_kill(s, kl->victim);
 
 	if (k == NULL || k->marked[kl->observer])
@@ -130,8 +119,9 @@ sim_apply_klog(struct sim *s, const struct sim_klog *kl)
 }
 
 void
-sim_apply_wlog(struct sim *s, const struct sim_wlog *l)
+sim_apply_wlog(struct sim *s, const struct sim_log *lg)
 {
+	const struct sim_wlog *l = &lg->u.write;
 	struct sim_write *w = &s->writes[l->track - 1];
 
 	if (l->by_push) {
@@ -148,18 +138,10 @@ sim_apply_wlog(struct sim *s, const struct sim_wlog *l)
 void
 sim_note_write(struct sim *s, const struct irec *r, int by_push)
 {
-	struct sim_wlog l = { r->track, by_push };
-	struct sim_worker *w = sim_tls_w;
+	struct sim_log l = { SIM_LOG_WRITE,
+		{ .write = { r->track, by_push } } };
 
-	if (!s->window) {
-		sim_apply_wlog(s, &l);
-		return;
-	}
-	if (w->nwlog == w->capwlog) {
-		w->capwlog = w->capwlog ? 2 * w->capwlog : 256;
-		w->wlog = xreallocarray(w->wlog, w->capwlog, sizeof(*w->wlog));
-	}
-	w->wlog[w->nwlog++] = l;
+	sim_defer(s, &l);
 }
 
 void
