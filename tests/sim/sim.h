@@ -256,6 +256,7 @@ struct sim_kill {
 	uint8_t *marked; /* per observer */
 };
 
+/* Every field a uint64_t: a worker's are summed as one array (stats_add). */
 struct sim_stats {
 	uint64_t bytes[K_MAX], msgs[K_MAX];
 	uint64_t piggy[K_MAX]; /* of bytes: the member updates riding along */

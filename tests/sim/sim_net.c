@@ -239,12 +239,8 @@ heap_push(struct sim *s, const struct sim_ev *ep)
 	size_t i;
 	struct sim_ev e = *ep, t;
 
-	if (s->nheap == s->capheap) {
-		s->capheap = s->capheap ? s->capheap * 2 : 1024;
-		s->heap = xreallocarray(s->heap, s->capheap, sizeof(*s->heap));
-	}
-	i = s->nheap++;
-	s->heap[i] = e;
+	ev_push(&s->heap, &s->nheap, &s->capheap, &e);
+	i = s->nheap - 1;
 	while (i > 0 && ev_less(&s->heap[i], &s->heap[(i - 1) / 2])) {
 		t = s->heap[i];
 		s->heap[i] = s->heap[(i - 1) / 2];
